@@ -1,0 +1,61 @@
+import rateLimit from '@fastify/rate-limit'
+import Fastify, { type FastifyInstance } from 'fastify'
+import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod'
+import type { Config } from './config.js'
+import type { Store } from './db/store.js'
+import { BaseError } from './errors.js'
+import { loggerOptions } from './logger.js'
+import auth from './plugins/auth.js'
+import errorHandler from './plugins/errorHandler.js'
+import openapi from './plugins/openapi.js'
+import services from './plugins/services.js'
+import chipGroups from './routes/chipGroups.js'
+import events from './routes/events.js'
+import health from './routes/health.js'
+import otps from './routes/otps.js'
+import phygitals from './routes/phygitals.js'
+import refs from './routes/refs.js'
+import { version } from './version.js'
+
+export type BuildAppOptions = {
+  config: Config
+  store: Store
+  /** Where log lines go (default stdout); tests pass a stream to inspect them. */
+  logStream?: NodeJS.WritableStream
+  now?: () => number
+}
+
+/**
+ * Builds the gateway: plugins, then routes. It never listens (see server.ts),
+ * so tests, the CLI and benches all get the same app.
+ *
+ * @example
+ * const app = await buildApp({ config, store })
+ * const res = await app.inject({ url: '/health' })
+ */
+export async function buildApp({ config, store, logStream, now = Date.now }: BuildAppOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: loggerOptions(config.logLevel, logStream),
+    bodyLimit: 1024 * 1024,
+  })
+  app.setValidatorCompiler(validatorCompiler)
+  app.setSerializerCompiler(serializerCompiler)
+
+  await app.register(services, { services: { store, config, now, version } })
+  await app.register(errorHandler)
+  await app.register(auth)
+  await app.register(rateLimit, {
+    global: false,
+    errorResponseBuilder: (_request, context) =>
+      new BaseError(429, 'rate_limited', `Too many requests; retry in ${context.after}`),
+  })
+  await app.register(openapi)
+
+  await app.register(health)
+  await app.register(refs)
+  await app.register(otps)
+  await app.register(phygitals)
+  await app.register(chipGroups)
+  await app.register(events)
+  return app
+}

@@ -1,0 +1,51 @@
+import crypto from 'node:crypto'
+import type { Store } from '../db/store.js'
+import type { TeamRow } from '../db/teams.js'
+import { ConflictError, NotFoundError, UnauthorizedError } from '../errors.js'
+
+const PREFIX_LENGTH = 10
+
+export const hashApiKey = (key: string): string => crypto.createHash('sha256').update(key).digest('hex')
+
+export type CreateApiKeyReturnType = { teamId: number; apiKey: string; prefix: string }
+
+/**
+ * Creates an API key for a team. The key itself is returned once and never
+ * stored: only its SHA-256 and a short prefix (to tell keys apart) are kept.
+ *
+ * @example
+ * const { apiKey } = createApiKey(store, { teamId: 1, label: 'kiosk', now: Date.now() })
+ */
+export function createApiKey(store: Store, p: { teamId: number; label?: string | null; now: number }): CreateApiKeyReturnType {
+  if (!store.teams.get(p.teamId)) throw new NotFoundError('team_not_found', `No team with id ${p.teamId}`)
+  const apiKey = `tg_${crypto.randomBytes(24).toString('base64url')}`
+  const prefix = apiKey.slice(0, PREFIX_LENGTH)
+  store.apiKeys.insert({ teamId: p.teamId, prefix, hash: hashApiKey(apiKey), label: p.label ?? null, now: p.now })
+  return { teamId: p.teamId, apiKey, prefix }
+}
+
+/** @returns the number of keys revoked (0 when the prefix matched none that were active) */
+export function revokeApiKey(store: Store, p: { keyOrPrefix: string; now: number }): number {
+  const prefix = p.keyOrPrefix.slice(0, PREFIX_LENGTH)
+  return store.tx(() => store.apiKeys.revokeByPrefix(prefix, p.now))
+}
+
+/**
+ * Resolves an `x-service-api-key` header to its team.
+ * @throws UnauthorizedError when the key is unknown or revoked
+ */
+export function authenticateApiKey(store: Store, key: string): TeamRow {
+  const row = store.apiKeys.findActiveByHash(hashApiKey(key))
+  const team = row && store.teams.get(row.teamId)
+  if (!team) throw new UnauthorizedError('invalid_api_key', 'The API key is unknown or has been revoked')
+  return team
+}
+
+/** Creates a team and its first API key in one transaction. */
+export function createTeam(store: Store, p: { name: string; redirectUrl?: string | null; now: number }): CreateApiKeyReturnType {
+  return store.tx(() => {
+    if (store.teams.getByName(p.name)) throw new ConflictError('team_exists', `A team named ${JSON.stringify(p.name)} already exists`)
+    const teamId = store.teams.insert({ name: p.name, redirectUrl: p.redirectUrl ?? null, now: p.now })
+    return createApiKey(store, { teamId, label: 'initial', now: p.now })
+  })
+}

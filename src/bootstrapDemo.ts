@@ -1,0 +1,27 @@
+import fs from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { createApiKey, type CreateApiKeyReturnType } from './auth/apiKeys.js'
+import type { Config } from './config.js'
+import type { Store } from './db/store.js'
+import { importData, parseImportFile, type ImportSummary } from './importer/importData.js'
+
+export const demoFixturePath = fileURLToPath(new URL('../fixtures/demo.json', import.meta.url))
+
+export type BootstrapDemoReturnType = { key: CreateApiKeyReturnType; summary: ImportSummary } | null
+
+/**
+ * On a data dir with no team yet, imports fixtures/demo.json and creates an
+ * API key for its team. The emptiness check and the import share one
+ * transaction, so two processes starting together create one demo team.
+ *
+ * @returns the new key (to print once) and what was imported, or null when the data dir already had a team
+ */
+export function bootstrapDemo(store: Store, { config, now }: { config: Config; now: number }): BootstrapDemoReturnType {
+  const data = parseImportFile(JSON.parse(fs.readFileSync(demoFixturePath, 'utf8')))
+  return store.tx(() => {
+    if (store.teams.list().length > 0) return null
+    const summary = importData(store, data, { config, now })
+    const key = createApiKey(store, { teamId: summary.teams[0]!.id, label: 'demo', now })
+    return { key, summary }
+  })
+}

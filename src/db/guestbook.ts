@@ -1,0 +1,111 @@
+import type { Db } from './openDatabase.js'
+
+export type GuestbookContractRow = {
+  id: number
+  teamId: number
+  name: string
+  symbol: string
+  chainId: number
+  address: string | null
+  status: 'pending' | 'confirmed'
+  paused: number
+  createdAt: number
+}
+
+export type GuestbookEventRow = {
+  id: number
+  teamId: number
+  contractId: number
+  name: string
+  tokenId: string
+  metadata: string
+  createdAt: number
+  updatedAt: number
+  chainId: number
+  contractAddress: string | null
+}
+
+const contractColumns = `c.id, c.team_id AS teamId, c.name, c.symbol, c.chain_id AS chainId, c.address,
+  c.status, c.paused, c.created_at AS createdAt`
+const eventColumns = `e.id, e.team_id AS teamId, e.contract_id AS contractId, e.name, e.token_id AS tokenId,
+  e.metadata, e.created_at AS createdAt, e.updated_at AS updatedAt, c.chain_id AS chainId, c.address AS contractAddress`
+const eventFrom = 'guestbook_events e JOIN guestbook_contracts c ON c.id = e.contract_id'
+
+export function createGuestbookRepository(db: Db) {
+  const insertContract = db.prepare(
+    `INSERT INTO guestbook_contracts (team_id, name, symbol, chain_id, address, status, created_at)
+     VALUES (@teamId, @name, @symbol, @chainId, @address, @status, @now)`,
+  )
+  const contractById = db.prepare<[number], GuestbookContractRow>(
+    `SELECT ${contractColumns} FROM guestbook_contracts c WHERE c.id = ?`,
+  )
+  const contractByAddress = db.prepare<[number, string], GuestbookContractRow>(
+    `SELECT ${contractColumns} FROM guestbook_contracts c WHERE c.chain_id = ? AND c.address = ?`,
+  )
+  const contractByName = db.prepare<[number, string, number], GuestbookContractRow>(
+    `SELECT ${contractColumns} FROM guestbook_contracts c WHERE c.team_id = ? AND c.name = ? AND c.chain_id = ? ORDER BY c.id LIMIT 1`,
+  )
+  const contractsByTeam = db.prepare<[number], GuestbookContractRow>(
+    `SELECT ${contractColumns} FROM guestbook_contracts c WHERE c.team_id = ? ORDER BY c.id`,
+  )
+  const insertEvent = db.prepare(
+    `INSERT INTO guestbook_events (team_id, contract_id, name, token_id, metadata, created_at, updated_at)
+     VALUES (@teamId, @contractId, @name, @tokenId, @metadata, @now, @now)`,
+  )
+  const updateEvent = db.prepare<[string, string, number, number]>(
+    'UPDATE guestbook_events SET name = ?, metadata = ?, updated_at = ? WHERE id = ?',
+  )
+  const eventById = db.prepare<[number], GuestbookEventRow>(`SELECT ${eventColumns} FROM ${eventFrom} WHERE e.id = ?`)
+  const eventByToken = db.prepare<[number, string, string], GuestbookEventRow>(
+    `SELECT ${eventColumns} FROM ${eventFrom} WHERE c.chain_id = ? AND c.address = ? AND e.token_id = ?`,
+  )
+  const eventByContractToken = db.prepare<[number, string], GuestbookEventRow>(
+    `SELECT ${eventColumns} FROM ${eventFrom} WHERE e.contract_id = ? AND e.token_id = ?`,
+  )
+  const eventsByTeam = db.prepare<[number], GuestbookEventRow>(
+    `SELECT ${eventColumns} FROM ${eventFrom} WHERE e.team_id = ? ORDER BY e.id`,
+  )
+  const eventsByContract = db.prepare<[number, number], GuestbookEventRow>(
+    `SELECT ${eventColumns} FROM ${eventFrom} WHERE e.team_id = ? AND e.contract_id = ? ORDER BY e.id`,
+  )
+  const eventsByChip = db.prepare<[string], GuestbookEventRow>(
+    `SELECT ${eventColumns} FROM ${eventFrom} JOIN guestbook_event_chips ec ON ec.event_id = e.id
+     WHERE ec.chip_uid = ? ORDER BY e.id`,
+  )
+  const setMetadata = db.prepare<[string, number, number]>(
+    'UPDATE guestbook_events SET metadata = ?, updated_at = ? WHERE id = ?',
+  )
+  const assign = db.prepare<[number, string, number]>(
+    'INSERT INTO guestbook_event_chips (event_id, chip_uid, assigned_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
+  )
+  return {
+    insertContract: (c: {
+      teamId: number
+      name: string
+      symbol: string
+      chainId: number
+      address: string | null
+      now: number
+    }) =>
+      Number(
+        insertContract.run({ ...c, status: c.address === null ? 'pending' : 'confirmed' }).lastInsertRowid,
+      ),
+    getContract: (id: number) => contractById.get(id),
+    findContractByAddress: (chainId: number, address: string) => contractByAddress.get(chainId, address),
+    findContractByName: (teamId: number, name: string, chainId: number) => contractByName.get(teamId, name, chainId),
+    listContracts: (teamId: number) => contractsByTeam.all(teamId),
+    insertEvent: (e: { teamId: number; contractId: number; name: string; tokenId: string; metadata: string; now: number }) =>
+      Number(insertEvent.run(e).lastInsertRowid),
+    updateEvent: (id: number, e: { name: string; metadata: string; now: number }) =>
+      updateEvent.run(e.name, e.metadata, e.now, id),
+    getEvent: (id: number) => eventById.get(id),
+    findEventByToken: (chainId: number, contractAddress: string, tokenId: string) =>
+      eventByToken.get(chainId, contractAddress, tokenId),
+    findEventInContract: (contractId: number, tokenId: string) => eventByContractToken.get(contractId, tokenId),
+    listEvents: (teamId: number, contractId?: number) =>
+      contractId === undefined ? eventsByTeam.all(teamId) : eventsByContract.all(teamId, contractId),
+    listEventsByChip: (uid: string) => eventsByChip.all(uid),
+    setEventMetadata: (id: number, metadata: string, now: number) => setMetadata.run(metadata, now, id),
+    assignChip: (eventId: number, uid: string, now: number) => assign.run(eventId, uid, now),
+  }
+}

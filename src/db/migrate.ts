@@ -1,0 +1,43 @@
+import fs from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import type { Db } from './openDatabase.js'
+
+const migrationsDir = fileURLToPath(new URL('./migrations/', import.meta.url))
+
+export type Migration = { version: number; name: string; sql: string }
+
+/** Reads `migrations/NNN-name.sql`, ordered by their number. */
+export function loadMigrations(dir: string = migrationsDir): Migration[] {
+  return fs
+    .readdirSync(dir)
+    .filter((file) => /^\d{3}-[\w-]+\.sql$/.test(file))
+    .sort()
+    .map((file) => ({
+      version: Number(file.slice(0, 3)),
+      name: file,
+      sql: fs.readFileSync(`${dir}/${file}`, 'utf8'),
+    }))
+}
+
+/**
+ * Applies every migration newer than the database's `user_version`.
+ *
+ * The version is read again inside BEGIN IMMEDIATE so that two processes
+ * starting on one data dir cannot both apply the same migration.
+ *
+ * @returns the versions applied by this call
+ */
+export function migrate(db: Db, migrations: Migration[] = loadMigrations()): number[] {
+  const applied: number[] = []
+  const run = db.transaction(() => {
+    const current = db.pragma('user_version', { simple: true }) as number
+    for (const migration of migrations) {
+      if (migration.version <= current) continue
+      db.exec(migration.sql)
+      db.pragma(`user_version = ${migration.version}`)
+      applied.push(migration.version)
+    }
+  })
+  run.immediate()
+  return applied
+}

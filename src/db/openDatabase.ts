@@ -1,0 +1,32 @@
+import fs from 'node:fs'
+import path from 'node:path'
+import Database from 'better-sqlite3'
+import { migrate } from './migrate.js'
+
+export type Db = Database.Database
+
+export type OpenDatabaseParameters = {
+  /** Directory holding `tapgate.sqlite`; created when missing. */
+  dataDir: string
+  /** How long a writer waits for another process's lock before failing. */
+  busyTimeoutMs?: number
+}
+
+/**
+ * Opens (and migrates) the gateway database in `dataDir`.
+ *
+ * WAL lets the CLI and a running server share the file; `synchronous=NORMAL`
+ * in WAL mode survives a process crash (not a power cut) at a fraction of FULL's cost.
+ *
+ * @example
+ * const db = openDatabase({ dataDir: './data' })
+ */
+export function openDatabase({ dataDir, busyTimeoutMs = 10_000 }: OpenDatabaseParameters): Db {
+  fs.mkdirSync(dataDir, { recursive: true })
+  const db = new Database(path.join(dataDir, 'tapgate.sqlite'), { timeout: busyTimeoutMs })
+  db.pragma('journal_mode = WAL')
+  db.pragma('synchronous = NORMAL')
+  db.pragma('foreign_keys = ON')
+  migrate(db)
+  return db
+}

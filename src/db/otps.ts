@@ -1,0 +1,44 @@
+import type { Db } from './openDatabase.js'
+
+export const otpTypes = ['PHYGITAL_CLAIM', 'PROOF_EVENT', 'GUESTBOOK_EVENT'] as const
+export type OtpType = (typeof otpTypes)[number]
+
+export type OtpRow = {
+  code: string
+  teamId: number
+  refId: string
+  chipUid: string
+  type: OtpType
+  tokenId: number | null
+  proofEventId: number | null
+  guestbookEventId: number | null
+  createdAt: number
+  expiresAt: number
+  usedAt: number | null
+  usedFor: string | null
+}
+
+const columns = `code, team_id AS teamId, ref_id AS refId, chip_uid AS chipUid, type, token_id AS tokenId,
+  proof_event_id AS proofEventId, guestbook_event_id AS guestbookEventId, created_at AS createdAt,
+  expires_at AS expiresAt, used_at AS usedAt, used_for AS usedFor`
+
+export type OtpInsert = Omit<OtpRow, 'usedAt' | 'usedFor'>
+
+export function createOtpsRepository(db: Db) {
+  const insert = db.prepare(
+    `INSERT INTO otps (code, team_id, ref_id, chip_uid, type, token_id, proof_event_id, guestbook_event_id, created_at, expires_at)
+     VALUES (@code, @teamId, @refId, @chipUid, @type, @tokenId, @proofEventId, @guestbookEventId, @createdAt, @expiresAt)`,
+  )
+  const byCode = db.prepare<[string], OtpRow>(`SELECT ${columns} FROM otps WHERE code = ?`)
+  const use = db.prepare<[number, string, string]>(
+    'UPDATE otps SET used_at = ?, used_for = ? WHERE code = ? AND used_at IS NULL',
+  )
+  const remove = db.prepare<[string, number]>('DELETE FROM otps WHERE code = ? AND team_id = ?')
+  return {
+    insert: (o: OtpInsert) => insert.run(o),
+    get: (code: string) => byCode.get(code),
+    /** @returns true when this call used the code, false when it had been used already */
+    markUsed: (code: string, usedFor: string, now: number) => use.run(now, usedFor, code).changes === 1,
+    delete: (code: string, teamId: number) => remove.run(code, teamId).changes === 1,
+  }
+}

@@ -1,0 +1,34 @@
+import type { OtpRow, OtpType } from '../db/otps.js'
+import type { Store } from '../db/store.js'
+import { ConflictError, ForbiddenError, UnauthorizedError } from '../errors.js'
+
+export type SpendOtpParameters = {
+  code: string | undefined
+  /** The kind of OTP the endpoint accepts. */
+  type: OtpType
+  /** Recorded on the OTP, e.g. `claim-registration`. */
+  usedFor: string
+  now: number
+}
+
+/**
+ * Checks an `x-service-code` for an endpoint and marks it used. Call it inside
+ * the endpoint's own `store.tx` so the code is spent if and only if the
+ * endpoint's write commits.
+ *
+ * @throws UnauthorizedError missing/unknown code; ForbiddenError wrong kind;
+ *   ConflictError used or expired
+ * @example
+ * store.tx(() => { const otp = spendOtp(store, { code, type: 'PHYGITAL_CLAIM', usedFor: 'transfer', now }); … })
+ */
+export function spendOtp(store: Store, p: SpendOtpParameters): OtpRow {
+  if (!p.code) throw new UnauthorizedError('otp_missing', 'This endpoint needs an OTP in the x-service-code header')
+  const otp = store.otps.get(p.code)
+  if (!otp) throw new UnauthorizedError('otp_invalid', 'The OTP in x-service-code is unknown')
+  if (otp.type !== p.type)
+    throw new ForbiddenError('otp_wrong_type', `This endpoint needs a ${p.type} OTP; this one is ${otp.type}`)
+  if (otp.usedAt !== null) throw new ConflictError('otp_used', 'This OTP has already been used')
+  if (p.now >= otp.expiresAt) throw new ConflictError('otp_expired', 'This OTP has expired; tap the chip again')
+  if (!store.otps.markUsed(otp.code, p.usedFor, p.now)) throw new ConflictError('otp_used', 'This OTP has already been used')
+  return otp
+}

@@ -1,0 +1,108 @@
+import type { ClaimRegistrationRow } from '../db/claimRegistrations.js'
+import type { Store } from '../db/store.js'
+import type { TokenKey, TokenRow } from '../db/tokens.js'
+import { ConflictError, NotFoundError } from '../errors.js'
+import { iso } from '../ids.js'
+import { spendOtp } from '../otps/spendOtp.js'
+import { findToken } from './findTeamToken.js'
+
+export type ClaimRegistrationView = {
+  recipient: string
+  linkedToken: { contractAddress: string; tokenId: string; chainId: string }
+  allowedAt: string
+  expiresAt: string
+  createdAt: string
+}
+
+export type ClaimRegistrationStatus = Omit<ClaimRegistrationView, 'allowedAt' | 'expiresAt' | 'createdAt'> & {
+  isRequired: boolean
+  isValid: boolean
+  allowedAt: string | null
+  expiresAt: string | null
+  createdAt: string | null
+}
+
+const linkedToken = (token: TokenRow) => ({
+  contractAddress: token.contractAddress,
+  tokenId: token.tokenId,
+  chainId: String(token.chainId),
+})
+
+const view = (token: TokenRow, r: ClaimRegistrationRow): ClaimRegistrationView => ({
+  recipient: r.recipient,
+  linkedToken: linkedToken(token),
+  allowedAt: iso(r.allowedAt),
+  expiresAt: iso(r.expiresAt),
+  createdAt: iso(r.createdAt),
+})
+
+/** A registration lets its recipient claim from allowedAt until expiresAt, once. */
+export const isRegistrationValid = (r: ClaimRegistrationRow | undefined, now: number): r is ClaimRegistrationRow =>
+  r !== undefined && r.usedAt === null && now >= r.allowedAt && now < r.expiresAt
+
+/**
+ * GET /phygitals/claim-registration: whether a 2-tap claim applies to the token
+ * and whether `recipient` may claim now. Timestamps are null when the
+ * recipient has no registration.
+ */
+export function getClaimRegistration(store: Store, p: { key: TokenKey; recipient: string; now: number }): ClaimRegistrationStatus {
+  const token = findToken(store, p.key, null)
+  const reg = store.claimRegistrations.findLatest(token.id, p.recipient)
+  return {
+    recipient: p.recipient,
+    linkedToken: linkedToken(token),
+    isRequired: token.twoTapClaim === 1,
+    isValid: isRegistrationValid(reg, p.now),
+    allowedAt: reg ? iso(reg.allowedAt) : null,
+    expiresAt: reg ? iso(reg.expiresAt) : null,
+    createdAt: reg ? iso(reg.createdAt) : null,
+  }
+}
+
+function register(store: Store, token: TokenRow, recipient: string, now: number): ClaimRegistrationView {
+  if (token.twoTapClaim !== 1)
+    throw new ConflictError('two_tap_claim_disabled', 'This token does not use a 2-tap claim; transfer it directly')
+  const open = store.claimRegistrations.findOpen(token.id, now)
+  if (open)
+    throw new ConflictError(
+      'claim_registration_exists',
+      `This token already has an open claim registration until ${iso(open.expiresAt)}`,
+    )
+  const allowedAt = now + token.claimDelaySeconds * 1000
+  const row = { tokenId: token.id, recipient, createdAt: now, allowedAt, expiresAt: allowedAt + token.claimWindowSeconds * 1000 }
+  const id = store.claimRegistrations.insert(row)
+  return view(token, { ...row, id, usedAt: null })
+}
+
+/** POST /phygitals/claim-registration (API key). */
+export function createClaimRegistration(
+  store: Store,
+  p: { key: TokenKey; teamId: number; recipient: string; now: number },
+): ClaimRegistrationView {
+  return store.tx(() => register(store, findToken(store, p.key, p.teamId), p.recipient, p.now))
+}
+
+/**
+ * POST /phygitals/claim-registration/pullable: the OTP from the first tap
+ * registers the recipient. The OTP is spent only if the registration is made.
+ */
+export function createClaimRegistrationWithOtp(
+  store: Store,
+  p: { code: string | undefined; recipient: string; now: number },
+): ClaimRegistrationView {
+  return store.tx(() => {
+    const otp = spendOtp(store, { code: p.code, type: 'PHYGITAL_CLAIM', usedFor: 'claim-registration', now: p.now })
+    const token = otp.tokenId === null ? store.tokens.findByChip(otp.chipUid) : store.tokens.get(otp.tokenId)
+    if (!token) throw new ConflictError('chip_not_linked', 'The tapped chip is not linked to a phygital token')
+    return register(store, token, p.recipient, p.now)
+  })
+}
+
+/** DELETE /phygitals/claim-registration: removes the recipient's unused registration. */
+export function deleteClaimRegistration(store: Store, p: { key: TokenKey; teamId: number; recipient: string }): void {
+  store.tx(() => {
+    const token = findToken(store, p.key, p.teamId)
+    if (store.claimRegistrations.deleteUnused(token.id, p.recipient) === 0)
+      throw new NotFoundError('claim_registration_not_found', 'This recipient has no unused claim registration for the token')
+  })
+}

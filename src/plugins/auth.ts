@@ -1,0 +1,52 @@
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import { authenticateApiKey } from '../auth/apiKeys.js'
+import type { TeamRow } from '../db/teams.js'
+import { UnauthorizedError } from '../errors.js'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The team of a valid `x-service-api-key`, or null when none was sent. */
+    team: TeamRow | null
+  }
+  interface FastifyInstance {
+    /** onRequest hook: 401 unless a valid API key is sent. */
+    requireApiKey: (request: FastifyRequest, reply: FastifyReply) => Promise<void>
+    /** onRequest hook: a key is optional, but a key that is sent must be valid. */
+    optionalApiKey: (request: FastifyRequest, reply: FastifyReply) => Promise<void>
+  }
+}
+
+const headerOf = (request: FastifyRequest): string | undefined => {
+  const value = request.headers['x-service-api-key']
+  return Array.isArray(value) ? value[0] : value
+}
+
+/** Resolves API keys to teams; routes opt in with `onRequest: app.requireApiKey`. */
+export default fp(
+  async (app) => {
+    app.decorateRequest('team', null)
+    app.decorate('optionalApiKey', async (request: FastifyRequest) => {
+      const key = headerOf(request)
+      if (key) request.team = authenticateApiKey(app.services.store, key)
+    })
+    app.decorate('requireApiKey', async (request: FastifyRequest) => {
+      const key = headerOf(request)
+      if (!key) throw new UnauthorizedError('api_key_missing', 'This endpoint needs an API key in the x-service-api-key header')
+      request.team = authenticateApiKey(app.services.store, key)
+    })
+  },
+  { name: 'auth', dependencies: ['services'] },
+)
+
+/** The caller's team inside a route guarded by `requireApiKey`. */
+export function teamOf(request: FastifyRequest): TeamRow {
+  if (!request.team) throw new UnauthorizedError('api_key_missing', 'This endpoint needs an API key in the x-service-api-key header')
+  return request.team
+}
+
+/** The `x-service-code` header, if sent. */
+export function otpCodeOf(request: FastifyRequest): string | undefined {
+  const value = request.headers['x-service-code']
+  return Array.isArray(value) ? value[0] : value
+}

@@ -1,0 +1,29 @@
+import fp from 'fastify-plugin'
+import type { Config } from '../config.js'
+import type { Store } from '../db/store.js'
+import type { EnsResolver } from '../phygitals/resolveRecipient.js'
+
+export type Services = {
+  store: Store
+  config: Config
+  /** Epoch ms; injectable so tests can move time (OTP expiry, claim windows). */
+  now: () => number
+  /** package.json version, for /health and the OpenAPI document. */
+  version: string
+  /** Present once a mainnet RPC is configured (chain layer). */
+  ens?: EnsResolver
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    services: Services
+  }
+}
+
+/** Decorates the instance with the services every route uses. */
+export default fp<{ services: Services }>(
+  async (app, { services }) => {
+    app.decorate('services', services)
+  },
+  { name: 'services' },
+)

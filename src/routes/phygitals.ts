@@ -1,0 +1,87 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
+import {
+  createClaimRegistration,
+  createClaimRegistrationWithOtp,
+  deleteClaimRegistration,
+  getClaimRegistration,
+} from '../phygitals/claimRegistrations.js'
+import { getTokenChips } from '../phygitals/findTeamToken.js'
+import { resolveRecipient } from '../phygitals/resolveRecipient.js'
+import { updateTokenMetadata } from '../phygitals/updateTokenMetadata.js'
+import { otpCodeOf, teamOf } from '../plugins/auth.js'
+import { ApiKeyHeader, errorResponses, OtpHeader, Success } from '../schemas/common.js'
+import {
+  ChipResponse,
+  ClaimRegistration,
+  ClaimRegistrationBody,
+  ClaimRegistrationQuery,
+  ClaimRegistrationStatus,
+  MetadataBody,
+  RecipientBody,
+  TokenKeyQuery,
+} from '../schemas/phygitals.js'
+import { publicRateLimit } from './rateLimit.js'
+
+const tags = ['phygitals']
+
+const phygitals: FastifyPluginAsyncZod = async (app) => {
+  const { store, now } = app.services
+  const recipientOf = (raw: string) => resolveRecipient(raw, { ens: app.services.ens })
+
+  app.get('/phygitals/chip', {
+    onRequest: app.requireApiKey,
+    schema: { tags, summary: 'The chip linked to a token', querystring: TokenKeyQuery, headers: ApiKeyHeader, response: { 200: ChipResponse, ...errorResponses } },
+    handler: async (request) => getTokenChips(store, { key: request.query, teamId: teamOf(request).id }),
+  })
+
+  app.get('/phygitals/claim-registration', {
+    config: publicRateLimit(app),
+    schema: {
+      tags,
+      summary: 'Whether a 2-tap claim applies and whether the recipient may claim now',
+      querystring: ClaimRegistrationQuery,
+      response: { 200: ClaimRegistrationStatus, ...errorResponses },
+    },
+    handler: async (request) => {
+      const { recipient, ...key } = request.query
+      return getClaimRegistration(store, { key, recipient: await recipientOf(recipient), now: now() })
+    },
+  })
+
+  app.post('/phygitals/claim-registration', {
+    onRequest: app.requireApiKey,
+    schema: { tags, summary: 'Register a recipient for a 2-tap claim (API key)', body: ClaimRegistrationBody, headers: ApiKeyHeader, response: { 200: ClaimRegistration, ...errorResponses } },
+    handler: async (request) => {
+      const { recipient, ...key } = request.body
+      return createClaimRegistration(store, { key, teamId: teamOf(request).id, recipient: await recipientOf(recipient), now: now() })
+    },
+  })
+
+  app.post('/phygitals/claim-registration/pullable', {
+    schema: { tags, summary: 'Register a recipient for a 2-tap claim (OTP)', body: RecipientBody, headers: OtpHeader, response: { 200: ClaimRegistration, ...errorResponses } },
+    handler: async (request) =>
+      createClaimRegistrationWithOtp(store, { code: otpCodeOf(request), recipient: await recipientOf(request.body.recipient), now: now() }),
+  })
+
+  app.delete('/phygitals/claim-registration', {
+    onRequest: app.requireApiKey,
+    schema: { tags, summary: "Delete a recipient's unused claim registration", body: ClaimRegistrationBody, headers: ApiKeyHeader, response: { 200: Success, ...errorResponses } },
+    handler: async (request) => {
+      const { recipient, ...key } = request.body
+      deleteClaimRegistration(store, { key, teamId: teamOf(request).id, recipient: await recipientOf(recipient) })
+      return { success: true as const }
+    },
+  })
+
+  app.patch('/phygitals/metadata', {
+    onRequest: app.requireApiKey,
+    schema: { tags, summary: "Replace a token's metadata", body: MetadataBody, headers: ApiKeyHeader, response: { 200: Success, ...errorResponses } },
+    handler: async (request) => {
+      const { metadata, ...key } = request.body
+      updateTokenMetadata(store, { key, teamId: teamOf(request).id, metadata, now: now() })
+      return { success: true as const }
+    },
+  })
+}
+
+export default phygitals

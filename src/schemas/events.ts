@@ -1,0 +1,54 @@
+import { z } from 'zod'
+import { ChipUid, IntId, Iso, TokenId, Address, ChainId } from './common.js'
+import { MetadataString } from './metadata.js'
+
+export const GuestbookContract = z
+  .object({
+    id: z.number(),
+    name: z.string(),
+    symbol: z.string(),
+    address: z.string().nullable().meta({ description: 'null while the deployment is pending' }),
+    chainId: z.number(),
+    createdAt: Iso,
+    status: z.enum(['pending', 'confirmed']),
+  })
+  .meta({ id: 'GuestbookContract' })
+
+export const GuestbookEvent = z
+  .object({
+    id: z.number(),
+    name: z.string(),
+    contract: z.object({
+      id: z.number(),
+      chainId: z.number(),
+      tokenId: z.string(),
+      address: z.string().nullable(),
+      contractAddress: z.string().nullable().meta({ description: 'Same as address (the spec names it both ways)' }),
+    }),
+    createdAt: Iso,
+  })
+  .meta({ id: 'GuestbookEvent' })
+
+export const CreateEventBody = z.object({
+  name: z.string().min(1).max(200).meta({ description: 'Private label' }),
+  tokenId: TokenId,
+  contractId: IntId.meta({ description: 'Guestbook contract id (number or digit string)' }),
+  metadata: MetadataString,
+})
+
+export const ListEventsQuery = z.object({ contractId: IntId.optional() })
+
+export const EventMetadataBody = z.object({
+  eventId: IntId.optional(),
+  tokenId: TokenId.optional(),
+  contractAddress: Address.optional(),
+  chainId: ChainId.optional(),
+  metadata: MetadataString,
+})
+
+export const AssignEventBody = z.object({
+  tagUIDs: z.array(ChipUid).min(1).max(10_000),
+  guestbookEventId: IntId,
+})
+
+export const ChipGroup = z.object({ id: z.number(), name: z.string(), createdAt: Iso }).meta({ id: 'ChipGroup' })

@@ -1,0 +1,51 @@
+import type { FastifyInstance } from 'fastify'
+import { buildApp } from './app.js'
+import { bootstrapDemo } from './bootstrapDemo.js'
+import type { Config } from './config.js'
+import { openStore, type Store } from './db/store.js'
+
+export type StartServerReturnType = { app: FastifyInstance; store: Store; url: string; close: () => Promise<void> }
+
+/**
+ * Opens the data dir, seeds the demo team on first start, and listens.
+ * `say` prints the human-facing start-up text (the demo key appears there once, never in logs).
+ */
+export async function startServer(config: Config, say: (line: string) => void = console.log): Promise<StartServerReturnType> {
+  const store = openStore({ dataDir: config.dataDir })
+  let app: FastifyInstance | undefined
+  try {
+    const demo = config.demo ? bootstrapDemo(store, { config, now: Date.now() }) : null
+    app = await buildApp({ config, store })
+    await app.listen({ host: config.host, port: config.port })
+    const address = app.server.address()
+    const port = typeof address === 'object' && address ? address.port : config.port
+    const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`
+    say(`tapgate listening on ${url} (data: ${config.dataDir})`)
+    if (demo) printDemo(say, url, demo.key.apiKey, demo.summary.teams[0]!.name)
+    const close = async () => {
+      await app!.close()
+      store.close()
+    }
+    return { app, store, url, close }
+  } catch (error) {
+    await app?.close()
+    store.close()
+    throw error
+  }
+}
+
+function printDemo(say: (line: string) => void, url: string, apiKey: string, team: string) {
+  say('')
+  say(`Created the demo team "${team}" from fixtures/demo.json.`)
+  say(`Its API key is shown only this once; keep it:`)
+  say(`  ${apiKey}`)
+  say('')
+  say('Try:')
+  say(`  curl ${url}/health`)
+  say(`  curl -H 'x-service-api-key: ${apiKey}' ${url}/chip-groups`)
+  say(`  curl -H 'x-service-api-key: ${apiKey}' ${url}/events`)
+  say(`  npx tapgate tap --uid 04DE5F1EACC040        # prints a ref id`)
+  say(`  curl ${url}/refs/<ref id>                   # first query: isValidRef true + OTPs`)
+  say(`  API docs: ${url}/docs   OpenAPI: ${url}/openapi.json`)
+  say('')
+}
