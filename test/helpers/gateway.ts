@@ -1,0 +1,103 @@
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import type { FastifyInstance, InjectOptions } from 'fastify'
+import { buildApp } from '../../src/app.js'
+import { createApiKey } from '../../src/auth/apiKeys.js'
+import { ConfigSchema, type Config, type ConfigInput } from '../../src/config.js'
+import { openStore, type Store } from '../../src/db/store.js'
+import { importData, parseImportFile } from '../../src/importer/importData.js'
+import { recordTap } from '../../src/refs/recordTap.js'
+import { ChipUid } from '../../src/schemas/common.js'
+
+export type TestGateway = {
+  app: FastifyInstance
+  store: Store
+  config: Config
+  dataDir: string
+  /** The app's clock; move `clock.now` to test expiry. */
+  clock: { now: number }
+  close: () => Promise<void>
+}
+
+/** A fresh temp data dir, e.g. for tests that spawn their own processes. */
+export function makeTempDir(prefix = 'tapgate-test-'): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix))
+}
+
+/**
+ * A real gateway on a real SQLite file in a temp dir, with a controllable
+ * clock. Use `gw.app.inject` for requests; call `close()` (e.g. in afterEach).
+ */
+export async function createTestGateway(
+  opts: { config?: ConfigInput; logStream?: NodeJS.WritableStream } = {},
+): Promise<TestGateway> {
+  const dataDir = makeTempDir()
+  const config = ConfigSchema.parse({ logLevel: 'silent', demo: false, ...opts.config, dataDir })
+  const store = openStore({ dataDir })
+  const clock = { now: Date.parse('2026-11-21T10:00:00.000Z') }
+  const app = await buildApp({ config, store, now: () => clock.now, logStream: opts.logStream })
+  await app.ready()
+  return {
+    app,
+    store,
+    config,
+    dataDir,
+    clock,
+    close: async () => {
+      await app.close()
+      store.close()
+      fs.rmSync(dataDir, { recursive: true, force: true })
+    },
+  }
+}
+
+/** One team of an import document (see README "Import file format"). */
+export type TeamSeed = Record<string, unknown> & { name: string }
+
+/**
+ * Seeds a team through the real import path and gives it an API key.
+ * @example
+ * const a = seedTeam(gw, { name: 'A', chips: [{ uid: '04AABBCCDDEE01' }] })
+ */
+export function seedTeam(gw: Pick<TestGateway, 'store' | 'config' | 'clock'>, team: TeamSeed): { teamId: number; apiKey: string } {
+  const summary = importData(gw.store, parseImportFile({ teams: [team] }), { config: gw.config, now: gw.clock.now })
+  const teamId = summary.teams[0]!.id
+  const { apiKey } = gw.store.tx(() => createApiKey(gw.store, { teamId, label: 'test', now: gw.clock.now }))
+  return { teamId, apiKey }
+}
+
+/** Records an operator tap and returns the new ref id. */
+export function tapChip(gw: Pick<TestGateway, 'store' | 'clock'>, uid: string, opts: { linksModule?: boolean } = {}): string {
+  return recordTap(gw.store, {
+    uid: ChipUid.parse(uid),
+    source: opts.linksModule ? 'links' : 'operator',
+    authenticated: false,
+    linksModule: opts.linksModule ?? false,
+    now: gw.clock.now,
+  }).refId
+}
+
+/** Valid phygital metadata (spec §2); override fields as needed. */
+export function metadata(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    name: 'Test token',
+    collection: 'Test collection',
+    description: 'A token for tests',
+    image: 'https://example.com/token.png',
+    attributes: [{ trait_type: 'Size', value: 'M' }],
+    media_gallery: [],
+    ...overrides,
+  }
+}
+
+export const CONTRACT = '0x5FbDB2315678afecb367f032d93F642f64180aa3'
+export const GUESTBOOK = '0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512'
+export const ALICE = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8'
+export const BOB = '0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC'
+
+/** Shorthand for `app.inject` returning the parsed JSON body alongside the status. */
+export async function call(gw: Pick<TestGateway, 'app'>, options: InjectOptions): Promise<{ status: number; body: any; headers: Record<string, unknown> }> {
+  const res = await gw.app.inject(options)
+  return { status: res.statusCode, body: res.body ? JSON.parse(res.body) : undefined, headers: res.headers }
+}
