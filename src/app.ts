@@ -38,6 +38,9 @@ export async function buildApp({ config, store, logStream, now = Date.now }: Bui
     logger: loggerOptions(config.logLevel, logStream),
     bodyLimit: 1024 * 1024,
   })
+  // The API speaks JSON only: without this, Fastify's built-in text/plain parser
+  // turns a text body into a string and the caller gets a misleading 400.
+  app.removeContentTypeParser('text/plain')
   app.setValidatorCompiler(validatorCompiler)
   app.setSerializerCompiler(serializerCompiler)
 

@@ -96,7 +96,8 @@ export function loadConfig({ env = process.env, configFile, overrides = {} }: Lo
   }
 
   for (const [name, keyPath] of envSettings) {
-    const value = env[name]
+    const value = env[name]?.trim()
+    // An empty variable means "not set": PORT="" must not become port 0.
     if (value === undefined || value === '') continue
     setPath(raw, keyPath, value)
     sources.set(keyPath.join('.'), name)
@@ -110,6 +111,10 @@ export function loadConfig({ env = process.env, configFile, overrides = {} }: Lo
   const result = ConfigSchema.safeParse(raw)
   if (!result.success) {
     const lines = result.error.issues.map((issue) => {
+      if (issue.code === 'unrecognized_keys') {
+        const keys = issue.keys.map((k) => [...issue.path, k].join('.'))
+        return `  - unknown setting ${keys.map((k) => sources.get(k) ?? k).join(', ')}`
+      }
       const key = issue.path.join('.')
       const where = sources.get(key) ?? (key === '' ? 'config' : key)
       const got = key === '' ? undefined : getPath(raw, issue.path.map(String))

@@ -1,10 +1,18 @@
 import type { FastifyServerOptions } from 'fastify'
 
 // Ref ids and OTP codes travel in these paths; a log line must not carry them.
-const secretPath = /\/(refs|otps)\/[^/?#]+/g
+const secretPath = /\/(refs|otps)\/[^/?#]+/gi
 
-/** The URL as it may appear in a log line. */
-export const redactUrl = (url: string): string => url.replace(secretPath, '/$1/[redacted]')
+const decoded = (url: string): string => {
+  try {
+    return decodeURI(url)
+  } catch {
+    return url
+  }
+}
+
+/** The URL as it may appear in a log line. Decoded first: the router matches `/ref%73/…` as `/refs/…`. */
+export const redactUrl = (url: string): string => decoded(url).replace(secretPath, '/$1/[redacted]')
 
 /**
  * pino options for the gateway. API keys and OTPs arrive in headers that the

@@ -1,57 +1,120 @@
-import { cac } from 'cac'
+import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { ConfigError } from '../config.js'
 import { BaseError } from '../errors.js'
 import { version } from '../version.js'
-import { UsageError } from './usage.js'
+import { UsageError, type CommandModule, type Flags } from './usage.js'
 
+type OptionSpec = NonNullable<ParseArgsConfig['options']>[string] & { description: string; value?: string }
 
-const cli = cac('tapgate')
-cli.option('--data-dir <dir>', 'Data directory (default ./data, or $TAPGATE_DATA_DIR)')
-cli.option('--config <file>', 'JSON config file (default $TAPGATE_CONFIG or ./tapgate.config.json)')
+type CommandSpec = {
+  usage: string
+  summary: string
+  options: Record<string, OptionSpec>
+  /** Imported only when the command runs, so `--help` and small commands stay fast. */
+  load: () => Promise<CommandModule>
+}
 
-// Each action imports its command lazily so `--help` and small commands stay fast.
-cli
-  .command('serve', 'Run the gateway (what `npm start` runs)')
-  .option('--port <port>', 'Port (default 8787, or $PORT)')
-  .option('--host <host>', 'Interface (default 127.0.0.1, or $HOST)')
-  .option('--no-demo', 'Do not create the demo team on an empty data dir')
-  .action(run(async (o) => (await import('./commands/serve.js')).serve(o)))
+const globalOptions: Record<string, OptionSpec> = {
+  'data-dir': { type: 'string', value: 'DIR', description: 'Data directory (default ./data, or $TAPGATE_DATA_DIR)' },
+  config: { type: 'string', value: 'FILE', description: 'JSON config file (default $TAPGATE_CONFIG or ./tapgate.config.json)' },
+  help: { type: 'boolean', short: 'h', description: 'Show help' },
+}
 
-cli
-  .command('team <action>', 'Teams: `team create --name N`, `team list`')
-  .option('--name <name>', 'Team name')
-  .option('--redirect-url <url>', 'Where taps of the team’s chips redirect (optional)')
-  .action(run(async (action: string, o) => (await import('./commands/team.js')).team(action, o)))
+// node:util parseArgs rather than a CLI framework: it never turns `--uid 04123…` or
+// `--meta-key 000…` into numbers, and it rejects unknown flags.
+const commands: Record<string, CommandSpec> = {
+  serve: {
+    usage: 'serve [--port N] [--host H] [--no-demo]',
+    summary: 'Run the gateway (what `npm start` runs)',
+    options: {
+      port: { type: 'string', value: 'N', description: 'Port (default 8787, or $PORT)' },
+      host: { type: 'string', value: 'H', description: 'Interface (default 127.0.0.1, or $HOST)' },
+      'no-demo': { type: 'boolean', description: 'Do not create the demo team on an empty data dir' },
+    },
+    load: () => import('./commands/serve.js'),
+  },
+  team: {
+    usage: 'team create --name N [--redirect-url URL] | team list',
+    summary: 'Create or list teams',
+    options: {
+      name: { type: 'string', value: 'N', description: 'Team name' },
+      'redirect-url': { type: 'string', value: 'URL', description: "Where taps of the team's chips redirect" },
+    },
+    load: () => import('./commands/team.js'),
+  },
+  key: {
+    usage: 'key create --team ID [--label L] | key revoke --prefix P | key list --team ID',
+    summary: 'Create, revoke or list API keys',
+    options: {
+      team: { type: 'string', value: 'ID', description: 'Team id' },
+      label: { type: 'string', value: 'L', description: 'A note to tell keys apart' },
+      prefix: { type: 'string', value: 'P', description: 'Key prefix (as listed) or the whole key' },
+    },
+    load: () => import('./commands/key.js'),
+  },
+  import: {
+    usage: 'import FILE.json',
+    summary: 'Import teams, chips, tokens and events (format: README)',
+    options: {},
+    load: () => import('./commands/importFile.js'),
+  },
+  tap: {
+    usage: 'tap --uid UID [--links-module] [--json]',
+    summary: 'Record an operator-entered tap and print the new ref id',
+    options: {
+      uid: { type: 'string', value: 'UID', description: 'Chip UID (14 hex digits, ":" allowed)' },
+      'links-module': { type: 'boolean', description: 'Mark the ref as created by the Links Module' },
+      json: { type: 'boolean', description: 'Print JSON instead of the bare ref id' },
+    },
+    load: () => import('./commands/tap.js'),
+  },
+}
 
-cli
-  .command('key <action>', 'API keys: `key create --team ID`, `key revoke --prefix P`, `key list --team ID`')
-  .option('--team <id>', 'Team id')
-  .option('--label <label>', 'A note to tell keys apart')
-  .option('--prefix <prefix>', 'Key prefix (as listed) or the whole key, for revoke')
-  .action(run(async (action: string, o) => (await import('./commands/key.js')).key(action, o)))
+function optionLines(options: Record<string, OptionSpec>): string[] {
+  return Object.entries(options).map(([name, o]) => {
+    const flag = `--${name}${o.value ? ` ${o.value}` : ''}`
+    return `  ${flag.padEnd(22)} ${o.description}`
+  })
+}
 
-cli
-  .command('import <file>', 'Import teams, chips, tokens and events from a JSON file (format: README)')
-  .action(run(async (file: string, o) => (await import('./commands/importFile.js')).importFile(file, o)))
+function mainHelp(): string {
+  return [
+    `tapgate ${version}: NFC tap gateway`,
+    '',
+    'Usage: tapgate <command> [options]',
+    '',
+    'Commands:',
+    ...Object.entries(commands).map(([name, c]) => `  ${name.padEnd(8)} ${c.summary}`),
+    '',
+    'Options for every command:',
+    ...optionLines(globalOptions),
+    '',
+    'Run `tapgate <command> --help` for its options.',
+  ].join('\n')
+}
 
-cli
-  .command('tap', 'Record an operator-entered tap and print the new ref id')
-  .option('--uid <uid>', 'Chip UID (14 hex digits, ":" allowed)')
-  .option('--links-module', 'Mark the ref as created by the Links Module (only its team’s key validates it)')
-  .option('--json', 'Print JSON instead of the bare ref id')
-  .action(run(async (o) => (await import('./commands/tap.js')).tap(o)))
+function commandHelp(spec: CommandSpec): string {
+  return [`Usage: tapgate ${spec.usage}`, '', spec.summary, '', 'Options:', ...optionLines({ ...spec.options, ...globalOptions })].join('\n')
+}
 
-cli.help()
-cli.version(version)
-
-function run<A extends unknown[]>(command: (...args: A) => Promise<void>) {
-  return async (...args: A) => {
-    try {
-      await command(...args)
-    } catch (error) {
-      process.exitCode = report(error)
+async function main(argv: string[]): Promise<void> {
+  const [name, ...rest] = argv
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') return void console.log(mainHelp())
+  if (name === '--version' || name === '-v') return void console.log(version)
+  const spec = commands[name]
+  if (!spec) throw new UsageError(`unknown command "${name}"`)
+  let parsed: { values: Flags; positionals: string[] }
+  try {
+    // No option is declared `multiple`, so every value is a string or a boolean.
+    parsed = parseArgs({ args: rest, options: { ...spec.options, ...globalOptions }, allowPositionals: true, strict: true }) as {
+      values: Flags
+      positionals: string[]
     }
+  } catch (error) {
+    throw new UsageError((error as Error).message)
   }
+  if (parsed.values.help) return void console.log(commandHelp(spec))
+  await (await spec.load()).run(parsed.positionals, parsed.values)
 }
 
 function report(error: unknown): number {
@@ -73,11 +136,7 @@ function report(error: unknown): number {
 }
 
 try {
-  cli.parse(process.argv, { run: false })
-  if (!cli.matchedCommand) {
-    if (cli.args.length > 0) throw new UsageError(`unknown command "${cli.args[0]}"`)
-    if (!cli.options.help && !cli.options.version) cli.outputHelp()
-  } else await cli.runMatchedCommand()
+  await main(process.argv.slice(2))
 } catch (error) {
   process.exitCode = report(error)
 }

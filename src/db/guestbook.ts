@@ -48,6 +48,9 @@ export function createGuestbookRepository(db: Db) {
   const contractsByTeam = db.prepare<[number], GuestbookContractRow>(
     `SELECT ${contractColumns} FROM guestbook_contracts c WHERE c.team_id = ? ORDER BY c.id`,
   )
+  const confirm = db.prepare<[string, number]>(
+    "UPDATE guestbook_contracts SET address = ?, status = 'confirmed' WHERE id = ? AND address IS NULL",
+  )
   const insertEvent = db.prepare(
     `INSERT INTO guestbook_events (team_id, contract_id, name, token_id, metadata, created_at, updated_at)
      VALUES (@teamId, @contractId, @name, @tokenId, @metadata, @now, @now)`,
@@ -91,6 +94,8 @@ export function createGuestbookRepository(db: Db) {
         insertContract.run({ ...c, status: c.address === null ? 'pending' : 'confirmed' }).lastInsertRowid,
       ),
     getContract: (id: number) => contractById.get(id),
+    /** Records the deployed address of a pending contract. */
+    confirmContract: (id: number, address: string) => confirm.run(address, id).changes === 1,
     findContractByAddress: (chainId: number, address: string) => contractByAddress.get(chainId, address),
     findContractByName: (teamId: number, name: string, chainId: number) => contractByName.get(teamId, name, chainId),
     listContracts: (teamId: number) => contractsByTeam.all(teamId),

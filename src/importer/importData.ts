@@ -53,9 +53,16 @@ export function importData(store: Store, data: ImportFileT, { config, now }: { c
       t.chips.forEach((c, ci) => {
         const chip = store.chips.get(c.uid)
         if (chip && chip.teamId !== teamId) throw fail(`${at}.chips.${ci}.uid`, `Chip ${c.uid} belongs to another team`)
-        const row = { uid: c.uid, groupId: c.group === undefined ? null : groupId(c.group), kind: c.kind }
-        if (chip) store.chips.update({ ...row, redirectUrl: c.redirectUrl === undefined ? chip.redirectUrl : c.redirectUrl })
-        else store.chips.insert({ ...row, teamId, redirectUrl: c.redirectUrl ?? null, now })
+        // An omitted field keeps what is stored; only an explicit value (or null) changes it.
+        const group = c.group === undefined ? undefined : groupId(c.group)
+        if (chip)
+          store.chips.update({
+            uid: c.uid,
+            kind: c.kind,
+            groupId: group ?? chip.groupId,
+            redirectUrl: c.redirectUrl === undefined ? chip.redirectUrl : c.redirectUrl,
+          })
+        else store.chips.insert({ uid: c.uid, kind: c.kind, groupId: group ?? null, teamId, redirectUrl: c.redirectUrl ?? null, now })
         summary.chips++
       })
 
@@ -92,12 +99,13 @@ export function importData(store: Store, data: ImportFileT, { config, now }: { c
       })
 
       t.guestbookContracts.forEach((c, gi) => {
-        const found =
-          c.address !== undefined
-            ? store.guestbook.findContractByAddress(c.chainId, c.address)
-            : store.guestbook.findContractByName(teamId, c.name, c.chainId)
-        if (found && found.teamId !== teamId)
+        const byAddress = c.address === undefined ? undefined : store.guestbook.findContractByAddress(c.chainId, c.address)
+        if (byAddress && byAddress.teamId !== teamId)
           throw fail(`${at}.guestbookContracts.${gi}.address`, `Contract ${c.address} belongs to another team`)
+        const byName = byAddress ? undefined : store.guestbook.findContractByName(teamId, c.name, c.chainId)
+        // A pending contract named again with an address is that contract, now deployed.
+        if (byName && byName.address === null && c.address !== undefined) store.guestbook.confirmContract(byName.id, c.address)
+        const found = byAddress ?? (byName && (byName.address === null || c.address === undefined) ? byName : undefined)
         const contractId =
           found?.id ??
           store.guestbook.insertContract({ teamId, name: c.name, symbol: c.symbol, chainId: c.chainId, address: c.address ?? null, now })

@@ -11,11 +11,14 @@ const MediaItem = z.looseObject({
   type: z.string().regex(/^[\w.+-]+\/[\w.+-]+$/, 'Must be a MIME type such as image/png'),
 })
 
+// The spec lets required strings be empty, image included ("" = no image yet).
+const ImageUrl = z.string().refine((s) => s === '' || URL.canParse(s), 'Must be a URL (or empty)')
+
 const base = {
   name: z.string(),
   collection: z.string(),
   description: z.string(),
-  image: z.url(),
+  image: ImageUrl,
   attributes: z.array(Attribute),
 }
 

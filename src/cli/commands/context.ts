@@ -1,15 +1,15 @@
 import { loadConfig, type Config } from '../../config.js'
 import { openStore, type Store } from '../../db/store.js'
-import { UsageError, type GlobalOptions } from '../usage.js'
+import { UsageError, type Flags } from '../usage.js'
 
-/** Config from env/file with the CLI's global flags on top. */
-export function configFrom(o: GlobalOptions, overrides: Record<string, unknown> = {}): Config {
-  return loadConfig({ configFile: o.config, overrides: { dataDir: o.dataDir, ...overrides } })
+/** Config from env/file with the CLI's global flags (and a command's own overrides) on top. */
+export function configFrom(flags: Flags, overrides: Record<string, unknown> = {}): Config {
+  return loadConfig({ configFile: text(flags, 'config'), overrides: { dataDir: text(flags, 'data-dir'), ...overrides } })
 }
 
 /** Runs a command against the data dir's store and always closes it. */
-export async function withStore<T>(o: GlobalOptions, fn: (store: Store, config: Config) => T | Promise<T>): Promise<T> {
-  const config = configFrom(o)
+export async function withStore<T>(flags: Flags, fn: (store: Store, config: Config) => T | Promise<T>): Promise<T> {
+  const config = configFrom(flags)
   const store = openStore({ dataDir: config.dataDir })
   try {
     return await fn(store, config)
@@ -18,15 +18,34 @@ export async function withStore<T>(o: GlobalOptions, fn: (store: Store, config: 
   }
 }
 
-export function required<T>(value: T | undefined, flag: string): T {
-  if (value === undefined || value === '' || (value as unknown) === true) throw new UsageError(`${flag} is required`)
+/** A string flag's value, if given. */
+export function text(flags: Flags, name: string): string | undefined {
+  const value = flags[name]
+  return typeof value === 'string' ? value : undefined
+}
+
+/** A string flag that must be present and non-empty. */
+export function required(flags: Flags, name: string): string {
+  const value = text(flags, name)
+  if (value === undefined || value === '') throw new UsageError(`--${name} is required`)
   return value
 }
 
-export function teamIdOf(value: unknown): number {
-  const id = Number(required(value as string | undefined, '--team'))
-  if (!Number.isInteger(id) || id <= 0) throw new UsageError('--team takes a team id (a positive integer)')
-  return id
+export function teamIdOf(flags: Flags): number {
+  const raw = required(flags, 'team')
+  if (!/^\d+$/.test(raw) || Number(raw) === 0) throw new UsageError('--team takes a team id (a positive integer)')
+  return Number(raw)
+}
+
+/** The one positional a command takes, e.g. `import FILE`. */
+export function onePositional(positionals: string[], what: string): string {
+  if (positionals.length !== 1) throw new UsageError(`expected one ${what}, got ${positionals.length}`)
+  return positionals[0]!
+}
+
+/** Rejects positionals a command does not take (typos like `tap 04AB…` without --uid). */
+export function noPositionals(positionals: string[]): void {
+  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`)
 }
 
 export const printJson = (value: unknown) => console.log(JSON.stringify(value, null, 2))

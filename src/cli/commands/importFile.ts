@@ -1,10 +1,11 @@
 import fs from 'node:fs'
 import { ValidationError } from '../../errors.js'
 import { importData, parseImportFile } from '../../importer/importData.js'
-import type { GlobalOptions } from '../usage.js'
-import { printJson, withStore } from './context.js'
+import type { Flags } from '../usage.js'
+import { onePositional, printJson, withStore } from './context.js'
 
-export async function importFile(file: string, o: GlobalOptions) {
+export async function run(positionals: string[], flags: Flags) {
+  const file = onePositional(positionals, 'import file')
   let data: unknown
   try {
     data = JSON.parse(fs.readFileSync(file, 'utf8'))
@@ -12,5 +13,5 @@ export async function importFile(file: string, o: GlobalOptions) {
     throw new ValidationError(`Cannot read ${file}`, { [file]: (error as Error).message })
   }
   const parsed = parseImportFile(data)
-  await withStore(o, (store, config) => printJson(importData(store, parsed, { config, now: Date.now() })))
+  await withStore(flags, (store, config) => printJson(importData(store, parsed, { config, now: Date.now() })))
 }

@@ -1,21 +1,25 @@
 import { createApiKey, revokeApiKey } from '../../auth/apiKeys.js'
-import { UsageError, type GlobalOptions } from '../usage.js'
-import { printJson, required, teamIdOf, withStore } from './context.js'
+import { NotFoundError } from '../../errors.js'
+import { UsageError, type Flags } from '../usage.js'
+import { onePositional, printJson, required, teamIdOf, text, withStore } from './context.js'
 
-export async function key(action: string, o: GlobalOptions & { team?: string; label?: string; prefix?: string }) {
+export async function run(positionals: string[], flags: Flags) {
+  const action = onePositional(positionals, 'action (create, revoke, list)')
   if (action === 'create') {
-    const teamId = teamIdOf(o.team)
-    await withStore(o, (store) => printJson(store.tx(() => createApiKey(store, { teamId, label: o.label ?? null, now: Date.now() }))))
+    const teamId = teamIdOf(flags)
+    await withStore(flags, (store) =>
+      printJson(store.tx(() => createApiKey(store, { teamId, label: text(flags, 'label') ?? null, now: Date.now() }))),
+    )
   } else if (action === 'revoke') {
-    const prefix = String(required(o.prefix, '--prefix'))
-    await withStore(o, (store) => {
+    const prefix = required(flags, 'prefix')
+    await withStore(flags, (store) => {
       const revoked = revokeApiKey(store, { keyOrPrefix: prefix, now: Date.now() })
-      if (revoked === 0) throw new UsageError(`no active key has the prefix ${prefix.slice(0, 10)}`)
+      if (revoked === 0) throw new NotFoundError('api_key_not_found', `No active key has the prefix ${prefix.slice(0, 10)}`)
       printJson({ revoked })
     })
   } else if (action === 'list') {
-    const teamId = teamIdOf(o.team)
-    await withStore(o, (store) =>
+    const teamId = teamIdOf(flags)
+    await withStore(flags, (store) =>
       printJson(
         store.apiKeys.listByTeam(teamId).map((k) => ({
           prefix: k.prefix,

@@ -1,9 +1,14 @@
 import { startServer } from '../../server.js'
-import type { GlobalOptions } from '../usage.js'
-import { configFrom } from './context.js'
+import type { Flags } from '../usage.js'
+import { configFrom, noPositionals, text } from './context.js'
 
-export async function serve(o: GlobalOptions & { port?: string; host?: string; demo?: boolean }) {
-  const config = configFrom(o, { port: o.port, host: o.host, ...(o.demo === false ? { demo: false } : {}) })
+export async function run(positionals: string[], flags: Flags) {
+  noPositionals(positionals)
+  const config = configFrom(flags, {
+    port: text(flags, 'port'),
+    host: text(flags, 'host'),
+    ...(flags['no-demo'] ? { demo: false } : {}),
+  })
   const server = await startServer(config)
   let closing = false
   const stop = async (signal: string) => {

@@ -1,21 +1,23 @@
 import { recordTap } from '../../refs/recordTap.js'
 import { ChipUid } from '../../schemas/common.js'
-import { UsageError, type GlobalOptions } from '../usage.js'
-import { printJson, required, withStore } from './context.js'
+import { UsageError, type Flags } from '../usage.js'
+import { noPositionals, printJson, required, withStore } from './context.js'
 
-export async function tap(o: GlobalOptions & { uid?: string; linksModule?: boolean; json?: boolean }) {
-  const parsed = ChipUid.safeParse(String(required(o.uid, '--uid')))
+export async function run(positionals: string[], flags: Flags) {
+  noPositionals(positionals)
+  const parsed = ChipUid.safeParse(required(flags, 'uid'))
   if (!parsed.success) throw new UsageError(`--uid: ${parsed.error.issues[0]!.message}`)
-  await withStore(o, (store) => {
+  const linksModule = flags['links-module'] === true
+  await withStore(flags, (store) => {
     // Operator-entered: nobody proved the chip was present, so the ref is not authenticated.
     const { refId } = recordTap(store, {
       uid: parsed.data,
-      source: o.linksModule ? 'links' : 'operator',
+      source: linksModule ? 'links' : 'operator',
       authenticated: false,
-      linksModule: o.linksModule ?? false,
+      linksModule,
       now: Date.now(),
     })
-    if (o.json) printJson({ refId, uid: parsed.data })
+    if (flags.json) printJson({ refId, uid: parsed.data })
     else console.log(refId)
   })
 }

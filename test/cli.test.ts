@@ -1,0 +1,495 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import crypto from 'node:crypto'
+import fs from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import Database from 'better-sqlite3'
+import { afterEach, describe, expect, test } from 'vitest'
+import { authenticateApiKey, createTeam } from '../src/auth/apiKeys.js'
+import { bootstrapDemo } from '../src/bootstrapDemo.js'
+import { ConfigSchema } from '../src/config.js'
+import { openStore, type Store } from '../src/db/store.js'
+import { importData, parseImportFile } from '../src/importer/importData.js'
+import { makeTempDir } from './helpers/gateway.js'
+
+// The CLI as users run it: `node src/cli/tapgate.js …` in the repo root, against a temp data dir.
+const repoRoot = fileURLToPath(new URL('..', import.meta.url))
+const cliPath = path.join(repoRoot, 'src', 'cli', 'tapgate.js')
+const demoFile = path.join(repoRoot, 'fixtures', 'demo.json')
+const importFixture = (name: string) => path.join(repoRoot, 'test', 'fixtures', 'import', name)
+
+const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/
+const REF_ID = /^[\w-]{21}$/
+const API_KEY = /^tg_[\w-]{32}$/
+
+// Settings from the real environment (PORT, HOST, TAPGATE_*) must not reach the children.
+const baseEnv: NodeJS.ProcessEnv = Object.fromEntries(
+  Object.entries(process.env).filter(([name]) => !/^(PORT|HOST|TAPGATE_)/.test(name)),
+)
+
+const children = new Set<ChildProcess>()
+const dirs: string[] = []
+const stores: Store[] = []
+
+afterEach(() => {
+  for (const child of children) {
+    if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) {
+      try {
+        process.kill(child.pid, 'SIGKILL')
+      } catch {
+        // already gone
+      }
+    }
+  }
+  children.clear()
+  for (const store of stores.splice(0)) store.close()
+  for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true })
+})
+
+function tempDir(): string {
+  const dir = makeTempDir('tapgate-cli-')
+  dirs.push(dir)
+  return dir
+}
+
+/** Opens the data dir in this process (closed in afterEach). */
+function open(dataDir: string): Store {
+  const store = openStore({ dataDir })
+  stores.push(store)
+  return store
+}
+
+const config = ConfigSchema.parse({ logLevel: 'silent' })
+
+/** A data dir holding fixtures/demo.json, imported in-process (no spawn). */
+function demoDataDir(extraTeams: Record<string, unknown>[] = []): string {
+  const dataDir = tempDir()
+  const store = openStore({ dataDir })
+  try {
+    const demo = JSON.parse(fs.readFileSync(demoFile, 'utf8')) as { teams: Record<string, unknown>[] }
+    importData(store, parseImportFile({ teams: [...demo.teams, ...extraTeams] }), { config, now: Date.now() })
+  } finally {
+    store.close()
+  }
+  return dataDir
+}
+
+/** Row counts of every table, read with a plain connection. */
+function countRows(dataDir: string): Record<string, number> {
+  const db = new Database(path.join(dataDir, 'tapgate.sqlite'), { fileMustExist: true })
+  try {
+    const tables = db
+      .prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+      .all()
+      .map((t) => t.name)
+    return Object.fromEntries(tables.map((t) => [t, db.prepare<[], { n: number }>(`SELECT COUNT(*) AS n FROM "${t}"`).get()!.n]))
+  } finally {
+    db.close()
+  }
+}
+
+type CliResult = { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }
+
+function spawnCli(args: string[], dataDir: string, env: Record<string, string> = {}): ChildProcess {
+  const child = spawn(process.execPath, [cliPath, ...args], {
+    cwd: repoRoot,
+    env: { ...baseEnv, TAPGATE_DATA_DIR: dataDir, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  children.add(child)
+  return child
+}
+
+/** Runs one CLI command to completion. */
+function runCli(args: string[], dataDir: string, env: Record<string, string> = {}): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawnCli(args, dataDir, env)
+    let stdout = ''
+    let stderr = ''
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))
+    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
+    child.once('error', reject)
+    child.once('close', (code, signal) => resolve({ code, signal, stdout, stderr }))
+  })
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms: ${what}`)), ms)
+  })
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer))
+}
+
+type Served = {
+  child: ChildProcess
+  /** Everything printed on stdout so far. */
+  stdout: () => string
+  stderr: () => string
+  /** Resolves with the first match of `pattern` in stdout; rejects if the process exits first. */
+  waitFor: (pattern: RegExp) => Promise<RegExpMatchArray>
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
+}
+
+/** Starts `tapgate serve` (killed by PID in afterEach if still running). */
+function startServe(dataDir: string, env: Record<string, string> = {}): Served {
+  const child = spawnCli(['serve'], dataDir, { PORT: '0', ...env })
+  let stdout = ''
+  let stderr = ''
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('close', (code, signal) => resolve({ code, signal })),
+  )
+  const waitFor = (pattern: RegExp) =>
+    withTimeout(
+      new Promise<RegExpMatchArray>((resolve, reject) => {
+        const check = () => {
+          const match = stdout.match(pattern)
+          if (match) {
+            child.stdout!.off('data', check)
+            resolve(match)
+          }
+        }
+        child.stdout!.on('data', check)
+        void exited.then(() => reject(new Error(`serve exited before printing ${pattern}:\n${stdout}\n${stderr}`)))
+        check()
+      }),
+      10_000,
+      `serve to print ${pattern}`,
+    )
+  return { child, stdout: () => stdout, stderr: () => stderr, waitFor, exited }
+}
+
+/** SIGINT by PID, then a bounded wait for the exit. */
+async function interrupt(server: Served) {
+  process.kill(server.child.pid!, 'SIGINT')
+  return withTimeout(server.exited, 5_000, 'serve to exit after SIGINT')
+}
+
+async function getJson(url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
+  const res = await fetch(url, { headers })
+  return { status: res.status, body: await res.json() }
+}
+
+function thrown(fn: () => unknown): unknown {
+  try {
+    fn()
+  } catch (error) {
+    return error
+  }
+  throw new Error('expected a throw')
+}
+
+describe('team and key commands', () => {
+  test('team create prints { teamId, apiKey }; the same name again exits 1; team list shows the team', async () => {
+    const dataDir = tempDir()
+    const created = await runCli(['team', 'create', '--name', 'Acme', '--redirect-url', 'https://acme.example/tap'], dataDir)
+    expect(created.code).toBe(0)
+    const out = JSON.parse(created.stdout) as { teamId: number; apiKey: string }
+    expect(out).toEqual({ teamId: 1, apiKey: expect.stringMatching(API_KEY) })
+
+    const again = await runCli(['team', 'create', '--name', 'Acme'], dataDir)
+    expect(again.code).toBe(1)
+    expect(again.stdout).toBe('')
+    expect(again.stderr.trim()).toBe('tapgate: A team named "Acme" already exists')
+
+    // A name that looks like a number is kept as typed (the argument parser would make it 7).
+    const numeric = await runCli(['team', 'create', '--name', '007'], dataDir)
+    expect(numeric.code).toBe(0)
+    expect(JSON.parse(numeric.stdout)).toEqual({ teamId: 2, apiKey: expect.stringMatching(API_KEY) })
+
+    const list = await runCli(['team', 'list'], dataDir)
+    expect(list.code).toBe(0)
+    expect(JSON.parse(list.stdout)).toEqual([
+      { id: 1, name: 'Acme', redirectUrl: 'https://acme.example/tap', createdAt: expect.stringMatching(ISO) },
+      { id: 2, name: '007', redirectUrl: null, createdAt: expect.stringMatching(ISO) },
+    ])
+    // The printed key is the team's working key.
+    expect(authenticateApiKey(open(dataDir), out.apiKey).id).toBe(1)
+  })
+
+  test('key create / revoke: the key works until revoked, and only its SHA-256 is stored', async () => {
+    const dataDir = tempDir()
+    const seed = open(dataDir)
+    const team = createTeam(seed, { name: 'Acme', now: Date.now() })
+    seed.close()
+
+    const created = await runCli(['key', 'create', '--team', String(team.teamId), '--label', 'kiosk'], dataDir)
+    expect(created.code).toBe(0)
+    const key = JSON.parse(created.stdout) as { teamId: number; apiKey: string; prefix: string }
+    expect(key).toEqual({ teamId: team.teamId, apiKey: expect.stringMatching(API_KEY), prefix: key.apiKey.slice(0, 10) })
+    expect(key.apiKey).not.toBe(team.apiKey)
+
+    const store = open(dataDir)
+    expect(authenticateApiKey(store, key.apiKey).id).toBe(team.teamId)
+
+    // No column of api_keys holds the key; key_hash is its SHA-256.
+    const db = new Database(path.join(dataDir, 'tapgate.sqlite'), { fileMustExist: true })
+    const rows = db.prepare<[], Record<string, unknown>>('SELECT * FROM api_keys ORDER BY id').all()
+    db.close()
+    expect(rows).toHaveLength(2)
+    for (const row of rows)
+      for (const value of Object.values(row)) {
+        expect(String(value)).not.toContain(key.apiKey)
+        expect(String(value)).not.toContain(team.apiKey)
+      }
+    expect(rows[1]).toMatchObject({
+      team_id: team.teamId,
+      prefix: key.prefix,
+      label: 'kiosk',
+      key_hash: crypto.createHash('sha256').update(key.apiKey).digest('hex'),
+      revoked_at: null,
+    })
+    // Nor does any byte of the database files.
+    for (const file of fs.readdirSync(dataDir).filter((f) => f.startsWith('tapgate.sqlite')))
+      expect(fs.readFileSync(path.join(dataDir, file)).includes(key.apiKey)).toBe(false)
+
+    const revoked = await runCli(['key', 'revoke', '--prefix', key.prefix], dataDir)
+    expect(revoked.code).toBe(0)
+    expect(JSON.parse(revoked.stdout)).toEqual({ revoked: 1 })
+    expect(thrown(() => authenticateApiKey(store, key.apiKey))).toMatchObject({ statusCode: 401, code: 'invalid_api_key' })
+    // Only that key: the team's first key still works.
+    expect(authenticateApiKey(store, team.apiKey).id).toBe(team.teamId)
+
+    const again = await runCli(['key', 'revoke', '--prefix', key.prefix], dataDir)
+    expect(again.code).toBe(1)
+    expect(again.stdout).toBe('')
+    expect(again.stderr).toContain(`No active key has the prefix ${key.prefix}`)
+  })
+
+  test('key create without --team is a usage error (exit 2)', async () => {
+    const result = await runCli(['key', 'create'], tempDir())
+    expect(result.code).toBe(2)
+    expect(result.stdout).toBe('')
+    expect(result.stderr).toContain('--team is required')
+  })
+})
+
+describe('import', () => {
+  const demoSummary = (created: boolean) => ({
+    teams: [{ id: 1, name: 'Demo team', created }],
+    chips: 5,
+    tokens: 2,
+    proofEvents: 2,
+    guestbookContracts: 1,
+    guestbookEvents: 1,
+  })
+
+  test('the demo file imports with a summary; importing it again gives the same counts and no duplicate rows', async () => {
+    const dataDir = tempDir()
+    const first = await runCli(['import', demoFile], dataDir)
+    expect(first.code).toBe(0)
+    expect(JSON.parse(first.stdout)).toEqual(demoSummary(true))
+    const counts = countRows(dataDir)
+    expect(counts).toMatchObject({
+      teams: 1,
+      api_keys: 0,
+      chip_groups: 2,
+      chips: 5,
+      tokens: 2,
+      token_chips: 2,
+      proof_events: 2,
+      proof_event_chips: 2,
+      guestbook_contracts: 1,
+      guestbook_events: 1,
+      guestbook_event_chips: 2,
+    })
+
+    const second = await runCli(['import', demoFile], dataDir)
+    expect(second.code).toBe(0)
+    expect(JSON.parse(second.stdout)).toEqual(demoSummary(false))
+    expect(countRows(dataDir)).toEqual(counts)
+  })
+
+  test('an invalid file exits 1 naming the bad path, and writes nothing', async () => {
+    const dataDir = tempDir()
+    const result = await runCli(['import', importFixture('bad-uid.json')], dataDir)
+    expect(result.code).toBe(1)
+    expect(result.stdout).toBe('')
+    expect(result.stderr).toContain('The import file is not valid')
+    expect(result.stderr).toMatch(/^ {2}- teams\.0\.chips\.1\.uid: A chip UID is 7 bytes/m)
+    expect(open(dataDir).teams.list()).toEqual([])
+  })
+
+  test('a chip of another team exits 1 naming the path; nothing of the file is written', async () => {
+    const dataDir = demoDataDir()
+    const before = countRows(dataDir)
+    const result = await runCli(['import', importFixture('foreign-chip.json')], dataDir)
+    expect(result.code).toBe(1)
+    expect(result.stdout).toBe('')
+    expect(result.stderr).toContain('teams.1.chips.1.uid: Chip 04DE5F1EACC040 belongs to another team')
+    // Not the first team's new group and chip, nor the second team or its first chip.
+    expect(countRows(dataDir)).toEqual(before)
+    const store = open(dataDir)
+    expect(store.teams.getByName('Intruder')).toBeUndefined()
+    expect(store.chips.get('04AABBCCDDEE02')).toBeUndefined()
+    expect(store.chips.get('04DE5F1EACC040')?.teamId).toBe(store.teams.getByName('Demo team')!.id)
+  })
+
+  test('a missing file and a file that is not JSON exit 1', async () => {
+    const dataDir = tempDir()
+    const notJson = path.join(dataDir, 'not-json.json')
+    fs.writeFileSync(notJson, 'teams: []\n')
+    const missing = path.join(dataDir, 'missing.json')
+    const [a, b] = await Promise.all([runCli(['import', missing], dataDir), runCli(['import', notJson], dataDir)])
+    expect(a.code).toBe(1)
+    expect(a.stderr).toContain(`tapgate: Cannot read ${missing}`)
+    expect(a.stderr).toContain('ENOENT')
+    expect(b.code).toBe(1)
+    expect(b.stderr).toContain(`tapgate: Cannot read ${notJson}`)
+    expect(b.stderr).toMatch(/not valid JSON/)
+    expect(a.stdout + b.stdout).toBe('')
+  })
+})
+
+describe('tap', () => {
+  const HOODIE = '04DE5F1EACC040'
+
+  test('tap --uid (lower case, ":" separators) prints a ref id and logs an unauthenticated operator tap', async () => {
+    const dataDir = demoDataDir()
+    const result = await runCli(['tap', '--uid', '04:de:5f:1e:ac:c0:40'], dataDir)
+    expect(result.code).toBe(0)
+    expect(result.stdout).toMatch(/^[\w-]{21}\n$/)
+    const refId = result.stdout.trim()
+
+    const store = open(dataDir)
+    const teamId = store.teams.getByName('Demo team')!.id
+    expect(store.refs.get(refId)).toMatchObject({
+      chipUid: HOODIE,
+      teamId,
+      source: 'operator',
+      authenticated: 0,
+      linksModule: 0,
+      consumedAt: null,
+    })
+    expect(store.tapLog.byChip(HOODIE)).toEqual([
+      expect.objectContaining({ source: 'operator', teamId, authenticated: 0, accepted: 1, reason: 'accepted', refId }),
+    ])
+  })
+
+  test('--json prints { refId, uid }', async () => {
+    const dataDir = demoDataDir()
+    const result = await runCli(['tap', '--uid', '04958caa5c5e80', '--json'], dataDir)
+    expect(result.code).toBe(0)
+    const out = JSON.parse(result.stdout) as { refId: string; uid: string }
+    expect(out).toEqual({ refId: expect.stringMatching(REF_ID), uid: '04958CAA5C5E80' })
+    expect(open(dataDir).refs.get(out.refId)?.chipUid).toBe('04958CAA5C5E80')
+  })
+
+  test('an unknown chip exits 1 and the rejected tap is in the tap log', async () => {
+    const dataDir = demoDataDir()
+    const result = await runCli(['tap', '--uid', '04aaaaaaaaaaaa'], dataDir)
+    expect(result.code).toBe(1)
+    expect(result.stdout).toBe('')
+    expect(result.stderr.trim()).toBe('tapgate: No chip with UID 04AAAAAAAAAAAA is registered')
+    expect(open(dataDir).tapLog.byChip('04AAAAAAAAAAAA')).toEqual([
+      expect.objectContaining({ source: 'operator', teamId: null, accepted: 0, authenticated: 0, reason: 'unknown_chip', refId: null }),
+    ])
+  })
+
+  test('a malformed UID is a usage error (exit 2) and logs nothing', async () => {
+    const dataDir = demoDataDir()
+    const result = await runCli(['tap', '--uid', 'XYZ'], dataDir)
+    expect(result.code).toBe(2)
+    expect(result.stderr).toContain('--uid: A chip UID is 7 bytes')
+    expect(open(dataDir).tapLog.recent()).toEqual([])
+  })
+
+  test('a UID made only of decimal digits is read as text, not as a number', async () => {
+    const dataDir = demoDataDir([{ name: 'Digits', chips: [{ uid: '04123456789012' }] }])
+    const result = await runCli(['tap', '--uid', '04123456789012', '--json'], dataDir)
+    expect(result.stderr).toBe('')
+    expect(result.code).toBe(0)
+    expect(JSON.parse(result.stdout)).toEqual({ refId: expect.stringMatching(REF_ID), uid: '04123456789012' })
+  })
+})
+
+describe('serve', () => {
+  test('on an empty data dir: prints the URL and the demo key once, serves, keeps the key out of logs, exits 0 on SIGINT', async () => {
+    const dataDir = tempDir()
+    const server = startServe(dataDir)
+    const [, url] = await server.waitFor(/^tapgate listening on (http:\/\/127\.0\.0\.1:\d+) /m)
+    await server.waitFor(/API docs: .*\n/)
+
+    const keys = new Set(server.stdout().match(/tg_[\w-]+/g))
+    expect(keys.size).toBe(1)
+    const [apiKey] = [...keys] as [string]
+    expect(apiKey).toMatch(API_KEY)
+    expect(server.stdout().split('\n').filter((line) => line.trim() === apiKey)).toHaveLength(1)
+    for (const hint of [`curl ${url}/health`, `${url}/chip-groups`, `${url}/refs/`, `${url}/docs`, `${url}/openapi.json`])
+      expect(server.stdout()).toContain(hint)
+
+    const health = await getJson(`${url}/health`)
+    expect(health.status).toBe(200)
+    expect(health.body).toMatchObject({ status: 'ok' })
+    const groups = await getJson(`${url}/chip-groups`, { 'x-service-api-key': apiKey })
+    expect(groups.status).toBe(200)
+    expect(groups.body.map((g: { name: string }) => g.name)).toEqual(['Merch drop', 'Event badges'])
+    const anonymous = await getJson(`${url}/chip-groups`)
+    expect(anonymous.status).toBe(401)
+    expect(anonymous.body).toMatchObject({ success: false, error: 'api_key_missing' })
+
+    expect(await interrupt(server)).toEqual({ code: 0, signal: null })
+
+    // pino lines: JSON, and never the key, although requests carried it.
+    const logLines = server.stdout().split('\n').filter((line) => line.startsWith('{'))
+    expect(logLines.some((line) => line.includes('/chip-groups'))).toBe(true)
+    expect(logLines.some((line) => line.includes('"signal":"SIGINT"'))).toBe(true)
+    for (const line of logLines) {
+      expect(() => JSON.parse(line)).not.toThrow()
+      expect(line).not.toContain(apiKey)
+    }
+  })
+
+  test('a data dir that has a team prints no key; tap and import work while the server runs', async () => {
+    const dataDir = tempDir()
+    const seed = openStore({ dataDir })
+    const demo = bootstrapDemo(seed, { config, now: Date.now() })
+    seed.close()
+    const apiKey = demo!.key.apiKey
+
+    const server = startServe(dataDir)
+    const [, url] = await server.waitFor(/^tapgate listening on (http:\/\/127\.0\.0\.1:\d+) /m)
+
+    const tapped = await runCli(['tap', '--uid', '04DE5F1EACC040'], dataDir)
+    expect(tapped.code).toBe(0)
+    const refId = tapped.stdout.trim()
+    const ref = await getJson(`${url}/refs/${refId}`)
+    expect(ref.status).toBe(200)
+    expect(ref.body).toMatchObject({
+      uid: '04DE5F1EACC040',
+      isValidRef: true,
+      linkedToken: { chainId: 31337, tokenId: '1', otp: expect.stringMatching(REF_ID) },
+    })
+
+    const imported = await runCli(['import', importFixture('popup-group.json')], dataDir)
+    expect(imported.code).toBe(0)
+    expect(JSON.parse(imported.stdout)).toMatchObject({ teams: [{ name: 'Demo team', created: false }], chips: 1 })
+    const groups = await getJson(`${url}/chip-groups`, { 'x-service-api-key': apiKey })
+    expect(groups.body.map((g: { name: string }) => g.name)).toEqual(['Merch drop', 'Event badges', 'Pop-up store'])
+
+    expect(await interrupt(server)).toEqual({ code: 0, signal: null })
+    expect(server.stdout()).not.toMatch(/tg_/)
+    expect(server.stdout()).not.toContain(refId)
+  })
+
+  test('PORT=abc exits 1 with a message naming PORT', async () => {
+    const result = await runCli(['serve'], tempDir(), { PORT: 'abc' })
+    expect(result.code).toBe(1)
+    expect(result.stdout).toBe('')
+    expect(result.stderr).toContain('tapgate: Invalid configuration')
+    expect(result.stderr).toMatch(/PORT: .*\(got "abc"\)/)
+  })
+})
+
+describe('command line', () => {
+  test('an unknown command exits 2; --help exits 0 and lists the commands', async () => {
+    const dataDir = tempDir()
+    const [unknown, help] = await Promise.all([runCli(['frobnicate'], dataDir), runCli(['--help'], dataDir)])
+    expect(unknown.code).toBe(2)
+    expect(unknown.stderr).toContain('unknown command "frobnicate"')
+    expect(help.code).toBe(0)
+    for (const command of ['serve', 'team', 'key', 'import', 'tap']) expect(help.stdout).toMatch(new RegExp(`^ {2}${command} `, 'm'))
+  })
+})

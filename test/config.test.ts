@@ -1,0 +1,168 @@
+import fs from 'node:fs'
+import path from 'node:path'
+import { afterEach, describe, expect, test } from 'vitest'
+import { ConfigError, loadConfig, type Config } from '../src/config.js'
+import { makeTempDir } from './helpers/gateway.js'
+
+// Every call passes `env` explicitly so the real environment never leaks in.
+
+const defaults: Config = {
+  host: '127.0.0.1',
+  port: 8787,
+  dataDir: './data',
+  logLevel: 'info',
+  demo: true,
+  otpTtlSeconds: 1800,
+  rateLimit: { max: 120, windowMs: 60_000 },
+  claim: { delaySeconds: 0, windowSeconds: 86_400 },
+}
+
+const dirs: string[] = []
+afterEach(() => {
+  for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true })
+})
+
+/** Writes a config file (JSON unless `text` is a string) and returns its path. */
+function configFile(content: unknown, name = 'tapgate.config.json'): string {
+  const dir = makeTempDir('tapgate-config-')
+  dirs.push(dir)
+  const file = path.join(dir, name)
+  fs.writeFileSync(file, typeof content === 'string' ? content : JSON.stringify(content))
+  return file
+}
+
+/** The ConfigError a call throws (fails the test when it does not throw one). */
+function configError(fn: () => unknown): ConfigError {
+  try {
+    fn()
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError)
+    return error as ConfigError
+  }
+  throw new Error('expected a ConfigError')
+}
+
+describe('loadConfig', () => {
+  test('defaults', () => {
+    expect(loadConfig({ env: {} })).toEqual(defaults)
+  })
+
+  test('environment variables override the defaults; empty ones are ignored', () => {
+    const config = loadConfig({
+      env: {
+        PORT: '9000',
+        HOST: '0.0.0.0',
+        TAPGATE_DATA_DIR: '/var/lib/tapgate',
+        TAPGATE_LOG_LEVEL: 'warn',
+        TAPGATE_DEMO: 'false',
+        TAPGATE_OTP_TTL_SECONDS: '60',
+        TAPGATE_RATE_LIMIT_MAX: '5',
+        TAPGATE_RATE_LIMIT_WINDOW_MS: '1000',
+        TAPGATE_CLAIM_DELAY_SECONDS: '30',
+        TAPGATE_CLAIM_WINDOW_SECONDS: '600',
+        UNRELATED: 'x',
+      },
+    })
+    expect(config).toEqual({
+      host: '0.0.0.0',
+      port: 9000,
+      dataDir: '/var/lib/tapgate',
+      logLevel: 'warn',
+      demo: false,
+      otpTtlSeconds: 60,
+      rateLimit: { max: 5, windowMs: 1000 },
+      claim: { delaySeconds: 30, windowSeconds: 600 },
+    })
+    expect(loadConfig({ env: { PORT: '', TAPGATE_DATA_DIR: '' } })).toEqual(defaults)
+    expect(loadConfig({ env: { TAPGATE_DEMO: '0' } }).demo).toBe(false)
+    expect(loadConfig({ env: { PORT: '0' } }).port).toBe(0)
+  })
+
+  test('a config file with nested keys; a partial nested object keeps the other defaults', () => {
+    const file = configFile({ port: 7000, otpTtlSeconds: 120, rateLimit: { max: 10 }, claim: { windowSeconds: 3600 } })
+    expect(loadConfig({ env: {}, configFile: file })).toEqual({
+      ...defaults,
+      port: 7000,
+      otpTtlSeconds: 120,
+      rateLimit: { max: 10, windowMs: 60_000 },
+      claim: { delaySeconds: 0, windowSeconds: 3600 },
+    })
+  })
+
+  test('TAPGATE_CONFIG names the config file', () => {
+    const file = configFile({ host: '10.0.0.1' })
+    expect(loadConfig({ env: { TAPGATE_CONFIG: file } }).host).toBe('10.0.0.1')
+  })
+
+  test('precedence: defaults < file < env < overrides', () => {
+    const file = configFile({ host: 'file-host', port: 1000, dataDir: 'file-dir', rateLimit: { max: 1, windowMs: 1000 } })
+    const config = loadConfig({
+      env: { PORT: '2000', TAPGATE_DATA_DIR: 'env-dir', TAPGATE_RATE_LIMIT_MAX: '2' },
+      configFile: file,
+      overrides: { dataDir: 'flag-dir', port: undefined, 'rateLimit.windowMs': 3000 },
+    })
+    expect(config).toEqual({
+      ...defaults,
+      host: 'file-host', // file only
+      port: 2000, // env beats file; an undefined override is no override
+      dataDir: 'flag-dir', // override beats env and file
+      rateLimit: { max: 2, windowMs: 3000 }, // nested: env and override each replace one key
+    })
+  })
+
+  test('a bad environment value: the message names the variable and shows the value', () => {
+    const error = configError(() => loadConfig({ env: { PORT: 'abc' } }))
+    expect(error.message).toMatchInlineSnapshot(`
+      "Invalid configuration:
+        - PORT: Invalid input: expected number, received NaN (got "abc")"
+    `)
+    expect(configError(() => loadConfig({ env: { PORT: '70000' } })).message).toMatch(/- PORT: .*\(got "70000"\)/)
+    expect(configError(() => loadConfig({ env: { TAPGATE_OTP_TTL_SECONDS: '0' } })).message).toMatch(
+      /- TAPGATE_OTP_TTL_SECONDS: .*\(got "0"\)/,
+    )
+    expect(configError(() => loadConfig({ env: { TAPGATE_DEMO: 'yes' } })).message).toMatch(/- TAPGATE_DEMO: .*\(got "yes"\)/)
+  })
+
+  test('every bad setting is listed, each under the name the user wrote', () => {
+    const file = configFile({ claim: { windowSeconds: 0 } })
+    const error = configError(() =>
+      loadConfig({ env: { TAPGATE_RATE_LIMIT_MAX: '-5' }, configFile: file, overrides: { host: '' } }),
+    )
+    expect(error.message).toContain('- TAPGATE_RATE_LIMIT_MAX: ')
+    expect(error.message).toContain('- claim.windowSeconds in tapgate.config.json: ')
+    expect(error.message).toContain('- --host: ')
+  })
+
+  test('a bad value in the file names the key and the file', () => {
+    const file = configFile({ rateLimit: { max: -1 } }, 'site.json')
+    const error = configError(() => loadConfig({ env: {}, configFile: file }))
+    expect(error.message).toMatch(/- rateLimit\.max in site\.json: .*\(got -1\)/)
+  })
+
+  test('a bad file value overridden by the environment is no error', () => {
+    const file = configFile({ port: 'nope' })
+    expect(loadConfig({ env: { PORT: '1234' }, configFile: file }).port).toBe(1234)
+  })
+
+  test('an unknown key in the file is an error naming the key', () => {
+    const top = configError(() => loadConfig({ env: {}, configFile: configFile({ prot: 8080 }) }))
+    expect(top.message).toMatch(/unknown setting prot in [\w.-]+\.json/)
+    const nested = configError(() => loadConfig({ env: {}, configFile: configFile({ rateLimit: { maximum: 5 } }) }))
+    expect(nested.message).toMatch(/unknown setting rateLimit\.maximum in [\w.-]+\.json/)
+  })
+
+  test('a missing file, a file that is not JSON, and a file that is not an object', () => {
+    const dir = makeTempDir('tapgate-config-')
+    dirs.push(dir)
+    const missing = path.join(dir, 'missing.json')
+    expect(configError(() => loadConfig({ env: {}, configFile: missing })).message).toMatch(
+      new RegExp(`^Cannot read config file ${missing.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: ENOENT`),
+    )
+    const notJson = configFile('port = 8080')
+    expect(configError(() => loadConfig({ env: {}, configFile: notJson })).message).toContain(
+      `Config file ${notJson} is not valid JSON`,
+    )
+    const array = configFile([{ port: 1 }])
+    expect(configError(() => loadConfig({ env: {}, configFile: array })).message).toBe(`Config file ${array} must hold a JSON object`)
+  })
+})

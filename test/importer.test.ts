@@ -1,0 +1,408 @@
+import fs from 'node:fs'
+import { afterEach, beforeEach, describe, expect, test } from 'vitest'
+import { ConfigSchema } from '../src/config.js'
+import { openStore, type Store } from '../src/db/store.js'
+import { ValidationError } from '../src/errors.js'
+import { importData, parseImportFile, type ImportSummary } from '../src/importer/importData.js'
+import { CONTRACT, GUESTBOOK, makeTempDir, metadata } from './helpers/gateway.js'
+
+// Claim settings that differ from the schema defaults, so a token that takes them is visible.
+const config = ConfigSchema.parse({ logLevel: 'silent', claim: { delaySeconds: 15, windowSeconds: 7200 } })
+
+let dataDir: string
+let store: Store
+beforeEach(() => {
+  dataDir = makeTempDir('tapgate-import-')
+  store = openStore({ dataDir })
+})
+afterEach(() => {
+  store.close()
+  fs.rmSync(dataDir, { recursive: true, force: true })
+})
+
+const run = (doc: unknown, now = 1_000): ImportSummary => importData(store, parseImportFile(doc), { config, now })
+
+function thrown(fn: () => unknown): ValidationError {
+  try {
+    fn()
+  } catch (error) {
+    expect(error).toBeInstanceOf(ValidationError)
+    return error as ValidationError
+  }
+  throw new Error('expected a ValidationError')
+}
+
+/** Row counts of every table, to show that nothing was written or duplicated. */
+function countRows(): Record<string, number> {
+  const tables = store.db
+    .prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+    .all()
+    .map((t) => t.name)
+  return Object.fromEntries(tables.map((t) => [t, store.db.prepare<[], { n: number }>(`SELECT COUNT(*) AS n FROM "${t}"`).get()!.n]))
+}
+
+const guestbookMetadata = (overrides: Record<string, unknown> = {}) => ({
+  name: 'Checked in',
+  collection: 'Acme Guestbook',
+  description: 'You were there',
+  image: 'https://example.com/checkin.png',
+  attributes: [{ trait_type: 'Day', value: 1 }],
+  service_metadata_version: 1,
+  ...overrides,
+})
+
+type Row = Record<string, unknown>
+type TeamDoc = Row & { chips: Row[]; tokens: Row[]; proofEvents: Row[]; guestbookContracts: (Row & { events: Row[] })[] }
+
+/** A team that uses every section of the format. */
+const fullTeam = (): TeamDoc => ({
+  name: 'Acme',
+  redirectUrl: 'https://acme.example/tap',
+  chipGroups: [{ name: 'Listed group' }],
+  chips: [
+    { uid: '04:aa:bb:cc:dd:ee:01', kind: 'ntag424', group: 'Listed group' },
+    { uid: '04aabbccddee02', kind: 'ntag21x', group: 'Auto group', redirectUrl: 'https://acme.example/chip-2' },
+    { uid: '04AABBCCDDEE03' },
+    { uid: '04AABBCCDDEE04' },
+    { uid: '04AABBCCDDEE05' },
+  ],
+  tokens: [
+    {
+      chainId: 31337,
+      contractAddress: CONTRACT.toLowerCase(),
+      tokenId: '1',
+      chips: ['04aabbccddee01'],
+      metadata: metadata({ name: 'Hoodie', extra_field: 'kept' }),
+    },
+    { chainId: '31337', contractAddress: CONTRACT, tokenId: 2, twoTapClaim: true },
+    { chainId: 31337, contractAddress: CONTRACT, tokenId: '003', twoTapClaim: { delaySeconds: 60 } },
+    { chainId: 1, contractAddress: CONTRACT, tokenId: '1', twoTapClaim: { windowSeconds: 600 }, chips: ['04:AA:BB:CC:DD:EE:02'] },
+  ],
+  proofEvents: [
+    { proofEventId: 180001, name: 'Launch', status: 'future', chips: ['04AABBCCDDEE03'] },
+    { proofEventId: '170042', chips: ['04AABBCCDDEE03', '04aabbccddee04'] },
+  ],
+  guestbookContracts: [
+    {
+      name: 'Book',
+      symbol: 'BK',
+      chainId: 31337,
+      address: GUESTBOOK.toLowerCase(),
+      events: [{ name: 'Check-in', tokenId: '1', metadata: guestbookMetadata(), chips: ['04AABBCCDDEE04', '04AABBCCDDEE05'] }],
+    },
+    { name: 'Draft', symbol: 'DR', chainId: 31337, events: [{ name: 'Later', tokenId: 7, metadata: guestbookMetadata({ name: 'Later' }) }] },
+  ],
+})
+
+const tokenKey = (tokenId: string, chainId = 31337) => ({ chainId, contractAddress: CONTRACT, tokenId })
+
+describe('importData', () => {
+  test('every section lands in the store', () => {
+    const summary = run({ teams: [fullTeam()] })
+    const teamId = summary.teams[0]!.id
+    expect(summary).toEqual({
+      teams: [{ id: teamId, name: 'Acme', created: true }],
+      chips: 5,
+      tokens: 4,
+      proofEvents: 2,
+      guestbookContracts: 2,
+      guestbookEvents: 2,
+    })
+    expect(store.teams.get(teamId)).toEqual({ id: teamId, name: 'Acme', redirectUrl: 'https://acme.example/tap', createdAt: 1_000 })
+
+    // Chip groups: the listed one, and the one a chip named without listing it.
+    const groups = store.chipGroups.listByTeam(teamId)
+    expect(groups.map((g) => g.name)).toEqual(['Listed group', 'Auto group'])
+    const [listed, auto] = groups as [(typeof groups)[0], (typeof groups)[0]]
+
+    // Chips: UIDs normalised, kind defaults to ntag424.
+    expect(store.chips.listByTeam(teamId).map((c) => c.uid)).toEqual([
+      '04AABBCCDDEE01',
+      '04AABBCCDDEE02',
+      '04AABBCCDDEE03',
+      '04AABBCCDDEE04',
+      '04AABBCCDDEE05',
+    ])
+    expect(store.chips.get('04AABBCCDDEE01')).toEqual({
+      uid: '04AABBCCDDEE01',
+      teamId,
+      groupId: listed.id,
+      kind: 'ntag424',
+      lastCounter: null,
+      redirectUrl: null,
+      createdAt: 1_000,
+    })
+    expect(store.chips.get('04AABBCCDDEE02')).toMatchObject({ groupId: auto.id, kind: 'ntag21x', redirectUrl: 'https://acme.example/chip-2' })
+    expect(store.chips.get('04AABBCCDDEE03')).toMatchObject({ groupId: null, kind: 'ntag424' })
+
+    // Tokens: address checksummed, token id canonical, metadata kept whole, two-tap variants.
+    const hoodie = store.tokens.findByKey(tokenKey('1'))!
+    expect(hoodie).toMatchObject({ teamId, contractAddress: CONTRACT, twoTapClaim: 0, claimDelaySeconds: 15, claimWindowSeconds: 7200 })
+    expect(JSON.parse(hoodie.metadata!)).toEqual(metadata({ name: 'Hoodie', extra_field: 'kept' }))
+    expect(store.tokens.chipUids(hoodie.id)).toEqual(['04AABBCCDDEE01'])
+    expect(store.tokens.findByKey(tokenKey('2'))).toMatchObject({ metadata: null, twoTapClaim: 1, claimDelaySeconds: 15, claimWindowSeconds: 7200 })
+    expect(store.tokens.findByKey(tokenKey('3'))).toMatchObject({ tokenId: '3', twoTapClaim: 1, claimDelaySeconds: 60, claimWindowSeconds: 7200 })
+    const otherChain = store.tokens.findByKey(tokenKey('1', 1))!
+    expect(otherChain).toMatchObject({ twoTapClaim: 1, claimDelaySeconds: 15, claimWindowSeconds: 600 })
+    expect(store.tokens.findByChip('04AABBCCDDEE02')?.id).toBe(otherChain.id)
+    expect(store.tokens.findByChip('04AABBCCDDEE03')).toBeUndefined()
+
+    // Proof events: name and status default to '' and active.
+    expect(store.proofEvents.listByChip('04AABBCCDDEE03').map(({ proofEventId, name, status, teamId: t }) => ({ proofEventId, name, status, t }))).toEqual([
+      { proofEventId: 180001, name: 'Launch', status: 'future', t: teamId },
+      { proofEventId: 170042, name: '', status: 'active', t: teamId },
+    ])
+    expect(store.proofEvents.listByChip('04AABBCCDDEE04').map((e) => e.proofEventId)).toEqual([170042])
+
+    // Guestbook: a contract with an address is confirmed, one without is pending.
+    expect(store.guestbook.listContracts(teamId)).toEqual([
+      expect.objectContaining({ name: 'Book', symbol: 'BK', chainId: 31337, address: GUESTBOOK, status: 'confirmed', paused: 0 }),
+      expect.objectContaining({ name: 'Draft', symbol: 'DR', chainId: 31337, address: null, status: 'pending' }),
+    ])
+    const events = store.guestbook.listEvents(teamId)
+    expect(events).toEqual([
+      expect.objectContaining({ name: 'Check-in', tokenId: '1', chainId: 31337, contractAddress: GUESTBOOK }),
+      expect.objectContaining({ name: 'Later', tokenId: '7', chainId: 31337, contractAddress: null }),
+    ])
+    expect(JSON.parse(events[0]!.metadata)).toEqual(guestbookMetadata())
+    expect(store.guestbook.listEventsByChip('04AABBCCDDEE05').map((e) => e.name)).toEqual(['Check-in'])
+    expect(store.guestbook.listEventsByChip('04AABBCCDDEE04').map((e) => e.name)).toEqual(['Check-in'])
+    expect(store.guestbook.listEventsByChip('04AABBCCDDEE01')).toEqual([])
+  })
+
+  test('re-importing an edited file updates rows in place', () => {
+    const first = run({ teams: [fullTeam()] }, 1_000)
+    const teamId = first.teams[0]!.id
+    const counts = countRows()
+    const hoodieId = store.tokens.findByKey(tokenKey('1'))!.id
+    const launchId = store.proofEvents.listByChip('04AABBCCDDEE03')[0]!.id
+
+    const edited = fullTeam()
+    edited.tokens[0]!.metadata = metadata({ name: 'Hoodie, second edition' })
+    edited.tokens[1]!.twoTapClaim = false
+    edited.proofEvents[0]!.name = 'Launch (over)'
+    edited.proofEvents[0]!.status = 'expired'
+    edited.guestbookContracts[0]!.events[0]!.name = 'Booth check-in'
+    delete edited.chips[1]!.redirectUrl
+    const second = run({ teams: [edited] }, 2_000)
+
+    expect(second).toEqual({ ...first, teams: [{ id: teamId, name: 'Acme', created: false }] })
+    expect(countRows()).toEqual(counts)
+
+    const hoodie = store.tokens.findByKey(tokenKey('1'))!
+    expect(hoodie).toMatchObject({ id: hoodieId, createdAt: 1_000, updatedAt: 2_000 })
+    expect(JSON.parse(hoodie.metadata!)).toEqual(metadata({ name: 'Hoodie, second edition' }))
+    expect(store.tokens.findByKey(tokenKey('2'))).toMatchObject({ twoTapClaim: 0 })
+    expect(store.proofEvents.get(launchId)).toMatchObject({ proofEventId: 180001, name: 'Launch (over)', status: 'expired', createdAt: 1_000 })
+    expect(store.guestbook.listEvents(teamId).map((e) => e.name)).toEqual(['Booth check-in', 'Later'])
+    // A chip's redirect URL left out of the file is kept.
+    expect(store.chips.get('04AABBCCDDEE02')?.redirectUrl).toBe('https://acme.example/chip-2')
+
+    // A token re-imported without metadata keeps what it had.
+    const bare = fullTeam()
+    delete bare.tokens[0]!.metadata
+    run({ teams: [bare] }, 3_000)
+    expect(JSON.parse(store.tokens.findByKey(tokenKey('1'))!.metadata!)).toEqual(metadata({ name: 'Hoodie, second edition' }))
+    expect(countRows()).toEqual(counts)
+  })
+
+  test('a re-import that omits a chip group or redirect keeps the stored one', () => {
+    run({ teams: [{ name: 'Acme', chips: [{ uid: '04AABBCCDDEE01', group: 'Door', redirectUrl: 'https://acme.example/a' }] }] })
+    run({ teams: [{ name: 'Acme', chips: [{ uid: '04AABBCCDDEE01', kind: 'ntag21x' }] }] })
+    const chip = store.chips.get('04AABBCCDDEE01')!
+    expect(chip.kind).toBe('ntag21x')
+    expect(chip.redirectUrl).toBe('https://acme.example/a')
+    expect(chip.groupId).toBe(store.chipGroups.getByName(chip.teamId, 'Door')!.id)
+    run({ teams: [{ name: 'Acme', chips: [{ uid: '04AABBCCDDEE01', redirectUrl: null }] }] })
+    expect(store.chips.get('04AABBCCDDEE01')!.redirectUrl).toBeNull()
+  })
+
+  test('a pending contract re-imported with its address is confirmed, not duplicated', () => {
+    const contract = { name: 'Guestbook', symbol: 'GB', chainId: 31337 }
+    const [team] = run({ teams: [{ name: 'Acme', guestbookContracts: [contract] }] }).teams
+    const [pending] = store.guestbook.listContracts(team!.id)
+    expect(pending).toMatchObject({ status: 'pending', address: null })
+    run({ teams: [{ name: 'Acme', guestbookContracts: [{ ...contract, address: GUESTBOOK.toLowerCase() }] }] })
+    const contracts = store.guestbook.listContracts(team!.id)
+    expect(contracts).toHaveLength(1)
+    expect(contracts[0]).toMatchObject({ id: pending!.id, status: 'confirmed', address: GUESTBOOK })
+    // A second contract of the same name at another address is a different contract.
+    run({ teams: [{ name: 'Acme', guestbookContracts: [{ ...contract, address: CONTRACT }] }] })
+    expect(store.guestbook.listContracts(team!.id)).toHaveLength(2)
+  })
+
+  test('chip UIDs are normalised wherever they appear', () => {
+    run({
+      teams: [
+        {
+          name: 'Acme',
+          chips: [{ uid: '04:ab:cd:ef:01:23:45' }, { uid: '04ABCDEF012345' }],
+          tokens: [{ chainId: 31337, contractAddress: CONTRACT, tokenId: '1', chips: ['04abcdef012345'] }],
+          proofEvents: [{ proofEventId: 1, chips: ['04:AB:CD:EF:01:23:45'] }],
+        },
+      ],
+    })
+    expect(store.db.prepare('SELECT uid FROM chips').all()).toEqual([{ uid: '04ABCDEF012345' }])
+    expect(store.tokens.findByChip('04ABCDEF012345')?.tokenId).toBe('1')
+    expect(store.proofEvents.listByChip('04ABCDEF012345')).toHaveLength(1)
+
+    for (const uid of ['04:AB:CD', '04ABCDEF01234G', '04 AB CD EF 01 23 45', '004ABCDEF012345'])
+      expect(thrown(() => parseImportFile({ teams: [{ name: 'A', chips: [{ uid }] }] })).errors).toEqual({
+        'teams.0.chips.0.uid': 'A chip UID is 7 bytes: 14 hex digits, optionally separated by ":"',
+      })
+  })
+})
+
+describe('importData: what another team owns is an error, and nothing is written', () => {
+  const A_CHIP = '04AAAAAAAAAA01'
+  const B_CHIP = '04BBBBBBBBBB01'
+  beforeEach(() => {
+    run({
+      teams: [
+        {
+          name: 'A',
+          chips: [{ uid: A_CHIP }],
+          tokens: [{ chainId: 31337, contractAddress: CONTRACT, tokenId: '1', chips: [A_CHIP] }],
+          guestbookContracts: [{ name: 'A book', symbol: 'AB', chainId: 31337, address: GUESTBOOK }],
+        },
+      ],
+    })
+  })
+
+  const teamB = (extra: Record<string, unknown>) => ({ name: 'B', chips: [{ uid: B_CHIP }], ...extra })
+  const cases: { what: string; team: Record<string, unknown>; errors: Record<string, string> }[] = [
+    {
+      what: 'a token listing a chip of another team',
+      team: teamB({ tokens: [{ chainId: 31337, contractAddress: CONTRACT, tokenId: '2', chips: [A_CHIP.toLowerCase()] }] }),
+      errors: { 'teams.0.tokens.0.chips.0': `Chip ${A_CHIP} is not one of this team's chips; list it under teams.0.chips` },
+    },
+    {
+      what: 'a token listing a chip that is not registered',
+      team: teamB({ tokens: [{ chainId: 31337, contractAddress: CONTRACT, tokenId: '2', chips: [B_CHIP, '04CCCCCCCCCC01'] }] }),
+      errors: { 'teams.0.tokens.0.chips.1': `Chip 04CCCCCCCCCC01 is not one of this team's chips; list it under teams.0.chips` },
+    },
+    {
+      what: 'a token owned by another team',
+      team: teamB({ tokens: [{ chainId: 31337, contractAddress: CONTRACT.toLowerCase(), tokenId: '01' }] }),
+      errors: { 'teams.0.tokens.0': `Token 1 of ${CONTRACT} belongs to another team` },
+    },
+    {
+      what: 'a chip owned by another team',
+      team: { name: 'B', chips: [{ uid: B_CHIP }, { uid: A_CHIP }] },
+      errors: { 'teams.0.chips.1.uid': `Chip ${A_CHIP} belongs to another team` },
+    },
+    {
+      what: 'a proof event listing a chip of another team',
+      team: teamB({ proofEvents: [{ proofEventId: 5, chips: [A_CHIP] }] }),
+      errors: { 'teams.0.proofEvents.0.chips.0': `Chip ${A_CHIP} is not one of this team's chips; list it under teams.0.chips` },
+    },
+    {
+      what: 'a guestbook contract of another team',
+      team: teamB({ guestbookContracts: [{ name: 'Mine', symbol: 'M', chainId: 31337, address: GUESTBOOK }] }),
+      errors: { 'teams.0.guestbookContracts.0.address': `Contract ${GUESTBOOK} belongs to another team` },
+    },
+    {
+      what: 'a guestbook event assigned a chip of another team',
+      team: teamB({
+        guestbookContracts: [
+          { name: 'B book', symbol: 'BB', chainId: 31337, events: [{ name: 'E', tokenId: '1', metadata: guestbookMetadata(), chips: [A_CHIP] }] },
+        ],
+      }),
+      errors: { 'teams.0.guestbookContracts.0.events.0.chips.0': `Chip ${A_CHIP} is not one of this team's chips; list it under teams.0.chips` },
+    },
+  ]
+
+  test.each(cases)('$what', ({ team, errors }) => {
+    const before = countRows()
+    const error = thrown(() => run({ teams: [team] }))
+    expect(error).toMatchObject({ statusCode: 400, code: 'validation_failed', message: 'The import file conflicts with stored data' })
+    expect(error.errors).toEqual(errors)
+    expect(countRows()).toEqual(before)
+    expect(store.teams.getByName('B')).toBeUndefined()
+    expect(store.chips.get(B_CHIP)).toBeUndefined()
+    expect(store.chips.get(A_CHIP)?.teamId).toBe(store.teams.getByName('A')!.id)
+  })
+
+  test('a conflict in a later team rolls back the earlier teams of the same file', () => {
+    const before = countRows()
+    const error = thrown(() =>
+      run({
+        teams: [
+          { name: 'A', chipGroups: [{ name: 'New group' }], chips: [{ uid: A_CHIP, kind: 'ntag21x' }] },
+          { name: 'C', chips: [{ uid: '04CCCCCCCCCC01' }] },
+          { name: 'B', chips: [{ uid: A_CHIP }] },
+        ],
+      }),
+    )
+    expect(error.errors).toEqual({ 'teams.2.chips.0.uid': `Chip ${A_CHIP} belongs to another team` })
+    expect(countRows()).toEqual(before)
+    expect(store.chips.get(A_CHIP)?.kind).toBe('ntag424')
+    expect(store.teams.getByName('C')).toBeUndefined()
+  })
+})
+
+describe('parseImportFile', () => {
+  test('schema errors are reported by path, all at once', () => {
+    const error = thrown(() =>
+      parseImportFile({
+        teams: [
+          {
+            name: 'A',
+            colour: 'red',
+            chips: [{ uid: 'XYZ' }],
+            tokens: [
+              {
+                chainId: 31337,
+                contractAddress: '0x123',
+                tokenId: 'abc',
+                metadata: metadata({ image: undefined }),
+                twoTapClaim: { delaySeconds: -1 },
+              },
+            ],
+            proofEvents: [{ proofEventId: 0, status: 'done' }],
+            guestbookContracts: [
+              { name: 'B', symbol: 'B', chainId: 1, events: [{ name: 'E', tokenId: '1', metadata: guestbookMetadata({ collection: undefined }) }] },
+            ],
+          },
+        ],
+      }),
+    )
+    expect(error).toMatchObject({ statusCode: 400, code: 'validation_failed', message: 'The import file is not valid' })
+    expect(error.errors).toEqual({
+      'teams.0': 'Unrecognized key: "colour"',
+      'teams.0.chips.0.uid': expect.stringContaining('14 hex digits'),
+      'teams.0.tokens.0.contractAddress': expect.any(String),
+      'teams.0.tokens.0.tokenId': 'Must be a decimal uint256',
+      'teams.0.tokens.0.metadata.image': 'Required',
+      'teams.0.tokens.0.twoTapClaim.delaySeconds': expect.any(String),
+      'teams.0.proofEvents.0.proofEventId': 'Must be a positive integer',
+      'teams.0.proofEvents.0.status': expect.stringContaining('expected one of'),
+      'teams.0.guestbookContracts.0.events.0.metadata.collection': 'Required',
+    })
+  })
+
+  test('the metadata.image example, and the document shape', () => {
+    const missingImage = thrown(() =>
+      parseImportFile({ teams: [{ name: 'A', tokens: [{ chainId: 1, contractAddress: CONTRACT, tokenId: '1', metadata: metadata({ image: undefined }) }] }] }),
+    )
+    expect(missingImage.errors).toEqual({ 'teams.0.tokens.0.metadata.image': 'Required' })
+    expect(thrown(() => parseImportFile({ teams: [] })).errors).toEqual({ teams: expect.stringContaining('>=1') })
+    expect(thrown(() => parseImportFile({})).errors).toEqual({ teams: 'Required' })
+    expect(Object.keys(thrown(() => parseImportFile([])).errors!)).toEqual(['body'])
+  })
+
+  test('defaults are filled in and values canonicalised', () => {
+    expect(parseImportFile({ teams: [{ name: 'A', tokens: [{ chainId: '5', contractAddress: CONTRACT.toLowerCase(), tokenId: 42 }] }] })).toEqual({
+      teams: [
+        {
+          name: 'A',
+          chipGroups: [],
+          chips: [],
+          tokens: [{ chainId: 5, contractAddress: CONTRACT, tokenId: '42', chips: [], twoTapClaim: false }],
+          proofEvents: [],
+          guestbookContracts: [],
+        },
+      ],
+    })
+  })
+})

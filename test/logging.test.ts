@@ -1,0 +1,177 @@
+import { Writable } from 'node:stream'
+import type { InjectOptions } from 'fastify'
+import { afterEach, describe, expect, test } from 'vitest'
+import { ALICE, call, CONTRACT, createTestGateway, GUESTBOOK, metadata, seedTeam, tapChip, type TestGateway } from './helpers/gateway.js'
+
+let gw: TestGateway
+afterEach(async () => gw?.close())
+
+const UID = { token: '04AB0000000001', guestbook: '04AB0000000002', bare: '04AB0000000003' }
+
+function seed(g: TestGateway) {
+  return seedTeam(g, {
+    name: 'A',
+    chips: Object.values(UID).map((uid) => ({ uid })),
+    tokens: [{ chainId: 31337, contractAddress: CONTRACT, tokenId: '7', chips: [UID.token], metadata: metadata(), twoTapClaim: true }],
+    guestbookContracts: [
+      { name: 'GB', symbol: 'GB', chainId: 31337, address: GUESTBOOK, events: [{ name: 'E', tokenId: '1', metadata: metadata(), chips: [UID.guestbook] }] },
+    ],
+  })
+}
+
+/** A stream that keeps every log line pino writes to it. */
+function logCapture() {
+  const chunks: string[] = []
+  const stream = new Writable({
+    write(chunk: Buffer | string, _encoding, callback) {
+      chunks.push(chunk.toString())
+      callback()
+    },
+  })
+  return { stream, text: () => chunks.join('') }
+}
+
+describe('logs', () => {
+  test('never contain API keys, OTP codes or ref ids, even on error paths', async () => {
+    const log = logCapture()
+    gw = await createTestGateway({ config: { logLevel: 'info' }, logStream: log.stream })
+    const { apiKey } = seed(gw)
+    const bogusKey = 'tg_bogus-key-that-must-not-be-logged'
+
+    const secrets: string[] = [apiKey, bogusKey]
+    const statuses: number[] = []
+    const send = async (options: InjectOptions) => {
+      const res = await call(gw, options)
+      statuses.push(res.status)
+      return res
+    }
+
+    // Refs: valid, then used, with and without a key and options.
+    const tokenRef = tapChip(gw, UID.token)
+    const gbRef = tapChip(gw, UID.guestbook)
+    const bareRef = tapChip(gw, UID.bare)
+    const linksRef = tapChip(gw, UID.token, { linksModule: true })
+    const unknownRef = 'V1StGXR8_Z5jdHi6B-myT'
+    secrets.push(tokenRef, gbRef, bareRef, linksRef, unknownRef)
+
+    const valid = await send({ url: `/refs/${tokenRef}?includeMetadata=true` })
+    expect(valid.body.isValidRef).toBe(true)
+    const claimCode: string = valid.body.linkedToken.otp
+    expect((await send({ url: `/refs/${tokenRef}` })).body.isValidRef).toBe(false)
+    const guestbookCode: string = (await send({ url: `/refs/${gbRef}`, headers: { 'x-service-api-key': apiKey } })).body.guestbookEvents[0].otp
+    const bareCode: string = (await send({ url: `/refs/${bareRef}` })).body.otp
+    const linksCode: string = (await send({ url: `/refs/${linksRef}`, headers: { 'x-service-api-key': apiKey } })).body.linkedToken.otp
+    const unknownCode = 'Uakgb_J5m9g-0JDMbcJqL'
+    secrets.push(claimCode, guestbookCode, bareCode, linksCode, unknownCode)
+    for (const code of [claimCode, guestbookCode, bareCode, linksCode]) expect(code).toMatch(/^[\w-]{21}$/)
+
+    // OTP reads and a delete with the key.
+    expect((await send({ url: `/otps/${claimCode}` })).status).toBe(200)
+    expect((await send({ method: 'DELETE', url: `/otps/${bareCode}`, headers: { 'x-service-api-key': apiKey } })).status).toBe(200)
+
+    // x-service-code on success and on each refusal.
+    const spend = (code: string) =>
+      send({ method: 'POST', url: '/phygitals/claim-registration/pullable', headers: { 'x-service-code': code }, payload: { recipient: ALICE } })
+    expect((await spend(claimCode)).status).toBe(200)
+    expect((await spend(claimCode)).body.error).toBe('otp_used')
+    expect((await spend(guestbookCode)).body.error).toBe('otp_wrong_type')
+    expect((await spend(unknownCode)).body.error).toBe('otp_invalid')
+
+    // Error paths that are not 500s, each with a secret in the URL or a header.
+    expect((await send({ url: `/refs/${unknownRef}` })).body.error).toBe('ref_not_found')
+    expect((await send({ url: `/refs/${linksRef}`, headers: { 'x-service-api-key': bogusKey } })).body.error).toBe('invalid_api_key')
+    expect((await send({ url: `/refs/${gbRef}?includeMetadata=maybe` })).body.error).toBe('validation_failed')
+    expect((await send({ url: `/refs/${gbRef}?includeOwner=true` })).body.error).toBe('chain_unavailable')
+    expect((await send({ url: `/otps/${unknownCode}` })).body.error).toBe('otp_not_found')
+    expect((await send({ url: `/otps/${bareCode}` })).body.error).toBe('otp_not_found')
+    expect((await send({ method: 'DELETE', url: `/otps/${linksCode}`, headers: { 'x-service-api-key': bogusKey } })).body.error).toBe(
+      'invalid_api_key',
+    )
+    expect((await send({ url: `/otps/${linksCode}/extra` })).body.error).toBe('route_not_found')
+    // A percent-encoded or differently cased path must not slip past the redaction.
+    expect((await send({ url: `/ref%73/${unknownRef}` })).body.error).toBe('ref_not_found')
+    expect((await send({ url: `/%6Ftps/${linksCode}` })).status).toBe(200)
+    expect((await send({ url: `/REFS/${gbRef}` })).body.error).toBe('route_not_found')
+    expect((await send({ url: `/chip-groups`, headers: { 'x-service-api-key': bogusKey } })).body.error).toBe('invalid_api_key')
+    expect(
+      (
+        await send({
+          method: 'PATCH',
+          url: '/phygitals/metadata',
+          headers: { 'x-service-api-key': apiKey, 'x-service-code': linksCode },
+          payload: { contractAddress: CONTRACT, chainId: 31337, tokenId: '7', metadata: '{"name":' },
+        })
+      ).body.error,
+    ).toBe('validation_failed')
+
+    // 503 chain_unavailable is deliberate; nothing may have crashed.
+    expect(statuses.filter((s) => s >= 500)).toEqual([503])
+
+    // Every request has been logged (bounded wait for the last onResponse line).
+    const completed = () => log.text().split('\n').filter((line) => line.includes('"request completed"')).length
+    for (let i = 0; i < 50 && completed() < statuses.length; i++) await new Promise((resolve) => setTimeout(resolve, 10))
+    expect(completed()).toBe(statuses.length)
+
+    const text = log.text()
+    for (const secret of secrets) expect(text, 'a secret leaked into the logs').not.toContain(secret)
+    expect(text).toContain('/refs/[redacted]')
+    expect(text).toContain('/otps/[redacted]')
+    expect(text).toContain('/otps/[redacted]/extra')
+    expect(text).toContain('/phygitals/claim-registration/pullable')
+    expect(text).not.toContain('unhandled error')
+  })
+})
+
+describe('rate limits (per client)', () => {
+  const limited = { config: { logLevel: 'silent' as const, rateLimit: { max: 3, windowMs: 60_000 } } }
+
+  test('the 4th GET /otps/:id in the window is 429 rate_limited', async () => {
+    gw = await createTestGateway(limited)
+    seed(gw)
+    const code: string = (await call(gw, { url: `/refs/${tapChip(gw, UID.token)}` })).body.linkedToken.otp
+
+    for (let i = 0; i < 3; i++) expect((await call(gw, { url: `/otps/${code}` })).status).toBe(200)
+    const res = await call(gw, { url: `/otps/${code}` })
+    expect(res.status).toBe(429)
+    expect(res.body).toEqual({ success: false, error: 'rate_limited', message: expect.stringMatching(/^Too many requests/) })
+    expect(res.headers['retry-after']).toBeDefined()
+
+    // Another client is not affected.
+    const other = await call(gw, { url: `/otps/${code}`, remoteAddress: '127.0.0.2' })
+    expect(other.status).toBe(200)
+  })
+
+  test('the 4th GET /refs/:id in the window is 429 rate_limited and does not touch the ref', async () => {
+    gw = await createTestGateway(limited)
+    seed(gw)
+    const used = tapChip(gw, UID.token)
+    const statuses: number[] = []
+    for (let i = 0; i < 3; i++) statuses.push((await call(gw, { url: `/refs/${used}` })).status)
+    expect(statuses).toEqual([200, 200, 200])
+
+    const fresh = tapChip(gw, UID.token)
+    const res = await call(gw, { url: `/refs/${fresh}` })
+    expect(res.status).toBe(429)
+    expect(res.body).toMatchObject({ success: false, error: 'rate_limited' })
+    expect(gw.store.refs.get(fresh)?.consumedAt).toBeNull()
+
+    const other = await call(gw, { url: `/refs/${fresh}`, remoteAddress: '127.0.0.2' })
+    expect(other.status).toBe(200)
+    expect(other.body.isValidRef).toBe(true)
+  })
+
+  test('the window ends: after windowMs the client may query again', async () => {
+    gw = await createTestGateway({ config: { logLevel: 'silent', rateLimit: { max: 1, windowMs: 200 } } })
+    seed(gw)
+    const code: string = (await call(gw, { url: `/refs/${tapChip(gw, UID.token)}` })).body.linkedToken.otp
+    expect((await call(gw, { url: `/otps/${code}` })).status).toBe(200)
+    expect((await call(gw, { url: `/otps/${code}` })).status).toBe(429)
+    // Bounded wait: the limiter's own clock, not the app clock, decides the window.
+    let status = 429
+    for (let i = 0; i < 40 && status === 429; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      status = (await call(gw, { url: `/otps/${code}` })).status
+    }
+    expect(status).toBe(200)
+  })
+})
