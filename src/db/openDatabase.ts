@@ -24,9 +24,28 @@ export type OpenDatabaseParameters = {
 export function openDatabase({ dataDir, busyTimeoutMs = 10_000 }: OpenDatabaseParameters): Db {
   fs.mkdirSync(dataDir, { recursive: true })
   const db = new Database(path.join(dataDir, 'tapgate.sqlite'), { timeout: busyTimeoutMs })
-  db.pragma('journal_mode = WAL')
+  enableWal(db, busyTimeoutMs)
   db.pragma('synchronous = NORMAL')
   db.pragma('foreign_keys = ON')
   migrate(db)
   return db
+}
+
+/**
+ * Switching a brand-new file to WAL needs an exclusive lock, and SQLite answers
+ * SQLITE_BUSY at once (the busy timeout does not apply) when another process is
+ * opening the same new file. Retry within the busy timeout.
+ */
+function enableWal(db: Db, timeoutMs: number): void {
+  const deadline = Date.now() + timeoutMs
+  const pause = new Int32Array(new SharedArrayBuffer(4))
+  for (;;) {
+    try {
+      db.pragma('journal_mode = WAL')
+      return
+    } catch (error) {
+      if ((error as { code?: string }).code !== 'SQLITE_BUSY' || Date.now() > deadline) throw error
+      Atomics.wait(pause, 0, 0, 10)
+    }
+  }
 }

@@ -22,6 +22,9 @@ import { createTokensRepository } from './tokens.js'
  */
 export function createStore(db: Db) {
   const ping = db.prepare('SELECT 1')
+  // Built once: db.transaction() wraps a function in four fresh closures on every call,
+  // which cost ~6 µs per transaction (half of an empty BEGIN IMMEDIATE/COMMIT).
+  const immediate = db.transaction((fn: () => unknown) => fn()).immediate
   return {
     db,
     teams: createTeamsRepository(db),
@@ -36,7 +39,7 @@ export function createStore(db: Db) {
     claimRegistrations: createClaimRegistrationsRepository(db),
     tapLog: createTapLogRepository(db),
     tx<T>(fn: () => T): T {
-      return db.transaction(fn).immediate()
+      return immediate(fn) as T
     },
     /** A round trip to the database, for health checks. */
     ping(): void {
