@@ -86,7 +86,7 @@ const root = fileURLToPath(new URL('..', import.meta.url))
 let child: ChildProcess | undefined
 let dataDir: string | undefined
 
-function seed(dir: string): { refs: string[]; otps: string[] } {
+async function seed(dir: string): Promise<{ refs: string[]; otps: string[] }> {
   const config = ConfigSchema.parse({ dataDir: dir, demo: false, logLevel: 'silent' })
   const store = openStore({ dataDir: dir })
   try {
@@ -133,12 +133,14 @@ function seed(dir: string): { refs: string[]; otps: string[] } {
       Array.from({ length: OTP_POOL }, () => recordTap(store, { uid: CHIP, source: 'operator', authenticated: false, now }).refId),
     )
     // OTPs to read: issued the real way, by the first query of a ref. A day's lifetime outlasts any run.
-    const otps = otpRefs.map((refId) => {
-      const view = queryRef(store, { refId, callerTeamId: null, includeMetadata: false, now, otpTtlMs: 86_400_000 })
-      const code = view.linkedToken?.otp
-      if (!code) throw new Error('seeding: the first query of a ref issued no OTP')
-      return code
-    })
+    const otps = await Promise.all(
+      otpRefs.map(async (refId) => {
+        const view = await queryRef(store, { refId, callerTeamId: null, includeMetadata: false, now, otpTtlMs: 86_400_000 })
+        const code = view.linkedToken?.otp
+        if (!code) throw new Error('seeding: the first query of a ref issued no OTP')
+        return code
+      }),
+    )
     return { refs, otps }
   } finally {
     store.close()
@@ -233,7 +235,7 @@ async function main() {
 
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tapgate-bench-api-'))
   let t = performance.now()
-  const pool = seed(dataDir)
+  const pool = await seed(dataDir)
   console.log(`seeded ${fmt(pool.refs.length)} refs and ${fmt(pool.otps.length)} OTPs in ${fmt(performance.now() - t)} ms`)
 
   t = performance.now()

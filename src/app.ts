@@ -1,4 +1,4 @@
-import rateLimit from '@fastify/rate-limit'
+import rateLimit, { normalizeIP } from '@fastify/rate-limit'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod'
 import type { Config } from './config.js'
@@ -49,6 +49,8 @@ export async function buildApp({ config, store, logStream, now = Date.now }: Bui
   await app.register(auth)
   await app.register(rateLimit, {
     global: false,
+    // The plugin's default key runs its IPv6 subnet regex on every request; only IPv6 needs it.
+    keyGenerator: (request) => (request.ip.includes(':') ? normalizeIP(request.ip) : request.ip),
     errorResponseBuilder: (_request, context) =>
       new BaseError(429, 'rate_limited', `Too many requests; retry in ${context.after}`),
   })

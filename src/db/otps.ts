@@ -24,12 +24,41 @@ const columns = `code, team_id AS teamId, ref_id AS refId, chip_uid AS chipUid, 
 
 export type OtpInsert = Omit<OtpRow, 'usedAt' | 'usedFor'>
 
+/** An OTP with what it targets, in one row: GET /otps/:id is a hot, unauthenticated read. */
+export type OtpDetailRow = Pick<OtpRow, 'code' | 'type' | 'createdAt' | 'expiresAt' | 'usedAt'> & {
+  tokenChainId: number | null
+  tokenContract: string | null
+  tokenTokenId: string | null
+  proofId: number | null
+  proofEventId: number | null
+  proofStatus: string | null
+  eventId: number | null
+  eventName: string | null
+  eventTokenId: string | null
+  eventCreatedAt: number | null
+  eventChainId: number | null
+  eventContract: string | null
+}
+
 export function createOtpsRepository(db: Db) {
   const insert = db.prepare(
     `INSERT INTO otps (code, team_id, ref_id, chip_uid, type, token_id, proof_event_id, guestbook_event_id, created_at, expires_at)
      VALUES (@code, @teamId, @refId, @chipUid, @type, @tokenId, @proofEventId, @guestbookEventId, @createdAt, @expiresAt)`,
   )
   const byCode = db.prepare<[string], OtpRow>(`SELECT ${columns} FROM otps WHERE code = ?`)
+  const detail = db.prepare<[string], OtpDetailRow>(
+    `SELECT o.code, o.type, o.created_at AS createdAt, o.expires_at AS expiresAt, o.used_at AS usedAt,
+       t.chain_id AS tokenChainId, t.contract_address AS tokenContract, t.token_id AS tokenTokenId,
+       p.id AS proofId, p.proof_event_id AS proofEventId, p.status AS proofStatus,
+       e.id AS eventId, e.name AS eventName, e.token_id AS eventTokenId, e.created_at AS eventCreatedAt,
+       c.chain_id AS eventChainId, c.address AS eventContract
+     FROM otps o
+     LEFT JOIN tokens t ON t.id = o.token_id
+     LEFT JOIN proof_events p ON p.id = o.proof_event_id
+     LEFT JOIN guestbook_events e ON e.id = o.guestbook_event_id
+     LEFT JOIN guestbook_contracts c ON c.id = e.contract_id
+     WHERE o.code = ?`,
+  )
   const use = db.prepare<[number, string, string]>(
     'UPDATE otps SET used_at = ?, used_for = ? WHERE code = ? AND used_at IS NULL',
   )
@@ -37,6 +66,7 @@ export function createOtpsRepository(db: Db) {
   return {
     insert: (o: OtpInsert) => insert.run(o),
     get: (code: string) => byCode.get(code),
+    getDetail: (code: string) => detail.get(code),
     /** @returns true when this call used the code, false when it had been used already */
     markUsed: (code: string, usedFor: string, now: number) => use.run(now, usedFor, code).changes === 1,
     delete: (code: string, teamId: number) => remove.run(code, teamId).changes === 1,

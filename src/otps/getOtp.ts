@@ -30,29 +30,28 @@ export type OtpView = {
  * @throws NotFoundError for an unknown or deleted code
  */
 export function getOtp(store: Store, p: { code: string; now: number }): OtpView {
-  const otp = store.otps.get(p.code)
-  if (!otp) throw new NotFoundError('otp_not_found', 'No OTP with this code')
+  const o = store.otps.getDetail(p.code)
+  if (!o) throw new NotFoundError('otp_not_found', 'No OTP with this code')
   const view: OtpView = {
-    otp: otp.code,
-    isExpired: otp.usedAt !== null || p.now >= otp.expiresAt,
-    expiresAt: iso(otp.expiresAt),
-    createdAt: iso(otp.createdAt),
-    type: otp.type,
+    otp: o.code,
+    isExpired: o.usedAt !== null || p.now >= o.expiresAt,
+    expiresAt: iso(o.expiresAt),
+    createdAt: iso(o.createdAt),
+    type: o.type,
   }
-  if (otp.usedAt !== null) view.usedAt = iso(otp.usedAt)
-  const token = otp.tokenId === null ? undefined : store.tokens.get(otp.tokenId)
-  if (token) view.linkedToken = { contractAddress: token.contractAddress, chainId: token.chainId, tokenId: token.tokenId }
-  const proofEvent = otp.proofEventId === null ? undefined : store.proofEvents.get(otp.proofEventId)
-  if (proofEvent) view.proofEvent = { id: proofEvent.id, proofEventId: proofEvent.proofEventId, status: proofEvent.status }
-  const event = otp.guestbookEventId === null ? undefined : store.guestbook.getEvent(otp.guestbookEventId)
-  if (event)
+  if (o.usedAt !== null) view.usedAt = iso(o.usedAt)
+  if (o.tokenChainId !== null)
+    view.linkedToken = { contractAddress: o.tokenContract!, chainId: o.tokenChainId, tokenId: o.tokenTokenId! }
+  if (o.proofId !== null)
+    view.proofEvent = { id: o.proofId, proofEventId: o.proofEventId!, status: o.proofStatus as ProofEventStatus }
+  if (o.eventId !== null)
     view.guestbookEvent = {
-      id: event.id,
-      name: event.name,
-      contractAddress: event.contractAddress,
-      chainId: event.chainId,
-      tokenId: event.tokenId,
-      createdAt: iso(event.createdAt),
+      id: o.eventId,
+      name: o.eventName!,
+      contractAddress: o.eventContract,
+      chainId: o.eventChainId!,
+      tokenId: o.eventTokenId!,
+      createdAt: iso(o.eventCreatedAt!),
     }
   return view
 }

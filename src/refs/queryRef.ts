@@ -49,16 +49,17 @@ type Codes = { chip?: string; token?: string; proofEvents: Map<number, string>; 
  *
  * The conditional UPDATE inside BEGIN IMMEDIATE decides the winner, so
  * exactly one query wins even across server processes on one data dir.
+ * Consuming queries share commits with their neighbours (store.batch).
  *
  * @throws NotFoundError for an unknown ref
  */
-export function queryRef(store: Store, p: QueryRefParameters): RefView {
+export async function queryRef(store: Store, p: QueryRefParameters): Promise<RefView> {
   const ref = store.refs.get(p.refId)
   if (!ref) throw new NotFoundError('ref_not_found', 'No ref with this id')
   const mayConsume = ref.consumedAt === null && (ref.linksModule === 0 || p.callerTeamId === ref.teamId)
   if (!mayConsume) return render(ref, loadTargets(store, ref.chipUid), null, p.includeMetadata)
 
-  return store.tx(() => {
+  return store.batch(() => {
     const targets = loadTargets(store, ref.chipUid)
     if (!store.refs.consume(ref.id, p.now)) return render(ref, targets, null, p.includeMetadata)
     return render(ref, targets, issueOtps(store, ref, targets, p), p.includeMetadata)

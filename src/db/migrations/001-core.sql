@@ -117,6 +117,8 @@ CREATE TABLE guestbook_event_chips (
 );
 CREATE INDEX guestbook_event_chips_chip ON guestbook_event_chips(chip_uid);
 
+-- refs and otps are keyed by their random text ids and written on the hot
+-- path; WITHOUT ROWID keeps each row in its key's b-tree (one write, not two).
 -- source says how the tap reached us (operator, phone, station); links_module
 -- refs only validate for their own team's API key.
 CREATE TABLE refs (
@@ -129,7 +131,7 @@ CREATE TABLE refs (
   counter       INTEGER,
   created_at    INTEGER NOT NULL,
   consumed_at   INTEGER
-);
+) WITHOUT ROWID;
 
 -- An OTP targets exactly one thing: a token (or, for an unlinked chip, the chip
 -- itself), a proof event, or a guestbook event.
@@ -146,7 +148,7 @@ CREATE TABLE otps (
   expires_at         INTEGER NOT NULL,
   used_at            INTEGER,
   used_for           TEXT
-);
+) WITHOUT ROWID;
 CREATE INDEX otps_ref ON otps(ref_id);
 
 CREATE TABLE claim_registrations (
