@@ -68,6 +68,26 @@ const commands: Record<string, CommandSpec> = {
     },
     load: () => import('./commands/tap.js'),
   },
+  sun: {
+    usage: 'sun verify URL --meta-key HEX --file-key HEX […]',
+    summary: 'Check one tap URL against SUN keys (no database; docs/sun-verify.md)',
+    options: {
+      'meta-key': { type: 'string', value: 'HEX', description: 'SDM meta read key (32 hex); never printed' },
+      'file-key': { type: 'string', value: 'HEX', description: 'SDM file read key (32 hex); never printed' },
+      mode: { type: 'string', value: 'aes|lrp', description: "The chip's mode (default: from the PICCData length)" },
+      'picc-param': { type: 'string', value: 'P', description: 'PICCData parameter (default: e, picc_data)' },
+      'mac-param': { type: 'string', value: 'M', description: 'SDMMAC parameter (default: c, cmac)' },
+      'enc-param': { type: 'string', value: 'E', description: 'Encrypted file data parameter (default: d, enc)' },
+      'picc-offset': { type: 'string', value: 'N', description: 'PICCDataOffset, counted in the NDEF file (decimal or 0x hex)' },
+      'enc-offset': { type: 'string', value: 'N', description: 'SDMENCOffset (with --enc-length)' },
+      'enc-length': { type: 'string', value: 'N', description: 'SDMENCLength in ASCII characters (multiple of 32)' },
+      'mac-input-offset': { type: 'string', value: 'N', description: 'SDMMACInputOffset (= --mac-offset for an empty MAC input)' },
+      'mac-offset': { type: 'string', value: 'N', description: 'SDMMACOffset' },
+      'uri-prefix-code': { type: 'string', value: 'HEX', description: 'URI identifier code (default: 01–04 from the URL, else 00)' },
+      ntag21x: { type: 'boolean', description: 'Accept an NTAG 21x mirror (no MAC) as valid, unauthenticated' },
+    },
+    load: () => import('./commands/sunVerify.js'),
+  },
 }
 
 function optionLines(options: Record<string, OptionSpec>): string[] {
