@@ -4,6 +4,7 @@ import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod
 import type { Config } from './config.js'
 import type { Store } from './db/store.js'
 import { BaseError } from './errors.js'
+import { loadGatewaySecret } from './keys/gatewaySecret.js'
 import { loggerOptions } from './logger.js'
 import auth from './plugins/auth.js'
 import errorHandler from './plugins/errorHandler.js'
@@ -15,6 +16,7 @@ import health from './routes/health.js'
 import otps from './routes/otps.js'
 import phygitals from './routes/phygitals.js'
 import refs from './routes/refs.js'
+import { createKeyring } from './taps/createKeyring.js'
 import { version } from './version.js'
 
 export type BuildAppOptions = {
@@ -44,7 +46,8 @@ export async function buildApp({ config, store, logStream, now = Date.now }: Bui
   app.setValidatorCompiler(validatorCompiler)
   app.setSerializerCompiler(serializerCompiler)
 
-  await app.register(services, { services: { store, config, now, version } })
+  const secret = loadGatewaySecret({ dataDir: config.dataDir, secretHex: config.secret })
+  await app.register(services, { services: { store, config, now, version, secret, keyring: createKeyring(store, secret) } })
   await app.register(errorHandler)
   await app.register(auth)
   await app.register(rateLimit, {

@@ -17,6 +17,15 @@ export const ConfigSchema = z
     /** Create and print a demo team on a data dir that has no team yet. */
     demo: bool.default(true),
     otpTtlSeconds: positiveInt.default(30 * 60),
+    /** Seals chip keys at rest; default: <dataDir>/secret.key, created with mode 0600. */
+    secret: z
+      .string()
+      .regex(/^[0-9a-fA-F]{64}$/, 'Must be 64 hex characters (32 bytes)')
+      .optional(),
+    /** Path the chips' SDM URLs point at. */
+    tapPath: z.string().regex(/^\/[\w\-./]*$/, 'Must be a URL path starting with /').default('/tap'),
+    /** The gateway's public origin (e.g. https://tap.example.com), used to rebuild the URL a chip wrote; default: from the request. */
+    publicBaseUrl: z.url({ protocol: /^https?$/ }).optional(),
     rateLimit: z
       .object({
         max: positiveInt.default(120),
@@ -45,6 +54,9 @@ const envSettings: ReadonlyArray<readonly [string, readonly string[]]> = [
   ['TAPGATE_LOG_LEVEL', ['logLevel']],
   ['TAPGATE_DEMO', ['demo']],
   ['TAPGATE_OTP_TTL_SECONDS', ['otpTtlSeconds']],
+  ['TAPGATE_SECRET', ['secret']],
+  ['TAPGATE_TAP_PATH', ['tapPath']],
+  ['TAPGATE_PUBLIC_BASE_URL', ['publicBaseUrl']],
   ['TAPGATE_RATE_LIMIT_MAX', ['rateLimit', 'max']],
   ['TAPGATE_RATE_LIMIT_WINDOW_MS', ['rateLimit', 'windowMs']],
   ['TAPGATE_CLAIM_DELAY_SECONDS', ['claim', 'delaySeconds']],

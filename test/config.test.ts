@@ -13,6 +13,7 @@ const defaults: Config = {
   logLevel: 'info',
   demo: true,
   otpTtlSeconds: 1800,
+  tapPath: '/tap',
   rateLimit: { max: 120, windowMs: 60_000 },
   claim: { delaySeconds: 0, windowSeconds: 86_400 },
 }

@@ -10,10 +10,15 @@ export type ChipRow = {
   lastCounter: number | null
   redirectUrl: string | null
   createdAt: number
+  profileId: number | null
+  randomUid: number
+  /** Sealed per-chip SDM file read key (key scheme per_chip). */
+  fileKey: Buffer | null
+  keyVersion: number
 }
 
-const columns =
-  'uid, team_id AS teamId, group_id AS groupId, kind, last_counter AS lastCounter, redirect_url AS redirectUrl, created_at AS createdAt'
+const columns = `uid, team_id AS teamId, group_id AS groupId, kind, last_counter AS lastCounter, redirect_url AS redirectUrl,
+  created_at AS createdAt, profile_id AS profileId, random_uid AS randomUid, file_key AS fileKey, key_version AS keyVersion`
 
 export function createChipsRepository(db: Db) {
   const insert = db.prepare<[string, number, number | null, ChipKind, string | null, number]>(
@@ -25,6 +30,14 @@ export function createChipsRepository(db: Db) {
   const byUid = db.prepare<[string], ChipRow>(`SELECT ${columns} FROM chips WHERE uid = ?`)
   const byTeam = db.prepare<[number], ChipRow>(`SELECT ${columns} FROM chips WHERE team_id = ? ORDER BY uid`)
   const setRedirect = db.prepare<[string | null, string]>('UPDATE chips SET redirect_url = ? WHERE uid = ?')
+  const setVerification = db.prepare(
+    `UPDATE chips SET profile_id = @profileId, random_uid = @randomUid, file_key = @fileKey, key_version = @keyVersion
+     WHERE uid = @uid`,
+  )
+  // Only ever forward: the WHERE clause is the replay check's last line of defence.
+  const advance = db.prepare<[number, string, number]>(
+    'UPDATE chips SET last_counter = ? WHERE uid = ? AND (last_counter IS NULL OR last_counter < ?)',
+  )
   return {
     insert: (c: { uid: string; teamId: number; groupId: number | null; kind: ChipKind; redirectUrl: string | null; now: number }) =>
       insert.run(c.uid, c.teamId, c.groupId, c.kind, c.redirectUrl, c.now),
@@ -33,5 +46,9 @@ export function createChipsRepository(db: Db) {
     get: (uid: string) => byUid.get(uid),
     listByTeam: (teamId: number) => byTeam.all(teamId),
     setRedirectUrl: (uid: string, url: string | null) => setRedirect.run(url, uid),
+    setVerification: (c: { uid: string; profileId: number | null; randomUid: boolean; fileKey: Buffer | null; keyVersion: number }) =>
+      setVerification.run({ ...c, randomUid: c.randomUid ? 1 : 0 }),
+    /** @returns true when the counter moved forward */
+    advanceCounter: (uid: string, counter: number) => advance.run(counter, uid, counter).changes === 1,
   }
 }

@@ -1,5 +1,6 @@
 import { createApiKeysRepository } from './apiKeys.js'
 import { createChipGroupsRepository } from './chipGroups.js'
+import { createChipProfilesRepository } from './chipProfiles.js'
 import { createChipsRepository } from './chips.js'
 import { createClaimRegistrationsRepository } from './claimRegistrations.js'
 import { createGroupCommit } from './groupCommit.js'
@@ -8,6 +9,7 @@ import { openDatabase, type Db } from './openDatabase.js'
 import { createOtpsRepository } from './otps.js'
 import { createProofEventsRepository } from './proofEvents.js'
 import { createRefsRepository } from './refs.js'
+import { createStationsRepository } from './stations.js'
 import { createTapLogRepository } from './tapLog.js'
 import { createTeamsRepository } from './teams.js'
 import { createTokensRepository } from './tokens.js'
@@ -40,6 +42,8 @@ export function createStore(db: Db) {
     otps: createOtpsRepository(db),
     claimRegistrations: createClaimRegistrationsRepository(db),
     tapLog: createTapLogRepository(db),
+    chipProfiles: createChipProfilesRepository(db),
+    stations: createStationsRepository(db),
     tx<T>(fn: () => T): T {
       return immediate(fn) as T
     },

@@ -2,6 +2,7 @@ import fp from 'fastify-plugin'
 import type { Config } from '../config.js'
 import type { Store } from '../db/store.js'
 import type { EnsResolver } from '../phygitals/resolveRecipient.js'
+import type { Keyring } from '../taps/createKeyring.js'
 
 export type Services = {
   store: Store
@@ -10,6 +11,10 @@ export type Services = {
   now: () => number
   /** package.json version, for /health and the OpenAPI document. */
   version: string
+  /** Seals chip keys at rest. */
+  secret: Buffer
+  /** Chip profiles with their keys opened, for tap verification. */
+  keyring: Keyring
   /** Present once a mainnet RPC is configured (chain layer). */
   ens?: EnsResolver
 }

@@ -1,7 +1,11 @@
+import type { ChipRow } from '../db/chips.js'
 import type { RefSource } from '../db/refs.js'
 import type { Store } from '../db/store.js'
-import { NotFoundError } from '../errors.js'
 import { newPublicId } from '../ids.js'
+import { TapRejectedError, type TapRejectReason } from '../taps/tapErrors.js'
+
+/** SDMReadCtr is 3 bytes; at its maximum the chip cannot produce a fresh tap any more. */
+export const COUNTER_LIMIT = 0xffffff
 
 export type RecordTapParameters = {
   uid: string
@@ -10,36 +14,43 @@ export type RecordTapParameters = {
   authenticated: boolean
   linksModule?: boolean
   counter?: number | null
+  /** Require `counter` to be strictly above the chip's last accepted one (verified taps). */
+  freshCounter?: boolean
+  /** Extra checks on the chip inside the transaction (e.g. the station's team); return a rejection or null. */
+  check?: (chip: ChipRow) => { reason: TapRejectReason; detail: string } | null
   detail?: string | null
   now: number
 }
 
-export type RecordTapReturnType = { refId: string; teamId: number }
+export type RecordTapReturnType = { refId: string; teamId: number; chip: ChipRow }
 
 /**
- * Turns an accepted tap into a ref and writes it to the tap log, in one
- * transaction. An unknown chip is logged as rejected and reported as 404.
+ * Turns an accepted tap into a ref and writes the tap log, in one BEGIN
+ * IMMEDIATE transaction: the counter check and its update cannot interleave
+ * with another process's, so a replayed URL is refused however fast it comes.
+ * Every tap source (operator, phone, station) ends here.
  *
- * Verification (SUN MAC, counters) happens before this is called; this is the
- * single place every tap source ends up creating refs.
- *
+ * @throws TapRejectedError (unknown_chip, no_counter, counter_replay, counter_limit, or the `check`'s reason), after logging it
  * @example
  * const { refId } = recordTap(store, { uid: '04DE5F1EACC040', source: 'operator', authenticated: false, now: Date.now() })
  */
 export function recordTap(store: Store, p: RecordTapParameters): RecordTapReturnType {
+  const counter = p.counter ?? null
   const result = store.tx(() => {
     const chip = store.chips.get(p.uid)
-    const log = {
-      at: p.now,
-      source: p.source,
-      chipUid: p.uid,
-      authenticated: p.authenticated,
-      counter: p.counter ?? null,
-      detail: p.detail ?? null,
+    const log = { at: p.now, source: p.source, chipUid: p.uid, authenticated: p.authenticated, counter }
+    const reject = (reason: TapRejectReason, detail: string) => {
+      store.tapLog.insert({ ...log, teamId: chip?.teamId ?? null, accepted: false, reason, refId: null, detail })
+      return { rejected: new TapRejectedError(reason, detail, p.uid) }
     }
-    if (!chip) {
-      store.tapLog.insert({ ...log, teamId: null, accepted: false, reason: 'unknown_chip', refId: null })
-      return null
+    if (!chip) return reject('unknown_chip', `no chip with UID ${p.uid} is registered`)
+    const checked = p.check?.(chip)
+    if (checked) return reject(checked.reason, checked.detail)
+    if (p.freshCounter) {
+      if (counter === null) return reject('no_counter', 'the message mirrors no SDMReadCtr, so replays cannot be detected')
+      if (counter >= COUNTER_LIMIT) return reject('counter_limit', `counter ${counter} is at the 24-bit limit`)
+      if (!store.chips.advanceCounter(chip.uid, counter))
+        return reject('counter_replay', `counter ${counter} is not above the last accepted counter ${chip.lastCounter}`)
     }
     const refId = newPublicId()
     store.refs.insert({
@@ -49,13 +60,13 @@ export function recordTap(store: Store, p: RecordTapParameters): RecordTapReturn
       source: p.source,
       authenticated: p.authenticated,
       linksModule: p.linksModule ?? false,
-      counter: p.counter ?? null,
+      counter,
       now: p.now,
     })
-    store.tapLog.insert({ ...log, teamId: chip.teamId, accepted: true, reason: 'accepted', refId })
-    return { refId, teamId: chip.teamId }
+    store.tapLog.insert({ ...log, teamId: chip.teamId, accepted: true, reason: 'accepted', refId, detail: p.detail ?? null })
+    return { ok: { refId, teamId: chip.teamId, chip } }
   })
   // Thrown after the commit so the rejected tap stays in the log.
-  if (!result) throw new NotFoundError('chip_not_found', `No chip with UID ${p.uid} is registered`)
-  return result
+  if ('rejected' in result) throw result.rejected
+  return result.ok
 }

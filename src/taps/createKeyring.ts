@@ -1,0 +1,107 @@
+import type { ChipRow } from '../db/chips.js'
+import type { ChipProfileRow } from '../db/chipProfiles.js'
+import type { Store } from '../db/store.js'
+import { openKey } from '../keys/sealKey.js'
+import {
+  an10922Input,
+  createSunVerifier,
+  deriveBoltCardKeys,
+  deriveSdmBackendMetaKey,
+  deriveSdmBackendTagKey,
+  diversifyAn10922,
+  type SunLayout,
+  type SunVerifier,
+} from '../sun/index.js'
+
+/** A profile ready to verify taps: keys opened once, verifier (and its cipher objects) kept. */
+export type ProfileEntry = {
+  profile: ChipProfileRow
+  layout: SunLayout | undefined
+  verifier: SunVerifier
+  /** The chip's SDM file read key under this profile's key scheme. */
+  fileKeyFor: (chip: ChipRow) => Buffer
+}
+
+export type Keyring = {
+  /** Every profile, refreshed when any profile changed (also from another process). */
+  profiles: () => ProfileEntry[]
+  byId: (id: number) => ProfileEntry | undefined
+}
+
+export const profileKeyContext = (id: number, slot: 'meta' | 'file' | 'master') => `profile:${id}:${slot}`
+export const chipKeyContext = (uid: string) => `chip:${uid}:file`
+
+/**
+ * Opens the sealed keys of every chip profile and builds one SunVerifier per
+ * profile. Rebuilt lazily when the profiles' fingerprint changes, so a profile
+ * edited with the CLI takes effect without a restart; keys stay in this
+ * process's memory only.
+ *
+ * @example
+ * const keyring = createKeyring(store, secret)
+ * for (const entry of keyring.profiles()) entry.verifier.readPiccData(piccHex)
+ */
+export function createKeyring(store: Store, secret: Buffer): Keyring {
+  let version: string | null = null
+  let entries: ProfileEntry[] = []
+  let byId = new Map<number, ProfileEntry>()
+
+  const refresh = () => {
+    const current = store.chipProfiles.version()
+    if (current === version) return
+    entries = store.chipProfiles.list().map((profile) => buildEntry(profile, secret))
+    byId = new Map(entries.map((e) => [e.profile.id, e]))
+    version = current
+  }
+  return {
+    profiles: () => (refresh(), entries),
+    byId: (id) => (refresh(), byId.get(id)),
+  }
+}
+
+function buildEntry(profile: ChipProfileRow, secret: Buffer): ProfileEntry {
+  const open = (slot: 'meta' | 'file' | 'master', blob: Buffer | null) => {
+    if (!blob) throw new Error(`chip profile ${profile.name} has no ${slot} key for key scheme ${profile.keyScheme}`)
+    return openKey(secret, blob, profileKeyContext(profile.id, slot))
+  }
+  const master = profile.masterKey ? open('master', profile.masterKey) : null
+  let metaKey: Buffer | undefined
+  let fileKeyFor: (chip: ChipRow) => Buffer
+  switch (profile.keyScheme) {
+    case 'static': {
+      const fileKey = open('file', profile.fileKey)
+      metaKey = profile.metaKey ? open('meta', profile.metaKey) : undefined
+      fileKeyFor = () => fileKey
+      break
+    }
+    case 'per_chip':
+      metaKey = profile.metaKey ? open('meta', profile.metaKey) : undefined
+      fileKeyFor = (chip) => {
+        if (!chip.fileKey) throw new Error(`chip ${chip.uid} has no file key (profile ${profile.name} keeps keys per chip)`)
+        return openKey(secret, chip.fileKey, chipKeyContext(chip.uid))
+      }
+      break
+    case 'an10922':
+      // AN10922 diversifies the file key per UID; the meta key cannot be (it reveals the UID).
+      metaKey = profile.metaKey ? open('meta', profile.metaKey) : undefined
+      fileKeyFor = (chip) => diversifyAn10922({ masterKey: master!, m: an10922Input({ uid: chip.uid }) })
+      break
+    case 'sdm_backend':
+      metaKey = deriveSdmBackendMetaKey({ masterKey: open('master', profile.masterKey) })
+      fileKeyFor = (chip) => deriveSdmBackendTagKey({ masterKey: master!, uid: chip.uid, keyNo: 2 })
+      break
+    case 'boltcard': {
+      const issuerKey = open('master', profile.masterKey)
+      metaKey = deriveBoltCardKeys({ issuerKey, uid: '00000000000000', version: 1 }).k1
+      fileKeyFor = (chip) => deriveBoltCardKeys({ issuerKey, uid: chip.uid, version: chip.keyVersion }).k2
+      break
+    }
+  }
+  if (profile.keyScheme === 'an10922' && !master) throw new Error(`chip profile ${profile.name} has no master key`)
+  return {
+    profile,
+    layout: profile.layout === null ? undefined : (JSON.parse(profile.layout) as SunLayout),
+    verifier: createSunVerifier({ metaKey, mode: profile.mode }),
+    fileKeyFor,
+  }
+}

@@ -1,0 +1,145 @@
+import type { ChipRow } from '../db/chips.js'
+import type { Store } from '../db/store.js'
+import { recordTap } from '../refs/recordTap.js'
+import { extractSunFields, type ExtractSunFieldsReturnType } from '../sun/index.js'
+import type { Keyring, ProfileEntry } from './createKeyring.js'
+import { TapRejectedError, type TapRejectReason } from './tapErrors.js'
+
+export type VerifyTapParameters = {
+  /** The full URL the chip produced (phone: rebuilt from the request; station: the NDEF URL read). */
+  url: string
+  source: 'phone' | 'station'
+  /** Station taps: the UID the reader saw over RF, which must match the one inside the message. */
+  rfUid?: string
+  /** Station taps: only this team's chips count. */
+  teamId?: number
+  now: number
+}
+
+export type VerifiedTap = {
+  refId: string
+  uid: string
+  counter: number | null
+  mode: 'aes' | 'lrp' | 'ntag21x'
+  authenticated: boolean
+  fileData: string | null
+  chip: ChipRow
+}
+
+type Verdict =
+  | { ok: true; uid: string; counter: number | null; mode: VerifiedTap['mode']; authenticated: boolean; fileData: string | null }
+  | { ok: false; reason: TapRejectReason; detail: string; uid: string | null }
+
+/**
+ * Verifies a tap URL and turns it into a ref: decrypt (trying each chip profile,
+ * since the UID is inside the encrypted PICCData) → find the chip by UID, which
+ * must use that profile → check the MAC with the chip's file key → check the
+ * counter is strictly greater than the last accepted one and advance it, in one
+ * transaction → log → ref. Every refusal is logged with its reason.
+ *
+ * @throws TapRejectedError with a specific reason
+ * @example
+ * const tap = verifyTap(store, keyring, { url, source: 'phone', now: Date.now() })
+ */
+export function verifyTap(store: Store, keyring: Keyring, p: VerifyTapParameters): VerifiedTap {
+  const verdict = judge(store, keyring, p)
+  if (!verdict.ok) {
+    store.tapLog.insert({
+      at: p.now,
+      source: p.source,
+      chipUid: verdict.uid,
+      teamId: verdict.uid === null ? null : (store.chips.get(verdict.uid)?.teamId ?? null),
+      accepted: false,
+      authenticated: false,
+      reason: verdict.reason,
+      counter: null,
+      refId: null,
+      detail: verdict.detail,
+    })
+    throw new TapRejectedError(verdict.reason, verdict.detail, verdict.uid)
+  }
+  const { refId, chip } = recordTap(store, {
+    uid: verdict.uid,
+    source: p.source,
+    authenticated: verdict.authenticated,
+    counter: verdict.counter,
+    // Verified taps must carry a fresh counter; an NTAG 21x mirror is checked whenever it mirrors one.
+    freshCounter: verdict.authenticated || verdict.counter !== null,
+    check: (chip) => stationCheck(chip, p),
+    detail: verdict.mode,
+    now: p.now,
+  })
+  return { refId, chip, uid: verdict.uid, counter: verdict.counter, mode: verdict.mode, authenticated: verdict.authenticated, fileData: verdict.fileData }
+}
+
+function stationCheck(chip: ChipRow, p: VerifyTapParameters): { reason: TapRejectReason; detail: string } | null {
+  // Another team's chip on this team's station is, to this station, an unknown chip.
+  if (p.teamId !== undefined && chip.teamId !== p.teamId) return { reason: 'unknown_chip', detail: `chip ${chip.uid} is not registered to this station's team` }
+  if (p.rfUid !== undefined && chip.randomUid === 0 && p.rfUid !== chip.uid)
+    return { reason: 'uid_mismatch', detail: `the reader saw UID ${p.rfUid} but the message is from chip ${chip.uid}: a copied URL` }
+  return null
+}
+
+/** Decides a URL against every profile; the most specific failure wins when none accepts it. */
+function judge(store: Store, keyring: Keyring, p: VerifyTapParameters): Verdict {
+  const profiles = keyring.profiles()
+  let best: Verdict = { ok: false, reason: 'not_sun_message', detail: 'no chip profile decrypts this message', uid: null }
+  const consider = (v: Verdict) => {
+    if (!v.ok && rank(v.reason) > rank(best.ok ? 'malformed' : best.reason)) best = v
+  }
+  for (const entry of profiles.length > 0 ? profiles : [undefined]) {
+    const fields = extractSunFields(p.url, entry?.layout)
+    const verdict = judgeFields(store, entry, fields)
+    if (verdict.ok) return verdict
+    consider(verdict)
+  }
+  return best
+}
+
+// Later in the pipeline = more specific: a MAC failure on a known chip says more than "malformed".
+const order: TapRejectReason[] = ['malformed', 'mode_mismatch', 'not_sun_message', 'no_mac', 'no_counter', 'unknown_chip', 'mac_mismatch']
+const rank = (reason: TapRejectReason) => order.indexOf(reason)
+
+function judgeFields(store: Store, entry: ProfileEntry | undefined, fields: ExtractSunFieldsReturnType): Verdict {
+  if (!fields.ok) return { ok: false, reason: fields.reason, detail: fields.detail, uid: null }
+  switch (fields.kind) {
+    case 'ntag21x': {
+      // No MAC: only chips registered as NTAG 21x may tap this way, and the tap is marked unauthenticated.
+      if (fields.uid === null) return { ok: false, reason: 'malformed', detail: 'the mirror carries no UID', uid: null }
+      const chip = store.chips.get(fields.uid)
+      if (!chip) return { ok: false, reason: 'unknown_chip', detail: `no chip with UID ${fields.uid} is registered`, uid: fields.uid }
+      if (chip.kind !== 'ntag21x')
+        return { ok: false, reason: 'no_mac', detail: `chip ${chip.uid} is an NTAG 424 DNA: its taps must carry a MAC`, uid: chip.uid }
+      return { ok: true, uid: chip.uid, counter: fields.counter, mode: 'ntag21x', authenticated: false, fileData: null }
+    }
+    case 'plain_mirror': {
+      const chip = store.chips.get(fields.uid)
+      if (!chip) return { ok: false, reason: 'unknown_chip', detail: `no chip with UID ${fields.uid} is registered`, uid: fields.uid }
+      const own = chipEntry(chip, entry)
+      if (!own) return { ok: false, reason: 'not_sun_message', detail: `chip ${chip.uid} does not use this profile`, uid: chip.uid }
+      const result = own.verifier.verifyPlainMirror(fields, { fileKey: own.fileKeyFor(chip) })
+      if (!result.valid) return { ok: false, reason: result.reason, detail: result.detail, uid: chip.uid }
+      return { ok: true, uid: chip.uid, counter: result.counter, mode: result.mode, authenticated: true, fileData: null }
+    }
+    case 'sun': {
+      if (!entry) return { ok: false, reason: 'not_sun_message', detail: 'no chip profile is configured, so no key can decrypt this message', uid: null }
+      const picc = entry.verifier.readPiccData(fields.piccData)
+      if (!picc.ok) return { ok: false, reason: picc.reason, detail: picc.detail, uid: null }
+      if (picc.uid === null)
+        return { ok: false, reason: 'malformed', detail: 'the PICCData mirrors no UID, so the chip cannot be identified', uid: null }
+      const chip = store.chips.get(picc.uid)
+      if (!chip) return { ok: false, reason: 'unknown_chip', detail: `no chip with UID ${picc.uid} is registered`, uid: picc.uid }
+      // A wrong meta key decrypts to a plausible UID about once in a hundred tries; the chip's own profile settles it.
+      if (chip.profileId !== entry.profile.id)
+        return { ok: false, reason: 'not_sun_message', detail: `chip ${chip.uid} does not use profile ${entry.profile.name}`, uid: null }
+      const result = entry.verifier.verify(fields, { fileKey: entry.fileKeyFor(chip) })
+      if (!result.valid) return { ok: false, reason: result.reason, detail: result.detail, uid: chip.uid }
+      return { ok: true, uid: chip.uid, counter: result.counter, mode: result.mode, authenticated: true, fileData: result.fileData }
+    }
+  }
+}
+
+/** The profile a plain-mirror chip uses; the loop's profile only if it is the chip's own. */
+function chipEntry(chip: ChipRow, entry: ProfileEntry | undefined): ProfileEntry | undefined {
+  return entry && chip.profileId === entry.profile.id ? entry : undefined
+}
