@@ -382,7 +382,7 @@ describe('tap', () => {
     const result = await runCli(['tap', '--uid', '04aaaaaaaaaaaa'], dataDir)
     expect(result.code).toBe(1)
     expect(result.stdout).toBe('')
-    expect(result.stderr.trim()).toBe('tapgate: No chip with UID 04AAAAAAAAAAAA is registered')
+    expect(result.stderr.trim()).toBe('tapgate: This chip is not registered here. (no chip with UID 04AAAAAAAAAAAA is registered)')
     expect(open(dataDir).tapLog.byChip('04AAAAAAAAAAAA')).toEqual([
       expect.objectContaining({ source: 'operator', teamId: null, accepted: 0, authenticated: 0, reason: 'unknown_chip', refId: null }),
     ])

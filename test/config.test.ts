@@ -71,6 +71,7 @@ describe('loadConfig', () => {
       logLevel: 'warn',
       demo: false,
       otpTtlSeconds: 60,
+      tapPath: '/tap',
       rateLimit: { max: 5, windowMs: 1000 },
       claim: { delaySeconds: 30, windowSeconds: 600 },
     })

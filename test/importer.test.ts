@@ -131,6 +131,10 @@ describe('importData', () => {
       lastCounter: null,
       redirectUrl: null,
       createdAt: 1_000,
+      profileId: null,
+      randomUid: 0,
+      fileKey: null,
+      keyVersion: 1,
     })
     expect(store.chips.get('04AABBCCDDEE02')).toMatchObject({ groupId: auto.id, kind: 'ntag21x', redirectUrl: 'https://acme.example/chip-2' })
     expect(store.chips.get('04AABBCCDDEE03')).toMatchObject({ groupId: null, kind: 'ntag424' })

@@ -214,6 +214,10 @@ describe('two processes on one fresh data dir', () => {
       db.pragma('journal_mode = WAL')
       console.log(JSON.stringify(migrate(db)))
       db.close()`
+    // The file exists in WAL mode before the race: this test is about migrate(), not the WAL switch.
+    const setup = new Database(path.join(dataDir, 'tapgate.sqlite'))
+    setup.pragma('journal_mode = WAL')
+    setup.close()
     const startAt = Date.now() + 1500
     const results = await Promise.all([runNode(code, dataDir, startAt), runNode(code, dataDir, startAt)])
     for (const r of results) {
