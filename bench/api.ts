@@ -17,73 +17,29 @@
  * absolute numbers across machines or runs. Targets: ../shared/notes/targets.md.
  * A bench reports; it never fails the build (exit code 0 unless it could not run).
  */
-import { spawn, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
-import { createRequire } from 'node:module'
 import os from 'node:os'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import Database from 'better-sqlite3'
 import { ConfigSchema } from '../src/config.js'
 import { openStore } from '../src/db/store.js'
 import { newPublicId } from '../src/ids.js'
 import { importData, parseImportFile } from '../src/importer/importData.js'
+import { loadGatewaySecret } from '../src/keys/gatewaySecret.js'
 import { queryRef } from '../src/refs/queryRef.js'
 import { recordTap } from '../src/refs/recordTap.js'
+import { CONNECTIONS, fmt, printTable, ratioRows, runRounds, serverPid, startServers, stopServers, type Route } from './loopback.js'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10)
 const ROUNDS = 2
 const WARMUP_SECONDS = 1
 /** Refs for the write path; the run stops a refs phase early (and says so) rather than reuse one. */
 const REF_POOL = Number(process.env.BENCH_REFS ?? 200_000)
 const OTP_POOL = 1000
 const CHIP = '04BE4C4000AA01'
-const startTimeoutMs = 20_000
 /** Comma-separated subset of `otps,refs` (the bare route always runs). */
 const ONLY = process.env.BENCH_ROUTES?.split(',').map((r) => r.trim())
-/** A directory: the server process runs with --cpu-prof and writes its profile there. */
-const PROFILE_DIR = process.env.BENCH_PROFILE
 
-// autocannon ships no type declarations; this is the part of its programmatic API used here.
-type RequestParams = { method: string; path: string; headers: Record<string, string> }
-type AutocannonOptions = {
-  url: string
-  connections: number
-  duration: number
-  /** Stop after this many requests (autocannon then ignores duration; we stop it on time ourselves). */
-  amount?: number
-  verifyBody?: (body: string) => boolean
-  requests?: { setupRequest: (request: RequestParams) => RequestParams }[]
-}
-type AutocannonResult = {
-  requests: { average: number; total: number }
-  latency: { p99: number; average: number }
-  errors: number
-  timeouts: number
-  mismatches: number
-  non2xx: number
-  duration: number
-}
-type AutocannonInstance = PromiseLike<AutocannonResult> & { stop: () => void }
-const autocannon = createRequire(import.meta.url)('autocannon') as (opts: AutocannonOptions) => AutocannonInstance
-
-type Route = {
-  key: string
-  name: string
-  /** Minimum req/s as a fraction of the bare route's, from targets.md. */
-  target?: number
-  url: string
-  verifyBody: (body: string) => boolean
-  setupRequest?: (request: RequestParams) => RequestParams
-  /** For a route that uses up a pool: how many requests it can still make. */
-  remaining?: () => number
-}
-
-type Round = { reqPerSec: number; p99: number; requests: number; problems: string[] }
-
-const root = fileURLToPath(new URL('..', import.meta.url))
-let child: ChildProcess | undefined
 let dataDir: string | undefined
 
 async function seed(dir: string): Promise<{ refs: string[]; otps: string[] }> {
@@ -118,7 +74,7 @@ async function seed(dir: string): Promise<{ refs: string[]; otps: string[] }> {
           },
         ],
       }),
-      { config, now },
+      { config, now, secret: loadGatewaySecret({ dataDir: dir }) },
     )
     const teamId = store.teams.getByName('Bench')!.id
     // The write path's refs go straight in through the refs repository: one transaction, no tap log.
@@ -147,88 +103,6 @@ async function seed(dir: string): Promise<{ refs: string[]; otps: string[] }> {
   }
 }
 
-/** Starts bench/apiServer.ts and waits (bounded) for the JSON line with its two ports. */
-function startServers(dir: string): Promise<{ gateway: number; bare: number }> {
-  const profile = PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(PROFILE_DIR)}`] : []
-  const proc = spawn(process.execPath, [...profile, '--import', 'tsx', path.join(root, 'bench/apiServer.ts'), dir], {
-    cwd: root,
-    stdio: ['ignore', 'pipe', 'inherit'],
-  })
-  child = proc
-  let out = ''
-  return new Promise((resolve, reject) => {
-    const fail = (why: string) => {
-      clearTimeout(timer)
-      reject(new Error(`bench/apiServer.ts ${why}${out ? `; it printed: ${out}` : ''}`))
-    }
-    const timer = setTimeout(() => fail(`did not report its ports within ${startTimeoutMs} ms`), startTimeoutMs)
-    proc.once('error', (error) => fail(`could not be spawned: ${error.message}`))
-    proc.once('exit', (code, signal) => fail(`exited early (code ${code}, signal ${signal})`))
-    proc.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-      out += chunk
-      const line = out.split('\n').find((l) => l.startsWith('{'))
-      if (!line) return
-      clearTimeout(timer)
-      proc.removeAllListeners('exit')
-      resolve(JSON.parse(line) as { gateway: number; bare: number })
-    })
-  })
-}
-
-async function stopServers(): Promise<void> {
-  const proc = child
-  child = undefined
-  if (!proc || proc.pid === undefined || proc.exitCode !== null || proc.signalCode !== null) return
-  const exited = (ms: number) =>
-    new Promise<boolean>((resolve) => {
-      if (proc.exitCode !== null || proc.signalCode !== null) return resolve(true)
-      const timer = setTimeout(() => resolve(false), ms)
-      proc.once('exit', () => {
-        clearTimeout(timer)
-        resolve(true)
-      })
-    })
-  process.kill(proc.pid, 'SIGTERM')
-  if (!(await exited(5000))) {
-    process.kill(proc.pid, 'SIGKILL')
-    await exited(5000)
-  }
-}
-
-async function load(route: Route, seconds: number): Promise<Round> {
-  // A pool-bound route gets `amount` = what is left, so it can never send more requests than
-  // there are fresh refs, and a timer for the time bound (autocannon ignores duration with amount).
-  const amount = route.remaining?.()
-  const instance = autocannon({
-    url: route.url,
-    connections: CONNECTIONS,
-    duration: seconds,
-    ...(amount === undefined ? {} : { amount }),
-    verifyBody: route.verifyBody,
-    ...(route.setupRequest ? { requests: [{ setupRequest: route.setupRequest }] } : {}),
-  })
-  const timer = amount === undefined ? undefined : setTimeout(() => instance.stop(), seconds * 1000)
-  const r = await instance
-  clearTimeout(timer)
-  const problems = [
-    r.errors && `${r.errors} errors`,
-    r.timeouts && `${r.timeouts} timeouts`,
-    r.non2xx && `${r.non2xx} non-2xx`,
-    r.mismatches && `${r.mismatches} unexpected bodies`,
-  ].filter((p): p is string => typeof p === 'string')
-  return { reqPerSec: r.requests.average, p99: r.latency.p99, requests: r.requests.total, problems }
-}
-
-const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits })
-
-function printTable(rows: string[][]) {
-  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)))
-  for (const [i, row] of rows.entries()) {
-    console.log(row.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  '))
-    if (i === 0) console.log(widths.map((w) => '-'.repeat(w)).join('  '))
-  }
-}
-
 async function main() {
   console.log(`bench/api.ts: node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model.trim() ?? 'unknown'}), ${os.platform()} ${os.arch()}`)
   console.log(`${CONNECTIONS} connections, ${SECONDS} s per route in ${ROUNDS} rounds after a ${WARMUP_SECONDS} s warm-up each; best round reported`)
@@ -240,7 +114,7 @@ async function main() {
 
   t = performance.now()
   const ports = await startServers(dataDir)
-  console.log(`servers up in ${fmt(performance.now() - t)} ms (gateway :${ports.gateway}, bare :${ports.bare}, pid ${child?.pid})`)
+  console.log(`servers up in ${fmt(performance.now() - t)} ms (gateway :${ports.gateway}, bare :${ports.bare}, pid ${serverPid()})`)
 
   let nextRef = 0
   let refsRanOut = false
@@ -276,23 +150,15 @@ async function main() {
   ]
 
   const routes = allRoutes.filter((r) => r.key === 'bare' || !ONLY || ONLY.includes(r.key))
-  const best = new Map<Route, Round>()
-  const problems = new Map<Route, string[]>()
-  const runnable = (route: Route) => {
-    if (!route.remaining || route.remaining() >= CONNECTIONS) return true
-    refsRanOut = true
-    console.log(`  ${route.name}: skipped, its pool is used up (raise BENCH_REFS)`)
-    return false
-  }
-  for (const route of routes) if (runnable(route)) await load(route, WARMUP_SECONDS)
-  for (let round = 0; round < ROUNDS; round++)
-    for (const route of routes) {
-      if (!runnable(route)) continue
-      const r = await load(route, SECONDS / ROUNDS)
-      problems.set(route, [...(problems.get(route) ?? []), ...r.problems])
-      if (r.reqPerSec > (best.get(route)?.reqPerSec ?? -1)) best.set(route, r)
-      console.log(`  round ${round + 1} ${route.name}: ${fmt(r.reqPerSec)} req/s, p99 ${r.p99 === 0 ? '<1' : r.p99} ms${r.problems.length ? ` (${r.problems.join(', ')})` : ''}`)
-    }
+  const { best, problems } = await runRounds(routes, {
+    seconds: SECONDS,
+    rounds: ROUNDS,
+    warmupSeconds: WARMUP_SECONDS,
+    onSkip: (route) => {
+      refsRanOut = true
+      console.log(`  ${route.name}: skipped, its pool is used up (raise BENCH_REFS)`)
+    },
+  })
   await stopServers()
 
   // Every write-path request must have hit a fresh ref: count what the database consumed.
@@ -301,24 +167,7 @@ async function main() {
   const issued = (db.prepare('SELECT count(*) AS n FROM otps').get() as { n: number }).n - OTP_POOL
   db.close()
 
-  const bare = best.get(routes[0]!)!
-  const rows = [['route', 'req/s', 'p99 ms', 'ratio to bare', 'target', 'result']]
-  for (const route of routes) {
-    const r = best.get(route)
-    if (!r) {
-      rows.push([route.name, '-', '-', '-', route.target === undefined ? '' : `≥ ${route.target.toFixed(2)}`, 'NOT RUN'])
-      continue
-    }
-    const ratio = r.reqPerSec / bare.reqPerSec
-    rows.push([
-      route.name,
-      fmt(r.reqPerSec),
-      r.p99 === 0 ? '<1' : String(r.p99), // autocannon's latency histogram has 1 ms steps
-      route.target === undefined ? '1.00' : ratio.toFixed(2),
-      route.target === undefined ? '' : `≥ ${route.target.toFixed(2)}`,
-      route.target === undefined ? '' : ratio >= route.target ? 'PASS' : 'FAIL',
-    ])
-  }
+  const rows = ratioRows(routes, best)
   console.log('')
   printTable(rows)
   console.log('')
