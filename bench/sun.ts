@@ -1,7 +1,7 @@
 /**
  * SUN verification throughput on one core (this process, one thread).
  *
- *   npm run bench:sun            BENCH_SECONDS=5 npm run bench:sun
+ *   npm run bench:sun            BENCH_SECONDS=5 npm run bench:sun   (BENCH_NO_TAP=1: crypto only)
  *
  * Each figure verifies a pool of distinct pre-generated messages (several chips,
  * increasing counters), so no result can be cached. Machines are noisy: compare
@@ -9,7 +9,16 @@
  * absolute numbers across runs. Targets: docs in ../shared/notes/targets.md.
  */
 import { createCipheriv, createDecipheriv, randomBytes, timingSafeEqual } from 'node:crypto'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { ConfigSchema } from '../src/config.js'
+import { openStore } from '../src/db/store.js'
+import { importData, parseImportFile } from '../src/importer/importData.js'
+import { loadGatewaySecret } from '../src/keys/gatewaySecret.js'
 import { createSunVerifier, generateSunMessage, type GeneratedSunMessage, type SunMode } from '../src/sun/index.js'
+import { setChipVerification, upsertChipProfile } from '../src/taps/chipProfiles.js'
+import { printTable, ratioRows, runRounds, startServers, stopServers, type Route } from './loopback.js'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 2)
 const POOL = 512
@@ -157,12 +166,75 @@ function sunFigures(): Figure[] {
 }
 
 // ─── /tap over loopback ──────────────────────────────────────────────────────
-// Reserved for the gateway part of this bench (added with the /tap route): /tap
-// req/s with the replay check persisted, beside a bare Fastify route in the same
-// run (target ≥ 10k/s and ≥ 0.3× bare). Append its Figure rows to `figures` below.
+// The whole phone-tap path over HTTP: verify, replay check and counter update
+// persisted in SQLite, ref created. Measured beside a bare Fastify route in the
+// same run (target ≥ 10k/s and ≥ 0.3× bare). The URLs are pre-generated for many
+// chips in round-robin, so with 10 connections in flight no chip's counters ever
+// arrive out of order and every request is a fresh, accepted tap.
+
+const TAP_CHIPS = 2000
+const TAP_URLS = Number(process.env.BENCH_TAPS ?? 60_000)
+
+async function seedTaps(dir: string): Promise<string[]> {
+  const config = ConfigSchema.parse({ dataDir: dir, logLevel: 'warn', demo: false })
+  const store = openStore({ dataDir: dir })
+  try {
+    const secret = loadGatewaySecret({ dataDir: dir })
+    const uids = Array.from({ length: TAP_CHIPS }, (_, i) => `04${(0xb0000000 + i).toString(16).toUpperCase()}A0`)
+    const { teams } = importData(store, parseImportFile({ teams: [{ name: 'Bench', chips: uids.map((uid) => ({ uid })) }] }), { config, now: Date.now(), secret })
+    const teamId = teams[0]!.id
+    const metaKey = randomBytes(16).toString('hex')
+    const fileKey = randomBytes(16).toString('hex')
+    upsertChipProfile(store, secret, { teamId, name: 'bench', mode: 'aes', keyScheme: 'static', metaKey, fileKey, now: Date.now() })
+    for (const uid of uids) setChipVerification(store, secret, { uid, teamId, profileName: 'bench' })
+    return Array.from({ length: TAP_URLS }, (_, i) => {
+      const m = generateSunMessage({ metaKey, fileKey, uid: uids[i % TAP_CHIPS]!, counter: Math.floor(i / TAP_CHIPS) + 1 })
+      return `/tap?e=${m.piccData}&c=${m.sdmmac}`
+    })
+  } finally {
+    store.close()
+  }
+}
+
+async function tapFigures(): Promise<Figure[]> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tapgate-bench-tap-'))
+  try {
+    const urls = await seedTaps(dir)
+    const ports = await startServers(dir)
+    let next = 0
+    const bare: Route = { key: 'bare', name: 'GET /bare (bare Fastify)', url: `http://127.0.0.1:${ports.bare}/bare`, verifyBody: (b) => b === '{"ok":true}' }
+    const tap: Route = {
+      key: 'tap',
+      name: 'GET /tap (verify + replay check persisted)',
+      target: 0.3,
+      url: `http://127.0.0.1:${ports.gateway}`,
+      verifyBody: (b) => b.includes('<html'),
+      remaining: () => urls.length - next,
+      setupRequest: (request) => {
+        request.path = urls[Math.min(next++, urls.length - 1)]!
+        return request
+      },
+    }
+    const { best, problems } = await runRounds([bare, tap], {
+      seconds: Math.max(2, SECONDS),
+      rounds: 2,
+      warmupSeconds: 1,
+      onSkip: (route) => console.log(`  ${route.name}: skipped, its URLs are used up (raise BENCH_TAPS)`),
+    })
+    await stopServers()
+    console.log('')
+    printTable(ratioRows([bare, tap], best))
+    for (const [route, list] of problems) if (list.length) console.log(`WARNING ${route.name}: ${list.join(', ')}`)
+    const r = best.get(tap)
+    return r ? [{ name: '/tap over loopback (req/s)', perSecond: r.reqPerSec, target: 10_000, baseline: best.get(bare)?.reqPerSec }] : []
+  } finally {
+    await stopServers()
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
+}
 // ─────────────────────────────────────────────────────────────────────────────
 
-const figures = sunFigures()
+const figures = [...sunFigures(), ...(process.env.BENCH_NO_TAP ? [] : await tapFigures())]
 const fmt = (n: number): string => `${(n / 1000).toFixed(1)}k/s`
 console.log(`SUN verification, one core, ${SECONDS}s per figure (node ${process.version})`)
 for (const f of figures) {

@@ -16,6 +16,8 @@ import health from './routes/health.js'
 import otps from './routes/otps.js'
 import phygitals from './routes/phygitals.js'
 import refs from './routes/refs.js'
+import stationTaps from './routes/stationTaps.js'
+import tap from './routes/tap.js'
 import { createKeyring } from './taps/createKeyring.js'
 import { version } from './version.js'
 
@@ -65,5 +67,7 @@ export async function buildApp({ config, store, logStream, now = Date.now }: Bui
   await app.register(phygitals)
   await app.register(chipGroups)
   await app.register(events)
+  await app.register(tap)
+  await app.register(stationTaps)
   return app
 }

@@ -10,17 +10,19 @@ export const demoFixturePath = fileURLToPath(new URL('../fixtures/demo.json', im
 export type BootstrapDemoReturnType = { key: CreateApiKeyReturnType; summary: ImportSummary } | null
 
 /**
- * On a data dir with no team yet, imports fixtures/demo.json and creates an
- * API key for its team. The emptiness check and the import share one
+ * On a data dir with no team yet, imports fixtures/demo.json (its chip profile's
+ * all-zero keys sealed under `secret`) and creates an API key for its team. The emptiness check and the import share one
  * transaction, so two processes starting together create one demo team.
  *
  * @returns the new key (to print once) and what was imported, or null when the data dir already had a team
+ * @example
+ * const demo = bootstrapDemo(store, { config, now: Date.now(), secret: loadGatewaySecret({ dataDir: config.dataDir, secretHex: config.secret }) })
  */
-export function bootstrapDemo(store: Store, { config, now }: { config: Config; now: number }): BootstrapDemoReturnType {
+export function bootstrapDemo(store: Store, { config, now, secret }: { config: Config; now: number; secret: Buffer }): BootstrapDemoReturnType {
   const data = parseImportFile(JSON.parse(fs.readFileSync(demoFixturePath, 'utf8')))
   return store.tx(() => {
     if (store.teams.list().length > 0) return null
-    const summary = importData(store, data, { config, now })
+    const summary = importData(store, data, { config, now, secret })
     const key = createApiKey(store, { teamId: summary.teams[0]!.id, label: 'demo', now })
     return { key, summary }
   })

@@ -3,6 +3,7 @@ import { buildApp } from './app.js'
 import { bootstrapDemo } from './bootstrapDemo.js'
 import type { Config } from './config.js'
 import { openStore, type Store } from './db/store.js'
+import { loadGatewaySecret } from './keys/gatewaySecret.js'
 
 export type StartServerReturnType = { app: FastifyInstance; store: Store; url: string; close: () => Promise<void> }
 
@@ -14,7 +15,9 @@ export async function startServer(config: Config, say: (line: string) => void = 
   const store = openStore({ dataDir: config.dataDir })
   let app: FastifyInstance | undefined
   try {
-    const demo = config.demo ? bootstrapDemo(store, { config, now: Date.now() }) : null
+    const demo = config.demo
+      ? bootstrapDemo(store, { config, now: Date.now(), secret: loadGatewaySecret({ dataDir: config.dataDir, secretHex: config.secret }) })
+      : null
     app = await buildApp({ config, store })
     await app.listen({ host: config.host, port: config.port })
     const address = app.server.address()

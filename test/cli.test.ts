@@ -10,6 +10,7 @@ import { bootstrapDemo } from '../src/bootstrapDemo.js'
 import { ConfigSchema } from '../src/config.js'
 import { openStore, type Store } from '../src/db/store.js'
 import { importData, parseImportFile } from '../src/importer/importData.js'
+import { loadGatewaySecret } from '../src/keys/gatewaySecret.js'
 import { makeTempDir } from './helpers/gateway.js'
 
 // The CLI as users run it: `node src/cli/tapgate.js …` in the repo root, against a temp data dir.
@@ -67,7 +68,7 @@ function demoDataDir(extraTeams: Record<string, unknown>[] = []): string {
   const store = openStore({ dataDir })
   try {
     const demo = JSON.parse(fs.readFileSync(demoFile, 'utf8')) as { teams: Record<string, unknown>[] }
-    importData(store, parseImportFile({ teams: [...demo.teams, ...extraTeams] }), { config, now: Date.now() })
+    importData(store, parseImportFile({ teams: [...demo.teams, ...extraTeams] }), { config, now: Date.now(), secret: loadGatewaySecret({ dataDir }) })
   } finally {
     store.close()
   }
@@ -269,6 +270,7 @@ describe('team and key commands', () => {
 describe('import', () => {
   const demoSummary = (created: boolean) => ({
     teams: [{ id: 1, name: 'Demo team', created }],
+    chipProfiles: 1,
     chips: 5,
     tokens: 2,
     proofEvents: 2,
@@ -445,7 +447,7 @@ describe('serve', () => {
   test('a data dir that has a team prints no key; tap and import work while the server runs', async () => {
     const dataDir = tempDir()
     const seed = openStore({ dataDir })
-    const demo = bootstrapDemo(seed, { config, now: Date.now() })
+    const demo = bootstrapDemo(seed, { config, now: Date.now(), secret: loadGatewaySecret({ dataDir }) })
     seed.close()
     const apiKey = demo!.key.apiKey
 
@@ -491,5 +493,128 @@ describe('command line', () => {
     expect(unknown.stderr).toContain('unknown command "frobnicate"')
     expect(help.code).toBe(0)
     for (const command of ['serve', 'team', 'key', 'import', 'tap']) expect(help.stdout).toMatch(new RegExp(`^ {2}${command} `, 'm'))
+  })
+})
+
+describe('profile and chip commands', () => {
+  const META = '0F1E2D3C4B5A69788796A5B4C3D2E1F0'
+  const FILE = 'A0B1C2D3E4F5061728394A5B6C7D8E9F'
+  const HOODIE = '04DE5F1EACC040'
+  const SNEAKER = '04958CAA5C5E80'
+
+  test('profile create prints the profile without keys; list shows it; chip set puts chips under it', async () => {
+    const dataDir = demoDataDir()
+    const keyFile = path.join(dataDir, 'file.key')
+    fs.writeFileSync(keyFile, `${FILE}\n`, { mode: 0o600 })
+    const [created, perChip] = await Promise.all([
+      runCli(
+        ['profile', 'create', '--team', '1', '--name', 'sdm', '--scheme', 'static', '--mode', 'LRP', '--meta-key', META, '--file-key-file', keyFile,
+          '--picc-param', 'picc_data', '--mac-param', 'cmac', '--enc-param', 'enc'],
+        dataDir,
+      ),
+      runCli(['profile', 'create', '--team', '1', '--name', 'own', '--scheme', 'per_chip', '--meta-key', META, '--picc-offset', '0x1c', '--mac-input-offset', '65', '--mac-offset', '65'], dataDir),
+    ])
+    expect(created.stderr).toBe('')
+    expect(created.code).toBe(0)
+    const sdm = JSON.parse(created.stdout)
+    expect(sdm).toEqual({
+      profileId: expect.any(Number),
+      teamId: 1,
+      name: 'sdm',
+      mode: 'lrp',
+      keyScheme: 'static',
+      layout: { piccParam: 'picc_data', macParam: 'cmac', encParam: 'enc' },
+    })
+    expect(perChip.code).toBe(0)
+    const own = JSON.parse(perChip.stdout)
+    expect(own).toMatchObject({ keyScheme: 'per_chip', mode: 'aes', layout: { piccOffset: 28, macInputOffset: 65, macOffset: 65, mode: 'aes' } })
+
+    const [setOwn, setSdm] = await Promise.all([
+      runCli(['chip', 'set', '--uid', SNEAKER.toLowerCase(), '--team', '1', '--profile', 'own', '--file-key-file', keyFile, '--random-uid', '--key-version', '2'], dataDir),
+      runCli(['chip', 'set', '--uid', HOODIE, '--team', '1', '--profile', 'sdm'], dataDir),
+    ])
+    expect(setOwn.code).toBe(0)
+    expect(JSON.parse(setOwn.stdout)).toEqual({ uid: SNEAKER, teamId: 1, profile: 'own', randomUid: true, keyVersion: 2, hasFileKey: true })
+    expect(setSdm.code).toBe(0)
+    expect(JSON.parse(setSdm.stdout)).toEqual({ uid: HOODIE, teamId: 1, profile: 'sdm', randomUid: false, keyVersion: 1, hasFileKey: false })
+
+    const list = await runCli(['profile', 'list', '--team', '1'], dataDir)
+    expect(list.code).toBe(0)
+    const profiles = JSON.parse(list.stdout) as Record<string, unknown>[]
+    // The two creates ran side by side, so their order (and ids) may be either way.
+    expect(profiles.map((p) => [p.name, p.chips, p.keysOpen]).sort()).toEqual([
+      ['Factory keys (demo)', 0, true], // the hoodie moved to sdm
+      ['own', 1, true],
+      ['sdm', 1, true],
+    ])
+    expect(profiles.find((p) => p.name === 'sdm')).toEqual({ ...sdm, chips: 1, keysOpen: true, updatedAt: expect.stringMatching(ISO) })
+    expect(`${created.stdout}${perChip.stdout}${setOwn.stdout}${list.stdout}`.toUpperCase()).not.toMatch(new RegExp(`${META}|${FILE}`))
+    expect(open(dataDir).chips.get(SNEAKER)).toMatchObject({ randomUid: 1, keyVersion: 2 })
+  })
+
+  test('exit 2 for a malformed command line, exit 1 for what the data refuses', async () => {
+    const dataDir = demoDataDir()
+    const cases: [string[], number, string][] = [
+      [['profile', 'create', '--team', '1', '--name', 'x'], 2, '--scheme is required'],
+      [['profile', 'create', '--team', '1', '--name', 'x', '--scheme', 'aes'], 2, '--scheme is one of static, per_chip, an10922, sdm_backend, boltcard'],
+      [['profile', 'create', '--team', '1', '--name', 'x', '--scheme', 'sdm_backend', '--master-key', META, '--picc-offset', '28'], 2, 'missing --mac-input-offset, --mac-offset'],
+      [['profile', 'create', '--team', '1', '--name', 'x', '--scheme', 'sdm_backend', '--master-key', META, '--picc-param', 'p', '--mac-offset', '3'], 2, 'not both'],
+      [['profile', 'create', '--team', '1', '--name', 'x', '--scheme', 'sdm_backend', '--master-key-file', path.join(dataDir, 'missing.key')], 2, 'cannot read'],
+      [['profile', 'create', '--team', '1', '--name', 'x', '--scheme', 'static', '--meta-key', META], 1, '--file-key: Key scheme static needs a fileKey'],
+      [['profile', 'create', '--team', '7', '--name', 'x', '--scheme', 'sdm_backend', '--master-key', META], 1, 'No team with id 7'],
+      [['profile', 'frob', '--team', '1'], 2, 'unknown action "profile frob"'],
+      [['chip', 'set', '--uid', HOODIE, '--team', '1'], 2, '--profile is required'],
+      [['chip', 'set', '--uid', HOODIE, '--team', '1', '--profile', 'nope'], 1, 'No chip profile named "nope" in this team'],
+      [['chip', 'set', '--uid', HOODIE, '--team', '1', '--profile', 'Factory keys (demo)', '--key-version', '-1'], 2, '--key-version'],
+      [['chip', 'set', '--uid', '04144682BA7380', '--team', '1', '--profile', 'Factory keys (demo)'], 1, '--profile: Chip 04144682BA7380 is an NTAG 21x'],
+    ]
+    const results = await Promise.all(cases.map(([args]) => runCli(args, dataDir)))
+    results.forEach((result, i) => {
+      const [args, code, message] = cases[i]!
+      expect(result.code, args.join(' ')).toBe(code)
+      expect(result.stdout).toBe('')
+      expect(result.stderr).toContain(message)
+    })
+    // Nothing was written by any of them.
+    expect(open(dataDir).chipProfiles.list().map((p) => p.name)).toEqual(['Factory keys (demo)'])
+  }, 90_000)
+
+  test('run with another secret than the one the stored keys were sealed under, profile create refuses to seal', async () => {
+    const dataDir = demoDataDir()
+    const result = await runCli(['profile', 'create', '--team', '1', '--name', 'x', '--scheme', 'sdm_backend', '--master-key', META], dataDir, {
+      TAPGATE_SECRET: 'ab'.repeat(32),
+    })
+    expect(result.code).toBe(1)
+    expect(result.stderr).toContain("do not open under this gateway secret, so keys sealed now would not open for the server either")
+    expect(open(dataDir).chipProfiles.list()).toHaveLength(1)
+  })
+
+  test('import prints the profile count; --help lists profile and chip', async () => {
+    const dataDir = tempDir()
+    const file = path.join(dataDir, 'keys.json')
+    fs.writeFileSync(file, JSON.stringify({ teams: [{ name: 'K', chipProfiles: [{ name: 'p', keyScheme: 'sdm_backend', masterKey: META }], chips: [{ uid: HOODIE, profile: 'p' }] }] }))
+    const [imported, help] = await Promise.all([runCli(['import', file], dataDir), runCli(['--help'], dataDir)])
+    expect(imported.code).toBe(0)
+    expect(JSON.parse(imported.stdout)).toMatchObject({ chipProfiles: 1, chips: 1 })
+    expect(imported.stdout.toUpperCase()).not.toContain(META)
+    for (const command of ['profile', 'chip']) expect(help.stdout).toMatch(new RegExp(`^ {2}${command} `, 'm'))
+  })
+})
+
+describe('the demo chip at /tap', () => {
+  test("serve on an empty data dir: NXP's published AN12196 URL verifies for the demo hoodie chip, once", async () => {
+    const dataDir = tempDir()
+    const server = startServe(dataDir)
+    const [, url] = await server.waitFor(/^tapgate listening on (http:\/\/127\.0\.0\.1:\d+) /m)
+    const tapUrl = `${url}/tap?e=EF963FF7828658A599F3041510671E88&c=94EED9EE65337086`
+    const first = await fetch(tapUrl, { redirect: 'manual' })
+    const page = await first.text()
+    expect(first.status).toBe(200)
+    expect(page).toContain('04DE5F1EACC040')
+    expect(page).toContain('Tapgate Hoodie #1')
+    const again = await fetch(tapUrl, { redirect: 'manual' })
+    expect(again.status).toBe(409)
+    expect(await again.text()).toContain('already been used')
+    expect(await interrupt(server)).toEqual({ code: 0, signal: null })
   })
 })

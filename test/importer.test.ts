@@ -4,7 +4,14 @@ import { ConfigSchema } from '../src/config.js'
 import { openStore, type Store } from '../src/db/store.js'
 import { ValidationError } from '../src/errors.js'
 import { importData, parseImportFile, type ImportSummary } from '../src/importer/importData.js'
+import { SealedKeyError } from '../src/keys/errors.js'
+import { openKey } from '../src/keys/sealKey.js'
+import { generateSunMessage } from '../src/sun/index.js'
+import { chipKeyContext, createKeyring, profileKeyContext } from '../src/taps/createKeyring.js'
+import { verifyTap } from '../src/taps/verifyTap.js'
 import { CONTRACT, GUESTBOOK, makeTempDir, metadata } from './helpers/gateway.js'
+
+const SECRET = Buffer.alloc(32, 7)
 
 // Claim settings that differ from the schema defaults, so a token that takes them is visible.
 const config = ConfigSchema.parse({ logLevel: 'silent', claim: { delaySeconds: 15, windowSeconds: 7200 } })
@@ -20,7 +27,7 @@ afterEach(() => {
   fs.rmSync(dataDir, { recursive: true, force: true })
 })
 
-const run = (doc: unknown, now = 1_000): ImportSummary => importData(store, parseImportFile(doc), { config, now })
+const run = (doc: unknown, now = 1_000): ImportSummary => importData(store, parseImportFile(doc), { config, now, secret: SECRET })
 
 function thrown(fn: () => unknown): ValidationError {
   try {
@@ -102,6 +109,7 @@ describe('importData', () => {
     const teamId = summary.teams[0]!.id
     expect(summary).toEqual({
       teams: [{ id: teamId, name: 'Acme', created: true }],
+      chipProfiles: 0,
       chips: 5,
       tokens: 4,
       proofEvents: 2,
@@ -410,3 +418,228 @@ describe('parseImportFile', () => {
     })
   })
 })
+
+describe('importData: chip profiles and chip keys', () => {
+  const META = '8C3E51A07BD24F96E0A1C5B7D9F30246'
+  const FILE = '5B0D2E7A9C4F18E3D6A0B2C4E6F81357'
+  const MASTER = 'A7E3C91F05B82D64F0E2A4C6B8D13579'
+  const CHIP_KEY = '1F3E5D7C9B0A28466E4C2A0F8D6B4937'
+  const KEYS = [META, FILE, MASTER, CHIP_KEY]
+  const U1 = '04C1C1C1C1C101'
+  const U2 = '04C1C1C1C1C102'
+  const U3 = '04C1C1C1C1C103'
+
+  const team = (): Row & { chipProfiles: Row[]; chips: Row[] } => ({
+    name: 'Acme',
+    chipProfiles: [
+      { name: 'shop', keyScheme: 'static', metaKey: META, fileKey: FILE, layout: { piccParam: 'picc_data', macParam: 'cmac', encParam: 'enc' } },
+      { name: 'own', mode: 'lrp', keyScheme: 'per_chip', metaKey: META.toLowerCase() },
+      { name: 'bolt', keyScheme: 'boltcard', masterKey: MASTER },
+    ],
+    chips: [
+      { uid: U1, profile: 'shop' },
+      { uid: U2, profile: 'own', fileKey: CHIP_KEY, randomUid: true },
+      { uid: U3, profile: 'bolt', keyVersion: 4 },
+    ],
+  })
+
+  const expectNoKeys = (text: string) => {
+    for (const key of KEYS) expect(text.toUpperCase()).not.toContain(key)
+  }
+
+  test('profiles and chip settings land in the store, keys sealed; the summary counts profiles and shows no key', () => {
+    const summary = run({ teams: [team()] })
+    expect(summary).toMatchObject({ chipProfiles: 3, chips: 3 })
+    expectNoKeys(JSON.stringify(summary))
+    const teamId = summary.teams[0]!.id
+    const [shop, own, bolt] = store.chipProfiles.listByTeam(teamId)
+    expect(shop).toMatchObject({ name: 'shop', mode: 'aes', keyScheme: 'static', layout: JSON.stringify({ piccParam: 'picc_data', macParam: 'cmac', encParam: 'enc' }) })
+    expect(own).toMatchObject({ name: 'own', mode: 'lrp', keyScheme: 'per_chip', fileKey: null, masterKey: null })
+    expect(bolt).toMatchObject({ name: 'bolt', mode: 'aes', keyScheme: 'boltcard', metaKey: null, fileKey: null })
+    expect(openKey(SECRET, shop!.fileKey!, profileKeyContext(shop!.id, 'file')).toString('hex').toUpperCase()).toBe(FILE)
+    expect(openKey(SECRET, own!.metaKey!, profileKeyContext(own!.id, 'meta')).toString('hex').toUpperCase()).toBe(META)
+    expect(openKey(SECRET, bolt!.masterKey!, profileKeyContext(bolt!.id, 'master')).toString('hex').toUpperCase()).toBe(MASTER)
+
+    expect(store.chips.get(U1)).toMatchObject({ profileId: shop!.id, randomUid: 0, fileKey: null, keyVersion: 1 })
+    expect(store.chips.get(U2)).toMatchObject({ profileId: own!.id, randomUid: 1 })
+    expect(openKey(SECRET, store.chips.get(U2)!.fileKey!, chipKeyContext(U2)).toString('hex').toUpperCase()).toBe(CHIP_KEY)
+    expect(store.chips.get(U3)).toMatchObject({ profileId: bolt!.id, keyVersion: 4 })
+
+    // The imported profile verifies taps with the layout it was given.
+    const m = generateSunMessage({ metaKey: META, fileKey: FILE, uid: U1, counter: 3, fileData: '00'.repeat(16), macInput: ({ encFileData }) => `${encFileData}&cmac=` })
+    const url = `https://shop.example/t?picc_data=${m.piccData}&enc=${m.encFileData}&cmac=${m.sdmmac}`
+    expect(verifyTap(store, createKeyring(store, SECRET), { url, source: 'phone', now: 5 })).toMatchObject({ uid: U1, counter: 3 })
+  })
+
+  test('re-importing updates profiles in place; keys, mode and layout left out keep what is stored', () => {
+    run({ teams: [team()] }, 1_000)
+    const before = store.chipProfiles.list()
+    const counts = countRows()
+    const edited = team()
+    edited.chipProfiles = [
+      { name: 'shop', keyScheme: 'static', metaKey: FILE, fileKey: META },
+      { name: 'own', keyScheme: 'per_chip' },
+    ]
+    edited.chips = [{ uid: U1 }, { uid: U2, randomUid: false }, { uid: U3, profile: null }]
+    const summary = run({ teams: [edited] }, 2_000)
+    expect(summary.chipProfiles).toBe(2)
+    expect(countRows()).toEqual(counts)
+
+    const [shop, own, bolt] = store.chipProfiles.list()
+    expect(shop).toMatchObject({ id: before[0]!.id, createdAt: 1_000, updatedAt: 2_000, layout: before[0]!.layout })
+    expect(openKey(SECRET, shop!.metaKey!, profileKeyContext(shop!.id, 'meta')).toString('hex').toUpperCase()).toBe(FILE)
+    expect(own).toMatchObject({ id: before[1]!.id, mode: 'lrp', metaKey: before[1]!.metaKey })
+    expect(bolt).toEqual(before[2])
+    // Chips: no verification field leaves them as they were; randomUid alone keeps the profile and the key.
+    expect(store.chips.get(U1)!.profileId).toBe(shop!.id)
+    expect(store.chips.get(U2)).toMatchObject({ profileId: own!.id, randomUid: 0 })
+    expect(openKey(SECRET, store.chips.get(U2)!.fileKey!, chipKeyContext(U2)).toString('hex').toUpperCase()).toBe(CHIP_KEY)
+    // profile: null takes a chip off its profile.
+    expect(store.chips.get(U3)!.profileId).toBeNull()
+  })
+
+  test('a profile stored before (not in this file) can be named by a chip; a profile of another team cannot', () => {
+    run({ teams: [team()] })
+    run({ teams: [{ name: 'Acme', chips: [{ uid: '04C1C1C1C1C1FF', profile: 'shop' }] }] })
+    expect(store.chips.get('04C1C1C1C1C1FF')!.profileId).toBe(store.chips.get(U1)!.profileId)
+    const error = thrown(() => run({ teams: [{ name: 'Other', chips: [{ uid: '04D1D1D1D1D101', profile: 'shop' }] }] }))
+    expect(error.errors).toEqual({ 'teams.0.chips.0.profile': 'No chip profile named "shop" in this team' })
+    expect(store.teams.getByName('Other')).toBeUndefined()
+  })
+
+  const conflicts: { what: string; team: Row; errors: Record<string, string> }[] = [
+    {
+      what: 'a scheme without its keys, and with a key it does not use',
+      team: { name: 'B', chipProfiles: [{ name: 'p', keyScheme: 'an10922', metaKey: META, fileKey: FILE }] },
+      errors: {
+        'teams.0.chipProfiles.0.fileKey': 'Key scheme an10922 does not use a fileKey (it needs metaKey and masterKey)',
+        'teams.0.chipProfiles.0.masterKey': 'Key scheme an10922 needs a masterKey',
+      },
+    },
+    {
+      what: 'an offset layout whose mode contradicts the profile',
+      team: { name: 'B', chipProfiles: [{ name: 'p', keyScheme: 'sdm_backend', masterKey: MASTER, mode: 'aes', layout: { piccOffset: 30, macInputOffset: 70, macOffset: 70, mode: 'lrp' } }] },
+      errors: { 'teams.0.chipProfiles.0.layout.mode': "The layout says LRP but the profile's mode is AES" },
+    },
+    {
+      what: 'a chip naming a profile that does not exist',
+      team: { name: 'B', chips: [{ uid: '04D1D1D1D1D101', profile: 'nope' }] },
+      errors: { 'teams.0.chips.0.profile': 'No chip profile named "nope" in this team' },
+    },
+    {
+      what: 'a per-chip profile chip without its key',
+      team: { name: 'B', chipProfiles: [{ name: 'own', keyScheme: 'per_chip', metaKey: META }], chips: [{ uid: '04D1D1D1D1D101', profile: 'own' }] },
+      errors: { 'teams.0.chips.0.fileKey': "Profile own keeps keys per chip: give the chip's fileKey" },
+    },
+    {
+      what: 'a chip key on a profile with shared keys, or with no profile',
+      team: {
+        name: 'B',
+        chipProfiles: [{ name: 'shop', keyScheme: 'static', metaKey: META, fileKey: FILE }],
+        chips: [{ uid: '04D1D1D1D1D101', profile: 'shop', fileKey: CHIP_KEY }],
+      },
+      errors: { 'teams.0.chips.0.fileKey': 'Profile shop (key scheme static) does not keep keys per chip' },
+    },
+    {
+      what: 'an NTAG 21x chip under a profile',
+      team: {
+        name: 'B',
+        chipProfiles: [{ name: 'shop', keyScheme: 'static', metaKey: META, fileKey: FILE }],
+        chips: [{ uid: '04D1D1D1D1D101', kind: 'ntag21x', profile: 'shop' }],
+      },
+      errors: { 'teams.0.chips.0.profile': 'Chip 04D1D1D1D1D101 is an NTAG 21x: its mirrors carry no MAC, so no keys apply' },
+    },
+  ]
+
+  test.each(conflicts)('$what: the error names the path, nothing is written, no key is echoed', ({ team: doc, errors }) => {
+    run({ teams: [{ name: 'A', chips: [{ uid: '04E1E1E1E1E101' }] }] })
+    const before = countRows()
+    const error = thrown(() => run({ teams: [{ name: 'A', chipProfiles: [{ name: 'first', keyScheme: 'sdm_backend', masterKey: MASTER }] }, doc] }))
+    expect(error).toMatchObject({ statusCode: 400, code: 'validation_failed', message: 'The import file conflicts with stored data' })
+    expect(error.errors).toEqual(Object.fromEntries(Object.entries(errors).map(([k, v]) => [k.replace('teams.0', 'teams.1'), v])))
+    expectNoKeys(JSON.stringify(error.errors))
+    expect(countRows()).toEqual(before)
+    expect(store.chipProfiles.list()).toEqual([])
+  })
+
+  test('schema errors: key format, scheme, layout and duplicate names, by path, without the key', () => {
+    const error = thrown(() =>
+      parseImportFile({
+        teams: [
+          {
+            name: 'A',
+            chipProfiles: [
+              { name: 'p', keyScheme: 'static', metaKey: `${META}0`, fileKey: FILE.toLowerCase().replace('a', 'g') },
+              { name: 'q', keyScheme: 'diversified', masterKey: 1234 },
+              { name: 'r', keyScheme: 'static', layout: { piccParam: 'e', piccOffset: 3 } },
+              { name: 'p', keyScheme: 'boltcard', mode: 'des' },
+            ],
+            chips: [{ uid: '04E1E1E1E1E101', fileKey: 'xyz', keyVersion: -1, randomUid: 'yes' }],
+          },
+        ],
+      }),
+    )
+    expect(error.errors).toEqual({
+      'teams.0.chipProfiles.0.metaKey': 'Must be 32 hex characters (an AES-128 key)',
+      'teams.0.chipProfiles.0.fileKey': 'Must be 32 hex characters (an AES-128 key)',
+      'teams.0.chipProfiles.1.keyScheme': expect.stringContaining('static'),
+      'teams.0.chipProfiles.1.masterKey': expect.stringContaining('expected string'),
+      'teams.0.chipProfiles.2.layout': 'give parameter names or SDM offsets, not both: with offsets the names play no part',
+      'teams.0.chipProfiles.3.mode': expect.stringContaining('aes'),
+      'teams.0.chips.0.fileKey': 'Must be 32 hex characters (an AES-128 key)',
+      'teams.0.chips.0.keyVersion': expect.any(String),
+      'teams.0.chips.0.randomUid': expect.any(String),
+    })
+    expectNoKeys(JSON.stringify(error.errors))
+    // Duplicates are found once the entries themselves are valid.
+    const twice = thrown(() =>
+      parseImportFile({ teams: [{ name: 'A', chipProfiles: [1, 2].map(() => ({ name: 'p', keyScheme: 'sdm_backend', masterKey: MASTER })) }] }),
+    )
+    expect(twice.errors).toEqual({ 'teams.0.chipProfiles.1.name': 'Profile "p" is listed twice' })
+  })
+
+  test('keys stored under another secret: the import refuses to mix secrets, unless it re-lists every profile with its keys', () => {
+    run({ teams: [team()] })
+    const other = Buffer.alloc(32, 9)
+    const runWith = (doc: unknown) => importData(store, parseImportFile(doc), { config, now: 5_000, secret: other })
+    // Adding a profile under another secret would leave the stored ones unopenable for whoever has that secret.
+    const extra = { name: 'Acme', chipProfiles: [{ name: 'new', keyScheme: 'sdm_backend', masterKey: MASTER }] }
+    expect(thrown2(() => runWith({ teams: [extra] }))).toMatchObject({ code: 'chip_keys_unavailable', reason: 'other_secret' })
+    // A file without keys changes nothing about sealing and is imported.
+    expect(runWith({ teams: [{ name: 'Acme', chips: [{ uid: U1, redirectUrl: 'https://acme.example/x' }] }] }).chips).toBe(1)
+    // Re-listing a profile without its keys cannot keep keys it cannot open.
+    const keyless = thrown(() => runWith({ teams: [{ name: 'Acme', chipProfiles: team().chipProfiles.map((p) => ({ name: p.name, keyScheme: p.keyScheme })) }] }))
+    expect(keyless.errors).toMatchObject({
+      'teams.0.chipProfiles.0.metaKey': 'The stored metaKey does not open under this gateway secret (it was sealed under another one): give the key again',
+    })
+    // The recovery for a lost secret: every profile with every key, in one file, and the per-chip keys.
+    const all = team()
+    runWith({ teams: [all] })
+    expect(() => createKeyring(store, other).profiles()).not.toThrow()
+    expect(openKey(other, store.chips.get(U2)!.fileKey!, chipKeyContext(U2)).toString('hex').toUpperCase()).toBe(CHIP_KEY)
+  })
+})
+
+describe('the demo fixture', () => {
+  test("its first chip verifies NXP's published AN12196 tap URL with the all-zero keys, and keeps its token", () => {
+    const demo = JSON.parse(fs.readFileSync(new URL('../fixtures/demo.json', import.meta.url), 'utf8'))
+    run(demo)
+    const keyring = createKeyring(store, SECRET)
+    const url = 'http://127.0.0.1:8787/tap?e=EF963FF7828658A599F3041510671E88&c=94EED9EE65337086'
+    const tap = verifyTap(store, keyring, { url, source: 'phone', now: 10 })
+    expect(tap).toMatchObject({ uid: '04DE5F1EACC040', counter: 61, mode: 'aes', authenticated: true })
+    expect(store.tokens.findByChip('04DE5F1EACC040')).toMatchObject({ tokenId: '1' })
+    // The published URL works once; the counter check refuses it after that.
+    expect(() => verifyTap(store, keyring, { url, source: 'phone', now: 11 })).toThrow(/counter 61 is not above the last accepted counter 61/)
+  })
+})
+
+function thrown2(fn: () => unknown): unknown {
+  try {
+    fn()
+  } catch (error) {
+    expect(error).toBeInstanceOf(SealedKeyError)
+    return error
+  }
+  throw new Error('expected a SealedKeyError')
+}

@@ -1,11 +1,14 @@
 import type { Config } from '../config.js'
 import type { Store } from '../db/store.js'
-import { ValidationError } from '../errors.js'
+import { BaseError, ValidationError } from '../errors.js'
 import { ImportFile, type ImportFileT } from '../schemas/importFile.js'
+import { assertSecretOpensStoredKeys, setChipVerification, upsertChipProfile } from '../taps/chipProfiles.js'
 import { issuesToErrors } from '../validation/issuesToErrors.js'
 
 export type ImportSummary = {
   teams: { id: number; name: string; created: boolean }[]
+  /** Chip profiles created or updated (their keys are never part of the summary). */
+  chipProfiles: number
   chips: number
   tokens: number
   proofEvents: number
@@ -20,25 +23,51 @@ export function parseImportFile(data: unknown): ImportFileT {
   return result.data
 }
 
+export type ImportDataOptions = {
+  config: Config
+  now: number
+  /** The gateway secret (loadGatewaySecret): chip keys are sealed under it before they are stored. */
+  secret: Buffer
+}
+
 /**
  * Imports teams and everything they own in one transaction: all of it or
- * nothing. Rows are matched by natural key (team name, chip UID, token key,
- * proof event id, contract address or name, event token id), so re-importing
- * an edited file updates in place. A chip or token owned by another team is
- * an error, never a silent move.
+ * nothing. Rows are matched by natural key (team name, chip profile name
+ * within its team, chip UID, token key, proof event id, contract address or
+ * name, event token id), so re-importing an edited file updates in place. A
+ * chip or token owned by another team is an error, never a silent move. Chip
+ * keys are sealed under `secret`; no error or summary repeats one.
  *
+ * @throws ValidationError naming the path, e.g. `teams.0.chipProfiles.0.metaKey`
+ * @throws SealedKeyError when the keys already stored do not open under `secret` (the CLI run with another secret than the server)
  * @example
- * importData(store, parseImportFile(JSON.parse(text)), { config, now: Date.now() })
+ * importData(store, parseImportFile(JSON.parse(text)), { config, now: Date.now(), secret })
  */
-export function importData(store: Store, data: ImportFileT, { config, now }: { config: Config; now: number }): ImportSummary {
-  const summary: ImportSummary = { teams: [], chips: 0, tokens: 0, proofEvents: 0, guestbookContracts: 0, guestbookEvents: 0 }
+export function importData(store: Store, data: ImportFileT, { config, now, secret }: ImportDataOptions): ImportSummary {
+  const summary: ImportSummary = { teams: [], chipProfiles: 0, chips: 0, tokens: 0, proofEvents: 0, guestbookContracts: 0, guestbookEvents: 0 }
   const errors: Record<string, string> = {}
   const fail = (path: string, message: string) => {
     errors[path] = message
     return new ValidationError('The import file conflicts with stored data', errors)
   }
+  /** A domain error about one entry, re-thrown with its fields under the entry's path. */
+  const failAt = (path: string, error: unknown) => {
+    if (error instanceof ValidationError) {
+      for (const [name, message] of Object.entries(error.errors ?? {})) errors[`${path}.${name}`] = message
+      return new ValidationError('The import file conflicts with stored data', errors)
+    }
+    if (error instanceof BaseError && error.code === 'profile_not_found') return fail(`${path}.profile`, error.message)
+    return error
+  }
 
   store.tx(() => {
+    // Sealing new keys under a secret the stored ones do not open under would split them across two secrets.
+    const sealsKeys = data.teams.some((t) => (t.chipProfiles?.length ?? 0) > 0 || t.chips.some((c) => c.fileKey !== undefined))
+    if (sealsKeys)
+      assertSecretOpensStoredKeys(store, secret, {
+        except: (p) => data.teams.some((t) => t.name === store.teams.get(p.teamId)?.name && t.chipProfiles?.some((cp) => cp.name === p.name)),
+      })
+
     data.teams.forEach((t, ti) => {
       const at = `teams.${ti}`
       const existing = store.teams.getByName(t.name)
@@ -49,6 +78,15 @@ export function importData(store: Store, data: ImportFileT, { config, now }: { c
       const groupId = (name: string) =>
         store.chipGroups.getByName(teamId, name)?.id ?? store.chipGroups.insert({ teamId, name, now })
       for (const g of t.chipGroups) groupId(g.name)
+
+      t.chipProfiles?.forEach((p, pi) => {
+        try {
+          upsertChipProfile(store, secret, { teamId, ...p, now })
+        } catch (error) {
+          throw failAt(`${at}.chipProfiles.${pi}`, error)
+        }
+        summary.chipProfiles++
+      })
 
       t.chips.forEach((c, ci) => {
         const chip = store.chips.get(c.uid)
@@ -63,6 +101,21 @@ export function importData(store: Store, data: ImportFileT, { config, now }: { c
             redirectUrl: c.redirectUrl === undefined ? chip.redirectUrl : c.redirectUrl,
           })
         else store.chips.insert({ uid: c.uid, kind: c.kind, groupId: group ?? null, teamId, redirectUrl: c.redirectUrl ?? null, now })
+        if (c.profile !== undefined || c.fileKey !== undefined || c.randomUid !== undefined || c.keyVersion !== undefined) {
+          const storedProfile = chip?.profileId ? store.chipProfiles.get(chip.profileId)?.name : undefined
+          try {
+            setChipVerification(store, secret, {
+              uid: c.uid,
+              teamId,
+              profileName: c.profile !== undefined ? c.profile : (storedProfile ?? null),
+              fileKey: c.fileKey,
+              randomUid: c.randomUid,
+              keyVersion: c.keyVersion,
+            })
+          } catch (error) {
+            throw failAt(`${at}.chips.${ci}`, error)
+          }
+        }
         summary.chips++
       })
 

@@ -1,4 +1,5 @@
 import crypto from 'node:crypto'
+import { SealedKeyError } from './errors.js'
 
 const VERSION = 1
 
@@ -22,16 +23,16 @@ export function sealKey(secret: Buffer, key: Buffer, context: string): Buffer {
 
 /**
  * Opens a sealed key.
- * @throws Error when the blob was sealed under another secret or context, or altered
+ * @throws SealedKeyError when the blob was sealed under another secret or context, or altered
  */
 export function openKey(secret: Buffer, blob: Buffer, context: string): Buffer {
-  if (blob.length < 1 + 12 + 16 || blob[0] !== VERSION) throw new Error(`sealed key for ${context} is malformed`)
+  if (blob.length < 1 + 12 + 16 || blob[0] !== VERSION) throw new SealedKeyError(context, 'malformed')
   const decipher = crypto.createDecipheriv('aes-256-gcm', secret, blob.subarray(1, 13))
   decipher.setAAD(Buffer.from(context))
   decipher.setAuthTag(blob.subarray(blob.length - 16))
   try {
     return Buffer.concat([decipher.update(blob.subarray(13, blob.length - 16)), decipher.final()])
   } catch {
-    throw new Error(`sealed key for ${context} does not open: wrong gateway secret, or the data was altered`)
+    throw new SealedKeyError(context, 'does_not_open')
   }
 }

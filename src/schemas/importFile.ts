@@ -1,5 +1,7 @@
 import { z } from 'zod'
+import { keySchemes } from '../db/chipProfiles.js'
 import { proofEventStatuses } from '../db/proofEvents.js'
+import { checkSunLayout, SunLayoutError, type SunLayout } from '../sun/index.js'
 import { Address, ChainId, ChipUid, IntId, TokenId } from './common.js'
 import { GuestbookMetadata, PhygitalMetadata } from './metadata.js'
 
@@ -15,6 +17,39 @@ const TwoTapClaim = z.union([
     .strict(),
 ])
 
+/** An AES-128 key as 32 hex characters. The message never repeats the value: it may be a real key with a typo. */
+const HexKey = z.string().regex(/^[0-9a-fA-F]{32}$/, 'Must be 32 hex characters (an AES-128 key)')
+
+/** Where a chip puts its SUN fields: parameter names or SDM offsets (src/sun/sunLayout.ts, docs/sun-verify.md). */
+const Layout = z
+  .custom<SunLayout>((v) => typeof v === 'object' && v !== null && !Array.isArray(v), 'A layout is an object of parameter names or SDM offsets')
+  .superRefine((layout, ctx) => {
+    try {
+      checkSunLayout(layout)
+    } catch (error) {
+      if (!(error instanceof SunLayoutError)) throw error
+      ctx.addIssue({ code: 'custom', message: error.message })
+    }
+  })
+
+/**
+ * A chip profile: the URL layout, the mode and the keys (or master key) of a
+ * set of chips. Which keys each scheme needs is checked on import, since a key
+ * already stored may be left out (see upsertChipProfile).
+ */
+const ChipProfile = z
+  .object({
+    name: z.string().min(1).max(200),
+    /** Left out: the stored profile's mode, else aes. */
+    mode: z.enum(['aes', 'lrp']).optional(),
+    keyScheme: z.enum(keySchemes),
+    layout: Layout.nullable().optional(),
+    metaKey: HexKey.optional(),
+    fileKey: HexKey.optional(),
+    masterKey: HexKey.optional(),
+  })
+  .strict()
+
 /**
  * `tapgate import FILE.json`: a list of teams, each with what it owns.
  * Everything is matched by its natural key, so importing a file twice updates
@@ -29,6 +64,7 @@ export const ImportFile = z
             name: z.string().min(1).max(200),
             redirectUrl: Url.nullable().optional(),
             chipGroups: z.array(z.object({ name: z.string().min(1).max(200) }).strict()).default([]),
+            chipProfiles: z.array(ChipProfile).optional(),
             chips: z
               .array(
                 z
@@ -37,6 +73,14 @@ export const ImportFile = z
                     kind: z.enum(['ntag424', 'ntag21x']).default('ntag424'),
                     group: z.string().min(1).optional(),
                     redirectUrl: Url.nullable().optional(),
+                    /** A chip profile of this team (in this file or stored); null takes the chip off its profile. */
+                    profile: z.string().min(1).max(200).nullable().optional(),
+                    /** The chip's own SDM file read key, for a profile with key scheme per_chip. */
+                    fileKey: HexKey.optional(),
+                    /** The chip answers anticollision with a random ID (stations then skip the RF UID check). */
+                    randomUid: z.boolean().optional(),
+                    /** Bolt Card key version (key scheme boltcard). */
+                    keyVersion: z.number().int().min(0).max(0xffffffff).optional(),
                   })
                   .strict(),
               )
@@ -92,7 +136,15 @@ export const ImportFile = z
               )
               .default([]),
           })
-          .strict(),
+          .strict()
+          .superRefine((team, ctx) => {
+            // A second entry of the same name would silently overwrite the first.
+            const seen = new Set<string>()
+            team.chipProfiles?.forEach((p, i) => {
+              if (seen.has(p.name)) ctx.addIssue({ code: 'custom', path: ['chipProfiles', i, 'name'], message: `Profile ${JSON.stringify(p.name)} is listed twice` })
+              seen.add(p.name)
+            })
+          }),
       )
       .min(1),
   })

@@ -1,5 +1,6 @@
 import type { ChipRow } from '../db/chips.js'
 import type { Store } from '../db/store.js'
+import { SealedKeyError } from '../keys/errors.js'
 import { recordTap } from '../refs/recordTap.js'
 import { extractSunFields, type ExtractSunFieldsReturnType } from '../sun/index.js'
 import type { Keyring, ProfileEntry } from './createKeyring.js'
@@ -28,7 +29,13 @@ export type VerifiedTap = {
 
 type Verdict =
   | { ok: true; uid: string; counter: number | null; mode: VerifiedTap['mode']; authenticated: boolean; fileData: string | null }
-  | { ok: false; reason: TapRejectReason; detail: string; uid: string | null }
+  | Rejection
+
+/**
+ * `decrypted`: this profile's meta key opened the PICCData to a well-formed tag. Garbage under a wrong key
+ * looks so about once in 256 tries, so it outranks another profile's not_sun_message or mode_mismatch only.
+ */
+type Rejection = { ok: false; reason: TapRejectReason; detail: string; uid: string | null; decrypted?: true }
 
 /**
  * Verifies a tap URL and turns it into a ref: decrypt (trying each chip profile,
@@ -38,11 +45,31 @@ type Verdict =
  * transaction → log → ref. Every refusal is logged with its reason.
  *
  * @throws TapRejectedError with a specific reason
+ * @throws SealedKeyError (503) when the chip keys do not open under the gateway secret; logged as `keys_unavailable`
  * @example
  * const tap = verifyTap(store, keyring, { url, source: 'phone', now: Date.now() })
  */
 export function verifyTap(store: Store, keyring: Keyring, p: VerifyTapParameters): VerifiedTap {
-  const verdict = judge(store, keyring, p)
+  let verdict: Verdict
+  try {
+    verdict = judge(store, keyring, p)
+  } catch (error) {
+    // Keys that do not open (wrong gateway secret) refuse every tap they would judge: log it, answer 503, never a bare crash.
+    if (error instanceof SealedKeyError)
+      store.tapLog.insert({
+        at: p.now,
+        source: p.source,
+        chipUid: null,
+        teamId: null,
+        accepted: false,
+        authenticated: false,
+        reason: 'keys_unavailable',
+        counter: null,
+        refId: null,
+        detail: error.message,
+      })
+    throw error
+  }
   if (!verdict.ok) {
     store.tapLog.insert({
       at: p.now,
@@ -83,22 +110,20 @@ function stationCheck(chip: ChipRow, p: VerifyTapParameters): { reason: TapRejec
 /** Decides a URL against every profile; the most specific failure wins when none accepts it. */
 function judge(store: Store, keyring: Keyring, p: VerifyTapParameters): Verdict {
   const profiles = keyring.profiles()
-  let best: Verdict = { ok: false, reason: 'not_sun_message', detail: 'no chip profile decrypts this message', uid: null }
-  const consider = (v: Verdict) => {
-    if (!v.ok && rank(v.reason) > rank(best.ok ? 'malformed' : best.reason)) best = v
-  }
+  // The first verdict seeds `best`: a fixed not_sun_message seed would outrank every malformed and mode_mismatch.
+  let best: Rejection | undefined
   for (const entry of profiles.length > 0 ? profiles : [undefined]) {
     const fields = extractSunFields(p.url, entry?.layout)
     const verdict = judgeFields(store, entry, fields)
     if (verdict.ok) return verdict
-    consider(verdict)
+    if (!best || rank(verdict) > rank(best)) best = verdict
   }
-  return best
+  return best!
 }
 
 // Later in the pipeline = more specific: a MAC failure on a known chip says more than "malformed".
 const order: TapRejectReason[] = ['malformed', 'mode_mismatch', 'not_sun_message', 'no_mac', 'no_counter', 'unknown_chip', 'mac_mismatch']
-const rank = (reason: TapRejectReason) => order.indexOf(reason)
+const rank = (v: Rejection) => (v.decrypted ? order.indexOf('not_sun_message') + 0.5 : order.indexOf(v.reason))
 
 function judgeFields(store: Store, entry: ProfileEntry | undefined, fields: ExtractSunFieldsReturnType): Verdict {
   if (!fields.ok) return { ok: false, reason: fields.reason, detail: fields.detail, uid: null }
@@ -126,7 +151,7 @@ function judgeFields(store: Store, entry: ProfileEntry | undefined, fields: Extr
       const picc = entry.verifier.readPiccData(fields.piccData)
       if (!picc.ok) return { ok: false, reason: picc.reason, detail: picc.detail, uid: null }
       if (picc.uid === null)
-        return { ok: false, reason: 'malformed', detail: 'the PICCData mirrors no UID, so the chip cannot be identified', uid: null }
+        return { ok: false, reason: 'malformed', detail: 'the PICCData mirrors no UID, so the chip cannot be identified', uid: null, decrypted: true }
       const chip = store.chips.get(picc.uid)
       if (!chip) return { ok: false, reason: 'unknown_chip', detail: `no chip with UID ${picc.uid} is registered`, uid: picc.uid }
       // A wrong meta key decrypts to a plausible UID about once in a hundred tries; the chip's own profile settles it.

@@ -7,6 +7,7 @@ import { createApiKey } from '../../src/auth/apiKeys.js'
 import { ConfigSchema, type Config, type ConfigInput } from '../../src/config.js'
 import { openStore, type Store } from '../../src/db/store.js'
 import { importData, parseImportFile } from '../../src/importer/importData.js'
+import { loadGatewaySecret } from '../../src/keys/gatewaySecret.js'
 import { recordTap } from '../../src/refs/recordTap.js'
 import { ChipUid } from '../../src/schemas/common.js'
 
@@ -61,7 +62,9 @@ export type TeamSeed = Record<string, unknown> & { name: string }
  * const a = seedTeam(gw, { name: 'A', chips: [{ uid: '04AABBCCDDEE01' }] })
  */
 export function seedTeam(gw: Pick<TestGateway, 'store' | 'config' | 'clock'>, team: TeamSeed): { teamId: number; apiKey: string } {
-  const summary = importData(gw.store, parseImportFile({ teams: [team] }), { config: gw.config, now: gw.clock.now })
+  // The app's own secret (same data dir, same config), so keys in the seed open for it.
+  const secret = loadGatewaySecret({ dataDir: gw.config.dataDir, secretHex: gw.config.secret })
+  const summary = importData(gw.store, parseImportFile({ teams: [team] }), { config: gw.config, now: gw.clock.now, secret })
   const teamId = summary.teams[0]!.id
   const { apiKey } = gw.store.tx(() => createApiKey(gw.store, { teamId, label: 'test', now: gw.clock.now }))
   return { teamId, apiKey }
@@ -100,4 +103,45 @@ export const BOB = '0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC'
 export async function call(gw: Pick<TestGateway, 'app'>, options: InjectOptions): Promise<{ status: number; body: any; headers: Record<string, unknown> }> {
   const res = await gw.app.inject(options)
   return { status: res.statusCode, body: res.body ? JSON.parse(res.body) : undefined, headers: res.headers }
+}
+
+// ---- SUN chips (tap verification) ----
+// Imports are hoisted; they sit here so this block stays an append to the file.
+import { generateSunMessage, type GenerateSunMessageParameters } from '../../src/sun/index.js'
+import {
+  setChipVerification,
+  upsertChipProfile,
+  type SetChipVerificationParameters,
+  type UpsertChipProfileParameters,
+} from '../../src/taps/chipProfiles.js'
+
+/** A chip profile for SUN taps, set up through the real domain function (keys sealed under the app's secret). */
+export function seedSunProfile(
+  gw: Pick<TestGateway, 'app' | 'store' | 'clock'>,
+  p: Omit<UpsertChipProfileParameters, 'now' | 'keyScheme'> & { keyScheme?: UpsertChipProfileParameters['keyScheme'] },
+): number {
+  return upsertChipProfile(gw.store, gw.app.services.secret, { mode: 'aes', keyScheme: 'static', ...p, now: gw.clock.now })
+}
+
+/**
+ * Puts an existing chip (e.g. from seedTeam) under a SUN profile.
+ * @example
+ * seedSunChip(gw, { teamId, uid: '04AABBCCDDEE01', profileName: 'tags' })
+ */
+export function seedSunChip(gw: Pick<TestGateway, 'app' | 'store'>, p: SetChipVerificationParameters): void {
+  setChipVerification(gw.store, gw.app.services.secret, p)
+}
+
+/**
+ * The URL an NTAG 424 DNA writes: `<base>?e=PICCData&c=SDMMAC`, or with file data
+ * `<base>?e=…&d=ENC&c=…` with the MAC input running from ENC through `&c=`
+ * (the gateway's default layout). `params` renames e, c and d (e.g. a Bolt Card's p).
+ */
+export function sunTapUrl(
+  p: Omit<GenerateSunMessageParameters, 'macInput'> & { base?: string; params?: { picc: string; mac: string; enc?: string } },
+): string {
+  const names = { picc: 'e', mac: 'c', enc: 'd', ...p.params }
+  const msg = generateSunMessage({ ...p, macInput: ({ encFileData }) => (encFileData === null ? '' : `${encFileData}&${names.mac}=`) })
+  const enc = msg.encFileData === null ? '' : `&${names.enc}=${msg.encFileData}`
+  return `${p.base ?? '/tap'}?${names.picc}=${msg.piccData}${enc}&${names.mac}=${msg.sdmmac}`
 }

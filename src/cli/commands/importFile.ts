@@ -1,6 +1,7 @@
 import fs from 'node:fs'
 import { ValidationError } from '../../errors.js'
 import { importData, parseImportFile } from '../../importer/importData.js'
+import { loadGatewaySecret } from '../../keys/gatewaySecret.js'
 import type { Flags } from '../usage.js'
 import { onePositional, printJson, withStore } from './context.js'
 
@@ -13,5 +14,9 @@ export async function run(positionals: string[], flags: Flags) {
     throw new ValidationError(`Cannot read ${file}`, { [file]: (error as Error).message })
   }
   const parsed = parseImportFile(data)
-  await withStore(flags, (store, config) => printJson(importData(store, parsed, { config, now: Date.now() })))
+  await withStore(flags, (store, config) => {
+    // After openStore, which creates the data dir the secret file may have to go in.
+    const secret = loadGatewaySecret({ dataDir: config.dataDir, secretHex: config.secret })
+    printJson(importData(store, parsed, { config, now: Date.now(), secret }))
+  })
 }

@@ -1,0 +1,45 @@
+import { z } from 'zod'
+import { ChipUid, ErrorBody, errorResponses, UidOut } from './common.js'
+
+/** The HTML a person's phone shows after a tap (the tap page, or why the tap was refused). */
+export const TapHtml = (description: string) => ({ description, content: { 'text/html': { schema: z.string() } } })
+
+export const TapRedirect = {
+  description: "Accepted: to the chip's (or its team's) redirect URL with serviceRef=<ref id> appended to its query",
+  content: { 'text/plain': { schema: z.string().max(0) } },
+}
+
+export const StationTokenHeader = z.object({
+  'x-station-token': z.string().optional().meta({ description: 'Station token from `tapgate station create`' }),
+})
+
+export const StationTapBody = z
+  .object({
+    rfUid: ChipUid.meta({ description: 'The UID the reader saw over RF: 14 hex digits, any case, ":" allowed' }),
+    url: z.string().min(1).max(4096).meta({ description: 'The NDEF URL read from the chip, exactly as read' }),
+    readerName: z.string().max(200).optional().meta({ description: 'The PC/SC reader, for the log' }),
+    readAt: z.iso.datetime({ offset: true }).optional().meta({ description: 'When the reader read the chip (ISO 8601), for the log' }),
+  })
+
+export const StationTapResponse = z
+  .object({
+    success: z.literal(true),
+    refId: z.string().meta({ description: 'The new ref: query it once with GET /refs/:id' }),
+    uid: UidOut,
+    counter: z.number().int().nullable().meta({ description: 'SDMReadCtr (or the NTAG 21x NFC counter); null when not mirrored' }),
+    mode: z.enum(['aes', 'lrp', 'ntag21x']),
+    authenticated: z.boolean().meta({ description: 'false for NTAG 21x mirrors, which carry no MAC' }),
+    fileData: z.string().nullable().meta({ description: 'Decrypted SDMENCFileData as uppercase hex, or null' }),
+  })
+  .meta({ id: 'StationTap' })
+
+/** A refused station tap: the standard error body plus the operator's diagnosis. */
+export const TapErrorBody = ErrorBody.extend({
+  error: z.string().meta({
+    description:
+      'The rejection reason (malformed, not_sun_message, mac_mismatch, mode_mismatch, no_mac, no_counter, unknown_chip, counter_replay, counter_limit, uid_mismatch), or another error code (validation_failed…)',
+  }),
+  detail: z.string().optional().meta({ description: 'For operators: what exactly failed (never key material)' }),
+}).meta({ id: 'TapError' })
+
+export const tapErrorResponses = { ...errorResponses, 400: TapErrorBody, 403: TapErrorBody, 404: TapErrorBody, 409: TapErrorBody } as const

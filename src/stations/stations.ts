@@ -1,0 +1,63 @@
+import crypto from 'node:crypto'
+import type { StationRow } from '../db/stations.js'
+import type { Store } from '../db/store.js'
+import { NotFoundError, UnauthorizedError } from '../errors.js'
+
+/** Enough of the token to tell stations apart in `station list` and to revoke one. */
+const PREFIX_LENGTH = 10
+
+export const hashStationToken = (token: string): string => crypto.createHash('sha256').update(token).digest('hex')
+
+export type CreateStationParameters = { teamId: number; name?: string | null; now: number }
+export type CreateStationReturnType = { stationId: number; teamId: number; name: string; token: string; prefix: string }
+
+/**
+ * Creates a station (a reader kiosk) for a team. Its token is returned once and
+ * never stored: only its SHA-256 and a short prefix are kept, like API keys.
+ * A station token can submit taps of its team's chips and nothing else.
+ *
+ * @throws NotFoundError when the team does not exist
+ * @example
+ * const { token } = createStation(store, { teamId: 1, name: 'front desk', now: Date.now() })
+ */
+export function createStation(store: Store, p: CreateStationParameters): CreateStationReturnType {
+  return store.tx(() => {
+    if (!store.teams.get(p.teamId)) throw new NotFoundError('team_not_found', `No team with id ${p.teamId}`)
+    const token = `tgs_${crypto.randomBytes(24).toString('base64url')}`
+    const prefix = token.slice(0, PREFIX_LENGTH)
+    const name = p.name?.trim() || `station ${store.stations.listByTeam(p.teamId).length + 1}`
+    const stationId = store.stations.insert({ teamId: p.teamId, name, prefix, hash: hashStationToken(token), now: p.now })
+    return { stationId, teamId: p.teamId, name, token, prefix }
+  })
+}
+
+/**
+ * Resolves an `x-station-token` header to its station.
+ *
+ * @throws UnauthorizedError when the token is missing, unknown or revoked
+ * @example
+ * const station = authenticateStation(store, request.headers['x-station-token'])
+ */
+export function authenticateStation(store: Store, token: string | undefined): StationRow {
+  if (!token) throw new UnauthorizedError('station_token_missing', 'This endpoint needs a station token in the x-station-token header')
+  const station = store.stations.findActiveByHash(hashStationToken(token))
+  if (!station) throw new UnauthorizedError('invalid_station_token', 'The station token is unknown or has been revoked')
+  return station
+}
+
+/**
+ * Revokes the station whose token starts with the prefix (or the whole token).
+ *
+ * @returns the number of stations revoked (0 when none active matched)
+ * @example
+ * revokeStation(store, { tokenOrPrefix: 'tgs_AbCdEf', now: Date.now() })
+ */
+export function revokeStation(store: Store, p: { tokenOrPrefix: string; now: number }): number {
+  const prefix = p.tokenOrPrefix.slice(0, PREFIX_LENGTH)
+  return store.tx(() => store.stations.revokeByPrefix(prefix, p.now))
+}
+
+/** A team's stations, revoked ones included, without anything secret. */
+export function listStations(store: Store, p: { teamId: number }): StationRow[] {
+  return store.stations.listByTeam(p.teamId)
+}

@@ -1,0 +1,230 @@
+// Issue 3 acceptance: "a replayed URL is rejected however fast it arrives, including two
+// gateway processes on one data dir". Two real `tapgate serve` children, loopback HTTP, one
+// SQLite file; the same tap URL is fired at both at once while they are paused, then released.
+import { spawn, type ChildProcess } from 'node:child_process'
+import fs from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import Database from 'better-sqlite3'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { ConfigSchema } from '../../src/config.js'
+import { openStore } from '../../src/db/store.js'
+import { loadGatewaySecret } from '../../src/keys/gatewaySecret.js'
+import { setChipVerification, upsertChipProfile } from '../../src/taps/chipProfiles.js'
+import { makeTempDir, seedTeam, sunTapUrl } from '../helpers/gateway.js'
+
+const root = fileURLToPath(new URL('../..', import.meta.url))
+const cliPath = path.join(root, 'src/cli/tapgate.js')
+
+const META = '0F1E2D3C4B5A69788796A5B4C3D2E1F0'
+const FILE = 'A0B1C2D3E4F5061728394A5B6C7D8E9F'
+const CHIP = { page: '04C3000000000A', redirect: '04C3000000000B' }
+const REDIRECT = 'https://shop.example/landing?from=tap'
+const REQUESTS = 100
+const startTimeoutMs = 15_000
+const exitTimeoutMs = 5_000
+const settleMs = 50
+
+type Server = { child: ChildProcess; url: string; stdout: () => string; stderr: () => string }
+type TapResponse = { status: number; body: string; location: string | null }
+
+let dataDir: string
+const servers: Server[] = []
+const spawned: ChildProcess[] = []
+
+function childEnv(): NodeJS.ProcessEnv {
+  // Settings from the real environment must not reach the children; only these apply.
+  const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(PORT|HOST|TAPGATE_)/.test(name)))
+  return {
+    ...env,
+    TAPGATE_DATA_DIR: dataDir,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    TAPGATE_DEMO: 'false',
+    TAPGATE_RATE_LIMIT_MAX: '1000000',
+    TAPGATE_LOG_LEVEL: 'warn',
+  }
+}
+
+/** Spawns `tapgate serve` and resolves once it prints its URL (bounded wait). */
+function startServer(): Promise<Server> {
+  const child = spawn(process.execPath, [cliPath, 'serve'], { cwd: dataDir, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] })
+  spawned.push(child)
+  let stdout = ''
+  let stderr = ''
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
+  return new Promise((resolve, reject) => {
+    const fail = (why: string) => {
+      clearTimeout(timer)
+      reject(new Error(`tapgate serve ${why}\nstdout: ${stdout}\nstderr: ${stderr}`))
+    }
+    const timer = setTimeout(() => fail(`did not start within ${startTimeoutMs} ms`), startTimeoutMs)
+    child.once('exit', (code, signal) => fail(`exited early (code ${code}, signal ${signal})`))
+    child.once('error', (error) => fail(`could not be spawned: ${error.message}`))
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk
+      const match = /tapgate listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(stdout)
+      if (match) {
+        clearTimeout(timer)
+        child.removeAllListeners('exit')
+        resolve({ child, url: match[1]!, stdout: () => stdout, stderr: () => stderr })
+      }
+    })
+  })
+}
+
+function exited(child: ChildProcess, ms: number): Promise<boolean> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true)
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), ms)
+    child.once('exit', () => {
+      clearTimeout(timer)
+      resolve(true)
+    })
+  })
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) {
+    process.kill(child.pid, 'SIGCONT') // in case a failed burst left it paused
+    process.kill(child.pid, 'SIGTERM')
+    if (!(await exited(child, exitTimeoutMs))) {
+      process.kill(child.pid, 'SIGKILL')
+      await exited(child, exitTimeoutMs)
+    }
+  }
+}
+
+const signalServers = (signal: NodeJS.Signals) => {
+  for (const { child } of servers) if (child.pid !== undefined && child.exitCode === null) process.kill(child.pid, signal)
+}
+
+async function getTap(server: Server, pathAndQuery: string): Promise<TapResponse> {
+  const res = await fetch(`${server.url}${pathAndQuery}`, { redirect: 'manual' })
+  return { status: res.status, body: await res.text(), location: res.headers.get('location') }
+}
+
+/** Opens keep-alive connections to both servers so a burst leaves without TCP handshakes. */
+async function warmConnections(count: number) {
+  await Promise.all(Array.from({ length: count }, async (_, i) => (await fetch(`${servers[i % 2]!.url}/health`)).arrayBuffer()))
+}
+
+/**
+ * Sends the same tap URL `count` times, alternating servers, all in flight at once: both servers
+ * are paused (SIGSTOP) while the requests reach their sockets and resumed together (SIGCONT),
+ * so their first requests really race.
+ */
+async function burst(pathAndQuery: string, count: number): Promise<TapResponse[]> {
+  signalServers('SIGSTOP')
+  try {
+    const pending = Promise.all(Array.from({ length: count }, (_, i) => getTap(servers[i % 2]!, pathAndQuery)))
+    pending.catch(() => {}) // awaited below; this only keeps an early rejection from being reported as unhandled
+    await new Promise((resolve) => setTimeout(resolve, settleMs))
+    signalServers('SIGCONT')
+    return await pending
+  } finally {
+    signalServers('SIGCONT')
+  }
+}
+
+function withDb<T>(fn: (db: Database.Database) => T): T {
+  const db = new Database(path.join(dataDir, 'tapgate.sqlite'), { readonly: true, fileMustExist: true })
+  try {
+    return fn(db)
+  } finally {
+    db.close()
+  }
+}
+
+/** One winner (200 page or 302 redirect), every other response a 409 counter_replay page naming the counter. */
+function expectOneWinner(responses: TapResponse[], chip: string, counter: number, winnerStatus: 200 | 302) {
+  const winners = responses.filter((r) => r.status < 400)
+  expect(winners.map((r) => r.status)).toEqual([winnerStatus])
+  const losers = responses.filter((r) => r.status >= 400)
+  expect(losers).toHaveLength(REQUESTS - 1)
+  for (const loser of losers) {
+    expect(loser.status).toBe(409)
+    expect(loser.body).toContain('<code id="reason-code">counter_replay</code>')
+    expect(loser.body).toContain(`counter ${counter} is not above the last accepted counter ${counter}`)
+  }
+  const refId =
+    winnerStatus === 302 ? new URL(winners[0]!.location!).searchParams.get('serviceRef') : /data-service-ref="([\w-]+)"/.exec(winners[0]!.body)?.[1]
+  expect(refId).toMatch(/^[\w-]{21}$/)
+
+  const rows = withDb(
+    (db) =>
+      db.prepare('SELECT accepted, reason, ref_id AS refId FROM tap_log WHERE chip_uid = ? AND counter = ?').all(chip, counter) as {
+        accepted: number
+        reason: string
+        refId: string | null
+      }[],
+  )
+  expect(rows).toHaveLength(REQUESTS)
+  expect(rows.filter((r) => r.accepted === 1)).toEqual([{ accepted: 1, reason: 'accepted', refId }])
+  expect(rows.filter((r) => r.reason === 'counter_replay')).toHaveLength(REQUESTS - 1)
+  const refs = withDb((db) => db.prepare('SELECT id FROM refs WHERE chip_uid = ? AND counter = ?').all(chip, counter))
+  expect(refs).toEqual([{ id: refId }])
+  expect(withDb((db) => db.prepare('SELECT last_counter AS c FROM chips WHERE uid = ?').get(chip))).toEqual({ c: counter })
+}
+
+const url = (uid: string, counter: number) => sunTapUrl({ metaKey: META, fileKey: FILE, uid, counter })
+
+beforeAll(async () => {
+  dataDir = makeTempDir('tapgate-replay-')
+  const config = ConfigSchema.parse({ dataDir, demo: false, logLevel: 'silent' })
+  const store = openStore({ dataDir })
+  try {
+    // Creates <dataDir>/secret.key, which both servers then load: the profile's keys open in each.
+    const secret = loadGatewaySecret({ dataDir })
+    const now = Date.now()
+    const { teamId } = seedTeam(
+      { store, config, clock: { now } },
+      { name: 'Replay team', chips: [{ uid: CHIP.page }, { uid: CHIP.redirect, redirectUrl: REDIRECT }] },
+    )
+    upsertChipProfile(store, secret, { teamId, name: 'tags', mode: 'aes', keyScheme: 'static', metaKey: META, fileKey: FILE, now })
+    for (const uid of Object.values(CHIP)) setChipVerification(store, secret, { uid, teamId, profileName: 'tags' })
+  } finally {
+    store.close()
+  }
+  servers.push(...(await Promise.all([startServer(), startServer()])))
+  await warmConnections(REQUESTS)
+})
+
+afterAll(async () => {
+  await Promise.all(spawned.map(stop))
+  for (const child of spawned) expect(child.exitCode !== null || child.signalCode !== null).toBe(true)
+  if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true })
+})
+
+describe('a replayed tap URL across two server processes on one data dir', () => {
+  test('two distinct processes on distinct ports', () => {
+    expect(servers).toHaveLength(2)
+    expect(servers[0]!.child.pid).not.toBe(servers[1]!.child.pid)
+    expect(servers[0]!.url).not.toBe(servers[1]!.url)
+  })
+
+  test(`${REQUESTS} simultaneous copies of one URL: exactly one tap page, ${REQUESTS - 1} × 409 counter_replay (several counters)`, async () => {
+    for (const counter of [0, 1, 2, 77, 0xfffffe]) expectOneWinner(await burst(url(CHIP.page, counter), REQUESTS), CHIP.page, counter, 200)
+    for (const server of servers) {
+      expect(server.stdout()).not.toMatch(/"level":(40|50|60)/)
+      expect(server.stderr()).toBe('')
+    }
+  })
+
+  test('the same for a chip that redirects: exactly one 302 with serviceRef', async () => {
+    for (const counter of [5, 6, 9]) {
+      const responses = await burst(url(CHIP.redirect, counter), REQUESTS)
+      expectOneWinner(responses, CHIP.redirect, counter, 302)
+      expect(responses.find((r) => r.status === 302)!.location).toMatch(/^https:\/\/shop\.example\/landing\?from=tap&serviceRef=[\w-]{21}$/)
+    }
+  })
+
+  test('an older counter is refused by either process once a newer one was accepted', async () => {
+    const older = url(CHIP.redirect, 7)
+    for (const server of servers) {
+      const res = await getTap(server, older)
+      expect(res.status).toBe(409)
+      expect(res.body).toContain('counter 7 is not above the last accepted counter 9')
+    }
+  })
+})
