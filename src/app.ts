@@ -39,7 +39,7 @@ export type BuildAppOptions = {
  */
 export async function buildApp({ config, store, logStream, now = Date.now }: BuildAppOptions): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: loggerOptions(config.logLevel, logStream),
+    logger: loggerOptions(config.logLevel, config.tapPath, logStream),
     bodyLimit: 1024 * 1024,
   })
   // The API speaks JSON only: without this, Fastify's built-in text/plain parser

@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream'
 import type { InjectOptions } from 'fastify'
 import { afterEach, describe, expect, test } from 'vitest'
+import { redactUrl } from '../src/logger.js'
 import { ALICE, call, CONTRACT, createTestGateway, GUESTBOOK, metadata, seedTeam, tapChip, type TestGateway } from './helpers/gateway.js'
 
 let gw: TestGateway
@@ -173,5 +174,17 @@ describe('rate limits (per client)', () => {
       status = (await call(gw, { url: `/otps/${code}` })).status
     }
     expect(status).toBe(200)
+  })
+})
+
+describe('redactUrl', () => {
+  test('redacts everything below the tap path, and ref and OTP ids, but nothing else', () => {
+    expect(redactUrl('/tap?e=EF963FF7828658A599F3041510671E88&c=94EED9EE65337086')).toBe('/tap[redacted]')
+    expect(redactUrl('/t/AB12/CD34', '/t')).toBe('/t[redacted]')
+    expect(redactUrl('/tap')).toBe('/tap[redacted]')
+    expect(redactUrl('/tapestry?x=1')).toBe('/tapestry?x=1')
+    expect(redactUrl('/refs/abc?includeMetadata=true')).toBe('/refs/[redacted]?includeMetadata=true')
+    expect(redactUrl('/ref%73/abc')).toBe('/refs/[redacted]')
+    expect(redactUrl('/chip-groups')).toBe('/chip-groups')
   })
 })

@@ -1,6 +1,7 @@
 import type { ChipRow } from '../db/chips.js'
 import type { ChipProfileRow } from '../db/chipProfiles.js'
 import type { Store } from '../db/store.js'
+import { SealedKeyError } from '../keys/errors.js'
 import { openKey } from '../keys/sealKey.js'
 import {
   an10922Input,
@@ -23,9 +24,11 @@ export type ProfileEntry = {
 }
 
 export type Keyring = {
-  /** Every profile, refreshed when any profile changed (also from another process). */
+  /** Every profile whose keys opened, refreshed when any profile changed (also from another process). */
   profiles: () => ProfileEntry[]
   byId: (id: number) => ProfileEntry | undefined
+  /** Profiles whose keys do not open under this gateway secret, with why. */
+  broken: () => { profile: ChipProfileRow; error: SealedKeyError }[]
 }
 
 export const profileKeyContext = (id: number, slot: 'meta' | 'file' | 'master') => `profile:${id}:${slot}`
@@ -45,17 +48,30 @@ export function createKeyring(store: Store, secret: Buffer): Keyring {
   let version: string | null = null
   let entries: ProfileEntry[] = []
   let byId = new Map<number, ProfileEntry>()
+  let broken: { profile: ChipProfileRow; error: SealedKeyError }[] = []
 
+  // One profile whose keys do not open (a team re-keyed with another secret) must not stop
+  // every other team's taps: it is set aside, and only taps it could own are refused.
   const refresh = () => {
     const current = store.chipProfiles.version()
     if (current === version) return
-    entries = store.chipProfiles.list().map((profile) => buildEntry(profile, secret))
+    entries = []
+    broken = []
+    for (const profile of store.chipProfiles.list()) {
+      try {
+        entries.push(buildEntry(profile, secret))
+      } catch (error) {
+        if (!(error instanceof SealedKeyError)) throw error
+        broken.push({ profile, error })
+      }
+    }
     byId = new Map(entries.map((e) => [e.profile.id, e]))
     version = current
   }
   return {
     profiles: () => (refresh(), entries),
     byId: (id) => (refresh(), byId.get(id)),
+    broken: () => (refresh(), broken),
   }
 }
 

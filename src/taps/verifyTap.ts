@@ -118,7 +118,22 @@ function judge(store: Store, keyring: Keyring, p: VerifyTapParameters): Verdict 
     if (verdict.ok) return verdict
     if (!best || rank(verdict) > rank(best)) best = verdict
   }
+  throwIfKeysMissing(store, keyring, best!)
   return best!
+}
+
+/**
+ * No working profile accepted the tap. If it belongs to a profile whose keys do
+ * not open, say so (503) rather than blame the chip: the chip is named and uses
+ * a broken profile, or nothing decrypted it and a broken profile might have.
+ */
+function throwIfKeysMissing(store: Store, keyring: Keyring, best: Rejection): void {
+  const broken = keyring.broken()
+  if (broken.length === 0) return
+  const chip = best.uid === null ? undefined : store.chips.get(best.uid)
+  const own = chip && broken.find((b) => b.profile.id === chip.profileId)
+  if (own) throw own.error
+  if (!chip && (best.reason === 'not_sun_message' || best.reason === 'mode_mismatch')) throw broken[0]!.error
 }
 
 // Later in the pipeline = more specific: a MAC failure on a known chip says more than "malformed".

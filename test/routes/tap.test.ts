@@ -426,7 +426,9 @@ describe('GET /tap: limits and logs', () => {
     for (let i = 0; i < 50 && completed() < 3; i++) await new Promise((resolve) => setTimeout(resolve, 10))
     expect(completed()).toBe(3)
     const text = chunks.join('')
-    expect(text).toContain('"url":"/tap?e=')
+    // The tap URL itself is redacted: one refused for load would still be unspent.
+    expect(text).toContain('"url":"/tap[redacted]"')
+    expect(text).not.toContain(aesUrl(UID.plain, 1).split('?')[1]!)
     for (const refId of refIds) expect(text, 'a ref id leaked into the logs').not.toContain(refId)
     expect(text).not.toContain('serviceRef')
     expect(text.toLowerCase()).not.toContain('location')

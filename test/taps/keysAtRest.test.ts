@@ -194,7 +194,9 @@ describe('a wrong secret', () => {
     const wrong = crypto.randomBytes(32)
     const keyring = createKeyring(store, wrong)
 
-    const error = thrown(() => keyring.profiles())
+    expect(keyring.profiles()).toEqual([])
+    const [set] = keyring.broken()
+    const error = set!.error
     expect(error).toBeInstanceOf(SealedKeyError)
     expect(error).toMatchObject({ statusCode: 503, code: 'chip_keys_unavailable', context: 'profile:1:file', reason: 'does_not_open' })
     expect((error as Error).message).toMatchInlineSnapshot(
@@ -284,7 +286,30 @@ describe('keys at rest', () => {
     expect(error).toMatchObject({ statusCode: 503, code: 'chip_keys_unavailable', context: chipKeyContext(B) })
     // A profile's meta blob copied into another profile breaks the keyring rather than verifying under the wrong key.
     store.db.prepare('UPDATE chip_profiles SET meta_key = ?, updated_at = updated_at + 1 WHERE id = ?').run(stat.metaKey, nxp.id)
-    expect(thrown(() => keyring.profiles())).toMatchObject({ code: 'chip_keys_unavailable', context: profileKeyContext(nxp.id, 'meta') })
+    expect(keyring.profiles().map((e) => e.profile.id)).not.toContain(nxp.id)
+    expect(keyring.broken().map((b) => b.error)).toEqual([
+      expect.objectContaining({ code: 'chip_keys_unavailable', context: profileKeyContext(nxp.id, 'meta') }),
+    ])
+  })
+
+  test("one profile whose keys do not open fails only taps it could own, not another profile's", () => {
+    const dataDir = tempDir()
+    const store = open(dataDir)
+    const secret = loadGatewaySecret({ dataDir })
+    seedKeys(store, secret, dataDir)
+    const stat = store.chipProfiles.list()[0]!
+    // Another team's profile, sealed under some other secret (re-keyed elsewhere, or altered).
+    const other = crypto.randomBytes(32)
+    const teamB = store.teams.insert({ name: 'B', redirectUrl: null, now: 1 })
+    upsertChipProfile(store, other, { teamId: teamB, name: 'elsewhere', mode: 'aes', keyScheme: 'static', metaKey: KEYS.meta, fileKey: KEYS.file, now: 2 })
+    const keyring = createKeyring(store, secret)
+    expect(keyring.broken().map((b) => b.profile.name)).toEqual(['elsewhere'])
+    expect(keyring.profiles().map((e) => e.profile.id)).toContain(stat.id)
+    // The working profile's chip still taps.
+    expect(verifyTap(store, keyring, { url: urlFor(A, KEYS.chipA, 1), source: 'phone', now: 3 }).uid).toBe(A)
+    // A message nothing could decrypt might be the broken profile's: 503, not "not a SUN message".
+    const garbage = 'https://gw.example/tap?e=00112233445566778899AABBCCDDEEFF&c=0011223344556677'
+    expect(thrown(() => verifyTap(store, keyring, { url: garbage, source: 'phone', now: 4 }))).toBeInstanceOf(SealedKeyError)
   })
 
   test('sealing twice gives different blobs (fresh IV), both opening to the same key', () => {
