@@ -92,10 +92,18 @@ function hexProblem(value: string, what: string, where: string): string | null {
  */
 export function extractSunFields(url: string, layout?: SunLayout): ExtractSunFieldsReturnType {
   if (typeof url !== 'string') return malformed('the tap URL must be a string')
+  if (url.length > MAX_TAP_URL_LENGTH)
+    return malformed(`the URL is ${url.length} characters long; no chip's NDEF file holds more than ${MAX_TAP_URL_LENGTH}`)
   if (layout === undefined) return byParams(url, undefined)
   checkSunLayout(layout)
   return isSunOffsetLayout(layout) ? byOffsets(url, layout) : byParams(url, layout)
 }
+
+/**
+ * The largest NDEF file of the NTAG families is under 1 KiB (NTAG 216: 888 bytes;
+ * NTAG 424 DNA: 256), so a longer "tap URL" was not written by a chip.
+ */
+export const MAX_TAP_URL_LENGTH = 4096
 
 // ---- parameter names ---------------------------------------------------------------
 
@@ -109,15 +117,20 @@ function queryParams(url: string): Map<string, Span[]> {
   const end = hash < 0 ? url.length : hash
   const q = url.indexOf('?')
   if (q < 0 || q > end) return params
+  // The next '=' is remembered, so a URL of many '='-less parameters is scanned once, not once per parameter.
+  let eq = -1
   for (let pos = q + 1; pos <= end; ) {
     let amp = url.indexOf('&', pos)
     if (amp < 0 || amp > end) amp = end
-    const eq = url.indexOf('=', pos)
-    const nameEnd = eq >= 0 && eq < amp ? eq : amp
+    if (eq < pos) {
+      const found = url.indexOf('=', pos)
+      eq = found < 0 ? Infinity : found
+    }
+    const nameEnd = eq < amp ? eq : amp
     const name = url.slice(pos, nameEnd)
     if (name !== '') {
       const spans = params.get(name) ?? []
-      spans.push({ start: nameEnd === amp ? amp : eq + 1, end: amp })
+      spans.push({ start: nameEnd === amp ? amp : nameEnd + 1, end: amp })
       params.set(name, spans)
     }
     pos = amp + 1

@@ -22,6 +22,7 @@ export { deriveSdmBackendMetaKey, deriveSdmBackendTagKey, type DeriveSdmBackendT
 export { an10922Input, DiversificationInputError, diversifyAn10922, type DiversifyAn10922Parameters } from './diversifyAn10922.js'
 export {
   extractSunFields,
+  MAX_TAP_URL_LENGTH,
   type ExtractedNtag21xMirror,
   type ExtractedPlainMirror,
   type ExtractedSunMessage,

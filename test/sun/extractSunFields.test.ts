@@ -4,6 +4,7 @@ import {
   createSunVerifier,
   extractSunFields,
   generateSunMessage,
+  MAX_TAP_URL_LENGTH,
   ndefUriPrefix,
   SunLayoutError,
   type ExtractSunFieldsReturnType,
@@ -379,5 +380,16 @@ describe('layouts no chip could have', () => {
     ['the same name twice', { piccParam: 'e', macParam: 'e' }],
   ])('%s throws SunLayoutError', (_, layout) => {
     expect(() => extractSunFields('https://example.com/', layout as SunLayout)).toThrow(SunLayoutError)
+  })
+})
+
+describe('hostile URLs stay cheap', () => {
+  test('a URL longer than any NDEF file is malformed at once; many "="-less parameters are scanned once', () => {
+    const params = Array.from({ length: 600 }, (_, i) => `p${i}`).join('&')
+    const long = `https://gw.example/tap?${params}&${params}&${params}`
+    expect(long.length).toBeGreaterThan(MAX_TAP_URL_LENGTH)
+    expect(extractSunFields(long)).toMatchObject({ ok: false, reason: 'malformed', detail: expect.stringContaining('NDEF file') })
+    const short = `https://gw.example/tap?${params}`.slice(0, MAX_TAP_URL_LENGTH)
+    expect(extractSunFields(short)).toMatchObject({ ok: false, reason: 'malformed' })
   })
 })
