@@ -20,6 +20,7 @@ export default fp(
           securitySchemes: {
             apiKey: { type: 'apiKey', in: 'header', name: 'x-service-api-key' },
             otp: { type: 'apiKey', in: 'header', name: 'x-service-code' },
+            station: { type: 'apiKey', in: 'header', name: 'x-station-token' },
           },
         },
       },

@@ -2,13 +2,11 @@ import fs from 'node:fs'
 import { keySchemes, type KeyScheme } from '../../db/chipProfiles.js'
 import { NotFoundError, ValidationError } from '../../errors.js'
 import { loadGatewaySecret } from '../../keys/gatewaySecret.js'
-import { checkSunLayout, SunLayoutError, type SunLayout } from '../../sun/index.js'
 import { assertSecretOpensStoredKeys, chipProfileView, unopenableProfiles, upsertChipProfile } from '../../taps/chipProfiles.js'
 import { UsageError, type Flags } from '../usage.js'
 import { onePositional, printJson, required, teamIdOf, text, withStore } from './context.js'
+import { layoutFrom, modeFlag } from './layoutFlags.js'
 
-const OFFSET_FLAGS = ['picc-offset', 'mac-input-offset', 'mac-offset', 'enc-offset', 'enc-length'] as const
-const PARAM_FLAGS = ['picc-param', 'mac-param', 'enc-param'] as const
 /** The flag of each key, and the field name upsertChipProfile reports problems under. */
 const KEY_FLAGS = { metaKey: 'meta-key', fileKey: 'file-key', masterKey: 'master-key' } as const
 
@@ -36,71 +34,12 @@ export function keyFromFlags(flags: Flags, name: string): string | undefined {
   return value
 }
 
-/** A byte offset as provisioning tools show it: decimal, or hex with 0x. */
-function offsetFlag(flags: Flags, name: string): number | undefined {
-  const raw = text(flags, name)
-  if (raw === undefined) return undefined
-  if (/^\d{1,8}$/.test(raw)) return Number(raw)
-  if (/^0x[0-9a-f]{1,6}$/i.test(raw)) return Number.parseInt(raw.slice(2), 16)
-  throw new UsageError(`--${name} takes a byte offset, in decimal or hex with 0x`)
-}
-
-/** The layout the flags describe (the same flags as `sun verify`), or undefined when none is given. */
-function layoutFrom(flags: Flags): SunLayout | undefined {
-  const names = PARAM_FLAGS.filter((n) => text(flags, n) !== undefined)
-  const offsets = OFFSET_FLAGS.filter((n) => text(flags, n) !== undefined)
-  const prefixCode = text(flags, 'uri-prefix-code')
-  if (names.length > 0 && (offsets.length > 0 || prefixCode !== undefined))
-    throw new UsageError('give parameter names (--picc-param …) or the SDM offsets (--picc-offset …), not both')
-  let layout: SunLayout | undefined
-  if (names.length > 0) {
-    const piccParam = text(flags, 'picc-param')
-    const macParam = text(flags, 'mac-param')
-    if (piccParam === undefined || macParam === undefined) throw new UsageError('--picc-param and --mac-param go together (--enc-param is optional)')
-    const encParam = text(flags, 'enc-param')
-    layout = { piccParam, macParam, ...(encParam === undefined ? {} : { encParam }) }
-  } else if (offsets.length > 0) {
-    const missing = (['picc-offset', 'mac-input-offset', 'mac-offset'] as const).filter((n) => !offsets.includes(n))
-    if (missing.length > 0)
-      throw new UsageError(`with SDM offsets give --picc-offset, --mac-input-offset and --mac-offset (missing ${missing.map((n) => `--${n}`).join(', ')})`)
-    if (offsets.includes('enc-offset') !== offsets.includes('enc-length')) throw new UsageError('--enc-offset and --enc-length go together')
-    let uriPrefixCode: number | undefined
-    if (prefixCode !== undefined) {
-      if (!/^(0x)?[0-9a-f]{1,2}$/i.test(prefixCode)) throw new UsageError('--uri-prefix-code takes the URI identifier code in hex (e.g. 04)')
-      uriPrefixCode = Number.parseInt(prefixCode.replace(/^0x/i, ''), 16)
-    }
-    const encOffset = offsetFlag(flags, 'enc-offset')
-    const encLength = offsetFlag(flags, 'enc-length')
-    layout = {
-      piccOffset: offsetFlag(flags, 'picc-offset')!,
-      macInputOffset: offsetFlag(flags, 'mac-input-offset')!,
-      macOffset: offsetFlag(flags, 'mac-offset')!,
-      ...(encOffset === undefined ? {} : { encOffset, encLength }),
-      ...(uriPrefixCode === undefined ? {} : { uriPrefixCode }),
-    }
-  } else if (prefixCode !== undefined) throw new UsageError('--uri-prefix-code only applies with the SDM offsets')
-  if (layout === undefined) return undefined
-  try {
-    return checkSunLayout(layout)
-  } catch (error) {
-    if (error instanceof SunLayoutError) throw new UsageError(error.message)
-    throw error
-  }
-}
-
 function schemeFlag(flags: Flags): KeyScheme {
   const raw = required(flags, 'scheme')
   if (!(keySchemes as readonly string[]).includes(raw)) throw new UsageError(`--scheme is one of ${keySchemes.join(', ')}`)
   return raw as KeyScheme
 }
 
-function modeFlag(flags: Flags): 'aes' | 'lrp' | undefined {
-  const raw = text(flags, 'mode')
-  if (raw === undefined) return undefined
-  const mode = raw.toLowerCase()
-  if (mode !== 'aes' && mode !== 'lrp') throw new UsageError('--mode is aes or lrp')
-  return mode
-}
 
 /** Domain errors name fields (metaKey); on the command line they are flags (--meta-key). */
 function asFlags(error: unknown): unknown {
