@@ -180,7 +180,7 @@ async function seedTaps(dir: string): Promise<string[]> {
   const store = openStore({ dataDir: dir })
   try {
     const secret = loadGatewaySecret({ dataDir: dir })
-    const uids = Array.from({ length: TAP_CHIPS }, (_, i) => `04${(0xb0000000 + i).toString(16).toUpperCase()}A0`)
+    const uids = Array.from({ length: TAP_CHIPS }, (_, i) => `04B0${i.toString(16).toUpperCase().padStart(10, "0")}`)
     const { teams } = importData(store, parseImportFile({ teams: [{ name: 'Bench', chips: uids.map((uid) => ({ uid })) }] }), { config, now: Date.now(), secret })
     const teamId = teams[0]!.id
     const metaKey = randomBytes(16).toString('hex')
