@@ -4,22 +4,19 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import Database from 'better-sqlite3'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { ConfigSchema } from '../src/config.js'
 import { openStore } from '../src/db/store.js'
 import { ALICE, CONTRACT, GUESTBOOK, makeTempDir, metadata, seedTeam, tapChip } from './helpers/gateway.js'
+import { cliPath, startServe, stopChild, type Server } from './helpers/processes.js'
 
-const root = fileURLToPath(new URL('..', import.meta.url))
-const cliPath = path.join(root, 'src/cli/tapgate.js')
 
+const CLI_TIMEOUT_MS = 15_000
 const CHIP = '04C0FFEE000001'
 const TOKEN_ID = '42'
 const REFS_PER_RACE = 10
 const LOAD_REFS = 300
-const startTimeoutMs = 15_000
-const exitTimeoutMs = 5_000
 const settleMs = 50
 
 type RefBody = {
@@ -31,7 +28,6 @@ type RefBody = {
   guestbookEvents: { otp?: string }[]
 }
 
-type Server = { child: ChildProcess; url: string; stdout: () => string; stderr: () => string }
 
 let dataDir: string
 let dbFile: string
@@ -57,55 +53,9 @@ function childEnv(): NodeJS.ProcessEnv {
   return env
 }
 
-/** Spawns `tapgate serve` and resolves once it prints its URL (bounded wait). */
-function startServer(): Promise<Server> {
-  const child = spawn(process.execPath, [cliPath, 'serve'], { cwd: dataDir, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] })
-  spawned.push(child)
-  let stdout = ''
-  let stderr = ''
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
-  return new Promise((resolve, reject) => {
-    const fail = (why: string) => {
-      clearTimeout(timer)
-      reject(new Error(`tapgate serve ${why}\nstdout: ${stdout}\nstderr: ${stderr}`))
-    }
-    const timer = setTimeout(() => fail(`did not start within ${startTimeoutMs} ms`), startTimeoutMs)
-    child.once('exit', (code, signal) => fail(`exited early (code ${code}, signal ${signal})`))
-    child.once('error', (error) => fail(`could not be spawned: ${error.message}`))
-    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-      stdout += chunk
-      const match = /tapgate listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(stdout)
-      if (match) {
-        clearTimeout(timer)
-        child.removeAllListeners('exit')
-        resolve({ child, url: match[1]!, stdout: () => stdout, stderr: () => stderr })
-      }
-    })
-  })
-}
-
-/** Resolves when the child has exited, or false after `ms`. */
-function exited(child: ChildProcess, ms: number): Promise<boolean> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true)
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => resolve(false), ms)
-    child.once('exit', () => {
-      clearTimeout(timer)
-      resolve(true)
-    })
-  })
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) {
-    if (process.platform !== 'win32') process.kill(child.pid, 'SIGCONT') // in case a failed burst left it paused
-    process.kill(child.pid, 'SIGTERM')
-    if (!(await exited(child, exitTimeoutMs))) {
-      process.kill(child.pid, 'SIGKILL')
-      await exited(child, exitTimeoutMs)
-    }
-  }
-}
+/** A real `tapgate serve` on the shared data dir. */
+const startServer = (): Promise<Server> => startServe({ cwd: dataDir, env: childEnv(), track: (child) => spawned.push(child) })
+const stop = stopChild
 
 /** Runs a CLI command to completion (bounded), returning its output. */
 function runCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
@@ -118,8 +68,8 @@ function runCli(args: string[]): Promise<{ code: number | null; stdout: string; 
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       if (child.pid !== undefined) process.kill(child.pid, 'SIGKILL')
-      reject(new Error(`tapgate ${args.join(' ')} did not finish within ${startTimeoutMs} ms\nstderr: ${stderr}`))
-    }, startTimeoutMs)
+      reject(new Error(`tapgate ${args.join(' ')} did not finish within ${CLI_TIMEOUT_MS} ms\nstderr: ${stderr}`))
+    }, CLI_TIMEOUT_MS)
     child.once('error', (error) => {
       clearTimeout(timer)
       reject(error)

@@ -1,10 +1,9 @@
 // Issue 3 acceptance: "a replayed URL is rejected however fast it arrives, including two
 // gateway processes on one data dir". Two real `tapgate serve` children, loopback HTTP, one
 // SQLite file; the same tap URL is fired at both at once while they are paused, then released.
-import { spawn, type ChildProcess } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import Database from 'better-sqlite3'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { ConfigSchema } from '../../src/config.js'
@@ -12,20 +11,16 @@ import { openStore } from '../../src/db/store.js'
 import { loadGatewaySecret } from '../../src/keys/gatewaySecret.js'
 import { setChipVerification, upsertChipProfile } from '../../src/taps/chipProfiles.js'
 import { makeTempDir, seedTeam, sunTapUrl } from '../helpers/gateway.js'
+import { startServe, stopChild, type Server } from '../helpers/processes.js'
 
-const root = fileURLToPath(new URL('../..', import.meta.url))
-const cliPath = path.join(root, 'src/cli/tapgate.js')
 
 const META = '0F1E2D3C4B5A69788796A5B4C3D2E1F0'
 const FILE = 'A0B1C2D3E4F5061728394A5B6C7D8E9F'
 const CHIP = { page: '04C3000000000A', redirect: '04C3000000000B' }
 const REDIRECT = 'https://shop.example/landing?from=tap'
 const REQUESTS = 100
-const startTimeoutMs = 15_000
-const exitTimeoutMs = 5_000
 const settleMs = 50
 
-type Server = { child: ChildProcess; url: string; stdout: () => string; stderr: () => string }
 type TapResponse = { status: number; body: string; location: string | null }
 
 let dataDir: string
@@ -46,54 +41,9 @@ function childEnv(): NodeJS.ProcessEnv {
   }
 }
 
-/** Spawns `tapgate serve` and resolves once it prints its URL (bounded wait). */
-function startServer(): Promise<Server> {
-  const child = spawn(process.execPath, [cliPath, 'serve'], { cwd: dataDir, env: childEnv(), stdio: ['ignore', 'pipe', 'pipe'] })
-  spawned.push(child)
-  let stdout = ''
-  let stderr = ''
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
-  return new Promise((resolve, reject) => {
-    const fail = (why: string) => {
-      clearTimeout(timer)
-      reject(new Error(`tapgate serve ${why}\nstdout: ${stdout}\nstderr: ${stderr}`))
-    }
-    const timer = setTimeout(() => fail(`did not start within ${startTimeoutMs} ms`), startTimeoutMs)
-    child.once('exit', (code, signal) => fail(`exited early (code ${code}, signal ${signal})`))
-    child.once('error', (error) => fail(`could not be spawned: ${error.message}`))
-    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-      stdout += chunk
-      const match = /tapgate listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(stdout)
-      if (match) {
-        clearTimeout(timer)
-        child.removeAllListeners('exit')
-        resolve({ child, url: match[1]!, stdout: () => stdout, stderr: () => stderr })
-      }
-    })
-  })
-}
-
-function exited(child: ChildProcess, ms: number): Promise<boolean> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true)
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => resolve(false), ms)
-    child.once('exit', () => {
-      clearTimeout(timer)
-      resolve(true)
-    })
-  })
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) {
-    process.kill(child.pid, 'SIGCONT') // in case a failed burst left it paused
-    process.kill(child.pid, 'SIGTERM')
-    if (!(await exited(child, exitTimeoutMs))) {
-      process.kill(child.pid, 'SIGKILL')
-      await exited(child, exitTimeoutMs)
-    }
-  }
-}
+/** A real `tapgate serve` on the shared data dir. */
+const startServer = (): Promise<Server> => startServe({ cwd: dataDir, env: childEnv(), track: (child) => spawned.push(child) })
+const stop = stopChild
 
 const signalServers = (signal: NodeJS.Signals) => {
   for (const { child } of servers) if (child.pid !== undefined && child.exitCode === null) process.kill(child.pid, signal)

@@ -1,0 +1,65 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+export const repoRoot = fileURLToPath(new URL('../..', import.meta.url))
+export const cliPath = path.join(repoRoot, 'src/cli/tapgate.js')
+const startTimeoutMs = 15_000
+const exitTimeoutMs = 5_000
+
+export type Server = { child: ChildProcess; url: string; stdout: () => string; stderr: () => string }
+
+/**
+ * Spawns a real `tapgate serve` and resolves once it prints its URL (bounded
+ * wait). `track` receives the child at once, so the caller can stop it by PID
+ * even when start-up fails.
+ */
+export function startServe({ cwd, env, track }: { cwd: string; env: NodeJS.ProcessEnv; track: (child: ChildProcess) => void }): Promise<Server> {
+  const child = spawn(process.execPath, [cliPath, 'serve'], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  track(child)
+  let stdout = ''
+  let stderr = ''
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
+  return new Promise((resolve, reject) => {
+    const fail = (why: string) => {
+      clearTimeout(timer)
+      reject(new Error(`tapgate serve ${why}\nstdout: ${stdout}\nstderr: ${stderr}`))
+    }
+    const timer = setTimeout(() => fail(`did not start within ${startTimeoutMs} ms`), startTimeoutMs)
+    child.once('exit', (code, signal) => fail(`exited early (code ${code}, signal ${signal})`))
+    child.once('error', (error) => fail(`could not be spawned: ${error.message}`))
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk
+      const match = /tapgate listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(stdout)
+      if (match) {
+        clearTimeout(timer)
+        child.removeAllListeners('exit')
+        resolve({ child, url: match[1]!, stdout: () => stdout, stderr: () => stderr })
+      }
+    })
+  })
+}
+
+/** Resolves true when the child has exited, or false after `ms`. */
+export function exited(child: ChildProcess, ms: number): Promise<boolean> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true)
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), ms)
+    child.once('exit', () => {
+      clearTimeout(timer)
+      resolve(true)
+    })
+  })
+}
+
+/** Stops a child by PID: SIGCONT (a failed burst may have left it paused), SIGTERM, then SIGKILL. */
+export async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) {
+    process.kill(child.pid, 'SIGCONT')
+    process.kill(child.pid, 'SIGTERM')
+    if (!(await exited(child, exitTimeoutMs))) {
+      process.kill(child.pid, 'SIGKILL')
+      await exited(child, exitTimeoutMs)
+    }
+  }
+}
