@@ -114,7 +114,7 @@ function judge(store: Store, keyring: Keyring, p: VerifyTapParameters): Verdict 
   let best: Rejection | undefined
   for (const entry of profiles.length > 0 ? profiles : [undefined]) {
     const fields = extractSunFields(p.url, entry?.layout)
-    const verdict = judgeFields(store, entry, fields)
+    const verdict = judgeFields(store, entry, fields, p.rfUid)
     if (verdict.ok) return verdict
     if (!best || rank(verdict) > rank(best)) best = verdict
   }
@@ -140,7 +140,7 @@ function throwIfKeysMissing(store: Store, keyring: Keyring, best: Rejection): vo
 const order: TapRejectReason[] = ['malformed', 'mode_mismatch', 'not_sun_message', 'no_mac', 'no_counter', 'unknown_chip', 'mac_mismatch']
 const rank = (v: Rejection) => (v.decrypted ? order.indexOf('not_sun_message') + 0.5 : order.indexOf(v.reason))
 
-function judgeFields(store: Store, entry: ProfileEntry | undefined, fields: ExtractSunFieldsReturnType): Verdict {
+function judgeFields(store: Store, entry: ProfileEntry | undefined, fields: ExtractSunFieldsReturnType, rfUid?: string): Verdict {
   if (!fields.ok) return { ok: false, reason: fields.reason, detail: fields.detail, uid: null }
   switch (fields.kind) {
     case 'ntag21x': {
@@ -165,10 +165,25 @@ function judgeFields(store: Store, entry: ProfileEntry | undefined, fields: Extr
       if (!entry) return { ok: false, reason: 'not_sun_message', detail: 'no chip profile is configured, so no key can decrypt this message', uid: null }
       const picc = entry.verifier.readPiccData(fields.piccData)
       if (!picc.ok) return { ok: false, reason: picc.reason, detail: picc.detail, uid: null }
-      if (picc.uid === null)
+      // A counter-only message (PICCDataTag 0x40) names no chip; a station's reader saw its UID over RF,
+      // and the MAC under that chip's file key then proves the message is that chip's.
+      const uid = picc.uid ?? rfUid ?? null
+      if (uid === null)
         return { ok: false, reason: 'malformed', detail: 'the PICCData mirrors no UID, so the chip cannot be identified', uid: null, decrypted: true }
-      const chip = store.chips.get(picc.uid)
-      if (!chip) return { ok: false, reason: 'unknown_chip', detail: `no chip with UID ${picc.uid} is registered`, uid: picc.uid }
+      const chip = store.chips.get(uid)
+      if (!chip) return { ok: false, reason: 'unknown_chip', detail: `no chip with UID ${uid} is registered`, uid }
+      if (picc.uid === null && chip.randomUid === 1)
+        return { ok: false, reason: 'malformed', detail: `chip ${uid} answers with random UIDs, so a counter-only message cannot be tied to it`, uid: null, decrypted: true }
+      // Without the UID in the session vector, one file key shared by all chips would let chip A's copied
+      // URL verify on chip B: only keys unique per chip make the MAC prove which chip wrote it.
+      if (picc.uid === null && entry.profile.keyScheme === 'static')
+        return {
+          ok: false,
+          reason: 'malformed',
+          detail: `profile ${entry.profile.name} shares one file key across chips, so a counter-only message cannot be tied to chip ${uid}; mirror the UID or use per-chip keys`,
+          uid: null,
+          decrypted: true,
+        }
       // A wrong meta key decrypts to a plausible UID about once in a hundred tries; the chip's own profile settles it.
       if (chip.profileId !== entry.profile.id)
         return { ok: false, reason: 'not_sun_message', detail: `chip ${chip.uid} does not use profile ${entry.profile.name}`, uid: null }

@@ -249,12 +249,26 @@ describe('POST /station/taps: each rejection reason, with its status and detail'
     await expectRejected(token, { rfUid: UID.a, url: aesUrl(UID.a, null) }, 'no_counter', 400)
   })
 
-  test('counter-only PICCData names no chip', async () => {
+  test('counter-only PICCData: the RF UID names the chip when its file key is its own, never under a shared key', async () => {
     const { token } = await setup()
     // Fixed chip randomness: under the other profiles' meta keys this PICCData is garbage, the same garbage every run.
-    const url = sunTapUrl({ metaKey: META, fileKey: FILE, uid: null, counter: 2, base: BASE, random: Buffer.alloc(12, 0x3c) })
-    const body = await expectRejected(token, { rfUid: UID.a, url }, 'malformed', 400)
-    expect(body.detail).toBe('the PICCData mirrors no UID, so the chip cannot be identified')
+    const random = Buffer.alloc(12, 0x3c)
+    // A static profile shares one file key: chip A's copied URL would verify on chip B, so it is refused.
+    const shared = sunTapUrl({ metaKey: META, fileKey: FILE, uid: null, counter: 2, base: BASE, random })
+    const refused = await expectRejected(token, { rfUid: UID.a, url: shared }, 'malformed', 400)
+    expect(refused.detail).toContain('shares one file key across chips')
+    // A diversified file key is the chip's own: its MAC proves which chip wrote the message.
+    const fileKey = diversifyAn10922({ masterKey: MASTER, m: an10922Input({ uid: UID.an10922 }) })
+    const own = sunTapUrl({ metaKey: META, fileKey, uid: null, counter: 2, base: BASE, random })
+    const accepted = await submit(token, { rfUid: UID.an10922, url: own })
+    expect(accepted.status).toBe(200)
+    expect(accepted.body).toMatchObject({ success: true, uid: UID.an10922, counter: 2, authenticated: true })
+    // The same message on another chip's reader fails its MAC under that chip's key, and a replay its counter.
+    await expectRejected(token, { rfUid: UID.a, url: own }, 'malformed', 400)
+    await expectRejected(token, { rfUid: UID.an10922, url: own }, 'counter_replay', 409)
+    // Without a reader there is no RF UID, so a phone tap of it names no chip.
+    const phone = await gw.app.inject({ url: own.replace(BASE, '/tap') })
+    expect(phone.statusCode).toBe(400)
   })
 
   test('no_mac: an NTAG 21x mirror for an NTAG 424 DNA chip', async () => {
