@@ -2,7 +2,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { errorResponses } from '../schemas/common.js'
 import { TapHtml, TapRedirect } from '../schemas/taps.js'
-import { renderRejectedTapPage, renderTapPage, tapPageView, tapRedirectUrl } from '../taps/tapPage.js'
+import { SealedKeyError } from '../keys/errors.js'
+import { renderRejectedTapPage, renderTapPage, renderUnavailableTapPage, tapPageView, tapRedirectUrl } from '../taps/tapPage.js'
 import { TapRejectedError } from '../taps/tapErrors.js'
 import { verifyTap } from '../taps/verifyTap.js'
 import { publicRateLimit } from './rateLimit.js'
@@ -45,7 +46,7 @@ const tap: FastifyPluginAsyncZod = async (app) => {
         404: TapHtml('Refused: unknown chip'),
         409: TapHtml('Refused: counter replay or counter at its limit'),
         429: errorResponses[429],
-        503: errorResponses[503],
+        503: TapHtml('The gateway cannot check taps: the keys of a chip profile do not open (docs/keys.md)'),
       },
     },
     handler: async (request, reply) => {
@@ -53,6 +54,8 @@ const tap: FastifyPluginAsyncZod = async (app) => {
       try {
         verified = verifyTap(store, keyring, { url: tapUrlOf(request), source: 'phone', now: now() })
       } catch (error) {
+        // A person is at the chip: both outcomes are pages, not JSON.
+        if (error instanceof SealedKeyError) return sendHtml(reply, 503, renderUnavailableTapPage({ code: error.code, detail: error.message }))
         if (!(error instanceof TapRejectedError)) throw error
         return sendHtml(reply, error.statusCode, renderRejectedTapPage(error))
       }

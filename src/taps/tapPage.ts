@@ -160,3 +160,19 @@ export function renderRejectedTapPage(p: { reason: TapRejectReason; detail: stri
 </details>`,
   )
 }
+
+/**
+ * The page for a tap the gateway could not check at all (its keys do not open):
+ * the person is told to ask staff; the staff detail names no key.
+ */
+export function renderUnavailableTapPage(p: { code: string; detail: string }): string {
+  return page(
+    'Tap not checked',
+    `<h1 class="bad">This tap could not be checked</h1>
+<p id="reason" role="alert">The gateway cannot verify taps right now. Please ask staff for help.</p>
+<details>
+<summary>Details for staff</summary>
+<p><code id="reason-code">${escapeHtml(p.code)}</code>: ${escapeHtml(p.detail)}</p>
+</details>`,
+  )
+}

@@ -223,7 +223,10 @@ describe('a wrong secret', () => {
     cleanups.push(() => app.close())
     const res = await app.inject({ url: urlFor(A, KEYS.chipA, 1).replace('https://tap.example.com', '') })
     expect(res.statusCode).toBe(503)
-    expect(res.json()).toMatchObject({ success: false, error: 'chip_keys_unavailable' })
+    // A person is at the chip: a page that says to ask staff, with the code for staff.
+    expect(res.headers['content-type']).toMatch(/^text\/html/)
+    expect(res.body).toContain('ask staff')
+    expect(res.body).toContain('chip_keys_unavailable')
     expectNoKeyIn(res.body)
     expect(res.body).not.toContain(config.secret!)
   })
