@@ -35,38 +35,54 @@ export type RecordTapReturnType = { refId: string; teamId: number; chip: ChipRow
  * const { refId } = recordTap(store, { uid: '04DE5F1EACC040', source: 'operator', authenticated: false, now: Date.now() })
  */
 export function recordTap(store: Store, p: RecordTapParameters): RecordTapReturnType {
-  const counter = p.counter ?? null
-  const result = store.tx(() => {
-    const chip = store.chips.get(p.uid)
-    const log = { at: p.now, source: p.source, chipUid: p.uid, authenticated: p.authenticated, counter }
-    const reject = (reason: TapRejectReason, detail: string) => {
-      store.tapLog.insert({ ...log, teamId: chip?.teamId ?? null, accepted: false, reason, refId: null, detail })
-      return { rejected: new TapRejectedError(reason, detail, p.uid) }
-    }
-    if (!chip) return reject('unknown_chip', `no chip with UID ${p.uid} is registered`)
-    const checked = p.check?.(chip)
-    if (checked) return reject(checked.reason, checked.detail)
-    if (p.freshCounter) {
-      if (counter === null) return reject('no_counter', 'the message mirrors no SDMReadCtr, so replays cannot be detected')
-      if (counter >= COUNTER_LIMIT) return reject('counter_limit', `counter ${counter} is at the 24-bit limit`)
-      if (!store.chips.advanceCounter(chip.uid, counter))
-        return reject('counter_replay', `counter ${counter} is not above the last accepted counter ${chip.lastCounter}`)
-    }
-    const refId = newPublicId()
-    store.refs.insert({
-      id: refId,
-      chipUid: chip.uid,
-      teamId: chip.teamId,
-      source: p.source,
-      authenticated: p.authenticated,
-      linksModule: p.linksModule ?? false,
-      counter,
-      now: p.now,
-    })
-    store.tapLog.insert({ ...log, teamId: chip.teamId, accepted: true, reason: 'accepted', refId, detail: p.detail ?? null })
-    return { ok: { refId, teamId: chip.teamId, chip } }
-  })
-  // Thrown after the commit so the rejected tap stays in the log.
+  return unwrap(store.tx(() => tapTransaction(store, p)))
+}
+
+/**
+ * {@link recordTap} for the request path: the transaction shares its commit with
+ * the other taps of this event-loop turn (store.batch). Same checks, same log.
+ */
+export async function recordTapBatched(store: Store, p: RecordTapParameters): Promise<RecordTapReturnType> {
+  return unwrap(await store.batch(() => tapTransaction(store, p)))
+}
+
+type TapOutcome = { ok: RecordTapReturnType } | { rejected: TapRejectedError }
+
+// Thrown after the commit so the rejected tap stays in the log.
+function unwrap(result: TapOutcome): RecordTapReturnType {
   if ('rejected' in result) throw result.rejected
   return result.ok
+}
+
+/** The read-modify-write of a tap; runs inside a transaction (tx or batch). */
+function tapTransaction(store: Store, p: RecordTapParameters): TapOutcome {
+  const counter = p.counter ?? null
+  const chip = store.chips.get(p.uid)
+  const log = { at: p.now, source: p.source, chipUid: p.uid, authenticated: p.authenticated, counter }
+  const reject = (reason: TapRejectReason, detail: string) => {
+    store.tapLog.insert({ ...log, teamId: chip?.teamId ?? null, accepted: false, reason, refId: null, detail })
+    return { rejected: new TapRejectedError(reason, detail, p.uid) }
+  }
+  if (!chip) return reject('unknown_chip', `no chip with UID ${p.uid} is registered`)
+  const checked = p.check?.(chip)
+  if (checked) return reject(checked.reason, checked.detail)
+  if (p.freshCounter) {
+    if (counter === null) return reject('no_counter', 'the message mirrors no SDMReadCtr, so replays cannot be detected')
+    if (counter >= COUNTER_LIMIT) return reject('counter_limit', `counter ${counter} is at the 24-bit limit`)
+    if (!store.chips.advanceCounter(chip.uid, counter))
+      return reject('counter_replay', `counter ${counter} is not above the last accepted counter ${chip.lastCounter}`)
+  }
+  const refId = newPublicId()
+  store.refs.insert({
+    id: refId,
+    chipUid: chip.uid,
+    teamId: chip.teamId,
+    source: p.source,
+    authenticated: p.authenticated,
+    linksModule: p.linksModule ?? false,
+    counter,
+    now: p.now,
+  })
+  store.tapLog.insert({ ...log, teamId: chip.teamId, accepted: true, reason: 'accepted', refId, detail: p.detail ?? null })
+  return { ok: { refId, teamId: chip.teamId, chip } }
 }

@@ -4,7 +4,7 @@ import type { StationRow } from '../db/stations.js'
 import { StationTapBody, StationTapResponse, StationTokenHeader, tapErrorResponses } from '../schemas/taps.js'
 import { authenticateStation } from '../stations/stations.js'
 import { TapRejectedError } from '../taps/tapErrors.js'
-import { verifyTap } from '../taps/verifyTap.js'
+import { verifyTapBatched } from '../taps/verifyTap.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -44,7 +44,7 @@ const stationTaps: FastifyPluginAsyncZod = async (app) => {
       const { rfUid, url, readerName, readAt } = request.body
       const log = { stationId: station.id, readerName, readAt }
       try {
-        const tap = verifyTap(store, keyring, { url, source: 'station', rfUid, teamId: station.teamId, now: now() })
+        const tap = await verifyTapBatched(store, keyring, { url, source: 'station', rfUid, teamId: station.teamId, now: now() })
         request.log.info({ ...log, uid: tap.uid, counter: tap.counter, mode: tap.mode }, 'station tap accepted')
         const { refId, uid, counter, mode, authenticated, fileData } = tap
         return { success: true as const, refId, uid, counter, mode, authenticated, fileData }

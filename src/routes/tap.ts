@@ -5,7 +5,7 @@ import { TapHtml, TapRedirect } from '../schemas/taps.js'
 import { SealedKeyError } from '../keys/errors.js'
 import { renderRejectedTapPage, renderTapPage, renderUnavailableTapPage, tapPageView, tapRedirectUrl } from '../taps/tapPage.js'
 import { TapRejectedError } from '../taps/tapErrors.js'
-import { verifyTap } from '../taps/verifyTap.js'
+import { verifyTapBatched } from '../taps/verifyTap.js'
 import { publicRateLimit } from './rateLimit.js'
 
 // A tap page is personal and single-use: never cached, never sent on as a Referer (it carries the tap URL).
@@ -52,7 +52,7 @@ const tap: FastifyPluginAsyncZod = async (app) => {
     handler: async (request, reply) => {
       let verified
       try {
-        verified = verifyTap(store, keyring, { url: tapUrlOf(request), source: 'phone', now: now() })
+        verified = await verifyTapBatched(store, keyring, { url: tapUrlOf(request), source: 'phone', now: now() })
       } catch (error) {
         // A person is at the chip: both outcomes are pages, not JSON.
         if (error instanceof SealedKeyError) return sendHtml(reply, 503, renderUnavailableTapPage({ code: error.code, detail: error.message }))

@@ -1,7 +1,7 @@
 import type { ChipRow } from '../db/chips.js'
 import type { Store } from '../db/store.js'
 import { SealedKeyError } from '../keys/errors.js'
-import { recordTap } from '../refs/recordTap.js'
+import { recordTap, recordTapBatched, type RecordTapParameters } from '../refs/recordTap.js'
 import { extractSunFields, type ExtractSunFieldsReturnType } from '../sun/index.js'
 import type { Keyring, ProfileEntry } from './createKeyring.js'
 import { TapRejectedError, type TapRejectReason } from './tapErrors.js'
@@ -50,6 +50,47 @@ type Rejection = { ok: false; reason: TapRejectReason; detail: string; uid: stri
  * const tap = verifyTap(store, keyring, { url, source: 'phone', now: Date.now() })
  */
 export function verifyTap(store: Store, keyring: Keyring, p: VerifyTapParameters): VerifiedTap {
+  const verdict = screenTap(store, keyring, p)
+  return verifiedTap(verdict, recordTap(store, tapRecord(verdict, p)))
+}
+
+/**
+ * {@link verifyTap} for the request path: the counter check, ref and tap log
+ * share a commit with the other taps of this event-loop turn (store.batch).
+ */
+export async function verifyTapBatched(store: Store, keyring: Keyring, p: VerifyTapParameters): Promise<VerifiedTap> {
+  const verdict = screenTap(store, keyring, p)
+  return verifiedTap(verdict, await recordTapBatched(store, tapRecord(verdict, p)))
+}
+
+type Accepted = Extract<Verdict, { ok: true }>
+
+function tapRecord(verdict: Accepted, p: VerifyTapParameters): RecordTapParameters {
+  return {
+    uid: verdict.uid,
+    source: p.source,
+    authenticated: verdict.authenticated,
+    counter: verdict.counter,
+    // Verified taps must carry a fresh counter; an NTAG 21x mirror is checked whenever it mirrors one.
+    freshCounter: verdict.authenticated || verdict.counter !== null,
+    check: (chip) => stationCheck(chip, p),
+    detail: verdict.mode,
+    now: p.now,
+  }
+}
+
+const verifiedTap = (verdict: Accepted, { refId, chip }: { refId: string; chip: ChipRow }): VerifiedTap => ({
+  refId,
+  chip,
+  uid: verdict.uid,
+  counter: verdict.counter,
+  mode: verdict.mode,
+  authenticated: verdict.authenticated,
+  fileData: verdict.fileData,
+})
+
+/** Judges the URL; a refusal is logged and thrown here, before any transaction. */
+function screenTap(store: Store, keyring: Keyring, p: VerifyTapParameters): Accepted {
   let verdict: Verdict
   try {
     verdict = judge(store, keyring, p)
@@ -85,18 +126,7 @@ export function verifyTap(store: Store, keyring: Keyring, p: VerifyTapParameters
     })
     throw new TapRejectedError(verdict.reason, verdict.detail, verdict.uid)
   }
-  const { refId, chip } = recordTap(store, {
-    uid: verdict.uid,
-    source: p.source,
-    authenticated: verdict.authenticated,
-    counter: verdict.counter,
-    // Verified taps must carry a fresh counter; an NTAG 21x mirror is checked whenever it mirrors one.
-    freshCounter: verdict.authenticated || verdict.counter !== null,
-    check: (chip) => stationCheck(chip, p),
-    detail: verdict.mode,
-    now: p.now,
-  })
-  return { refId, chip, uid: verdict.uid, counter: verdict.counter, mode: verdict.mode, authenticated: verdict.authenticated, fileData: verdict.fileData }
+  return verdict
 }
 
 function stationCheck(chip: ChipRow, p: VerifyTapParameters): { reason: TapRejectReason; detail: string } | null {
