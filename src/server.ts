@@ -24,7 +24,7 @@ export async function startServer(config: Config, say: (line: string) => void = 
     const port = typeof address === 'object' && address ? address.port : config.port
     const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`
     say(`tapgate listening on ${url} (data: ${config.dataDir})`)
-    if (demo) printDemo(say, url, demo.key.apiKey, demo.summary.teams[0]!.name)
+    if (demo) printDemo(say, url, config.tapPath, demo.key.apiKey, demo.summary.teams[0]!.name)
     const close = async () => {
       await app!.close()
       store.close()
@@ -37,7 +37,7 @@ export async function startServer(config: Config, say: (line: string) => void = 
   }
 }
 
-function printDemo(say: (line: string) => void, url: string, apiKey: string, team: string) {
+function printDemo(say: (line: string) => void, url: string, tapPath: string, apiKey: string, team: string) {
   say('')
   say(`Created the demo team "${team}" from fixtures/demo.json.`)
   say(`Its API key is shown only this once; keep it:`)
@@ -49,6 +49,8 @@ function printDemo(say: (line: string) => void, url: string, apiKey: string, tea
   say(`  curl -H 'x-service-api-key: ${apiKey}' ${url}/events`)
   say(`  npx tapgate tap --uid 04DE5F1EACC040        # prints a ref id`)
   say(`  curl ${url}/refs/<ref id>                   # first query: isValidRef true + OTPs`)
+  say(`  open ${url}${tapPath}?e=EF963FF7828658A599F3041510671E88&c=94EED9EE65337086`)
+  say(`                                              # NXP's published tap, verified for the demo chip; again: a replay`)
   say(`  API docs: ${url}/docs   OpenAPI: ${url}/openapi.json`)
   say('')
 }

@@ -419,7 +419,7 @@ describe('serve', () => {
     const [apiKey] = [...keys] as [string]
     expect(apiKey).toMatch(API_KEY)
     expect(server.stdout().split('\n').filter((line) => line.trim() === apiKey)).toHaveLength(1)
-    for (const hint of [`curl ${url}/health`, `${url}/chip-groups`, `${url}/refs/`, `${url}/docs`, `${url}/openapi.json`])
+    for (const hint of [`curl ${url}/health`, `${url}/chip-groups`, `${url}/refs/`, `${url}/docs`, `${url}/openapi.json`, `${url}/tap?e=`])
       expect(server.stdout()).toContain(hint)
 
     const health = await getJson(`${url}/health`)
