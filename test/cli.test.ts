@@ -11,7 +11,7 @@ import { ConfigSchema } from '../src/config.js'
 import { openStore, type Store } from '../src/db/store.js'
 import { importData, parseImportFile } from '../src/importer/importData.js'
 import { loadGatewaySecret } from '../src/keys/gatewaySecret.js'
-import { makeTempDir } from './helpers/gateway.js'
+import { testDir, testStore } from './helpers/gateway.js'
 
 // The CLI as users run it: `node src/cli/tapgate.js …` in the repo root, against a temp data dir.
 const repoRoot = fileURLToPath(new URL('..', import.meta.url))
@@ -29,8 +29,6 @@ const baseEnv: NodeJS.ProcessEnv = Object.fromEntries(
 )
 
 const children = new Set<ChildProcess>()
-const dirs: string[] = []
-const stores: Store[] = []
 
 afterEach(() => {
   for (const child of children) {
@@ -43,22 +41,10 @@ afterEach(() => {
     }
   }
   children.clear()
-  for (const store of stores.splice(0)) store.close()
-  for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true })
 })
 
-function tempDir(): string {
-  const dir = makeTempDir('tapgate-cli-')
-  dirs.push(dir)
-  return dir
-}
-
-/** Opens the data dir in this process (closed in afterEach). */
-function open(dataDir: string): Store {
-  const store = openStore({ dataDir })
-  stores.push(store)
-  return store
-}
+const tempDir = () => testDir('tapgate-cli-')
+const open = testStore
 
 const config = ConfigSchema.parse({ logLevel: 'silent' })
 

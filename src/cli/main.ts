@@ -20,6 +20,9 @@ const globalOptions: Record<string, OptionSpec> = {
   help: { type: 'boolean', short: 'h', description: 'Show help' },
 }
 
+// Commands that act on one team's data take it the same way.
+const teamOption: OptionSpec = { type: 'string', value: 'ID', description: 'Team id' }
+
 // node:util parseArgs rather than a CLI framework: it never turns `--uid 04123…` or
 // `--meta-key 000…` into numbers, and it rejects unknown flags.
 const commands: Record<string, CommandSpec> = {
@@ -46,7 +49,7 @@ const commands: Record<string, CommandSpec> = {
     usage: 'key create --team ID [--label L] | key revoke --prefix P | key list --team ID',
     summary: 'Create, revoke or list API keys',
     options: {
-      team: { type: 'string', value: 'ID', description: 'Team id' },
+      team: teamOption,
       label: { type: 'string', value: 'L', description: 'A note to tell keys apart' },
       prefix: { type: 'string', value: 'P', description: 'Key prefix (as listed) or the whole key' },
     },
@@ -75,7 +78,7 @@ const commands: Record<string, CommandSpec> = {
       '[--enc-offset N --enc-length N]] | profile list --team ID',
     summary: 'Create (or update) and list chip profiles: URL layout, mode, keys (README "Verifying taps")',
     options: {
-      team: { type: 'string', value: 'ID', description: 'Team id' },
+      team: teamOption,
       name: { type: 'string', value: 'N', description: 'Profile name (unique in the team; an existing one is updated)' },
       scheme: { type: 'string', value: 'S', description: 'Key scheme: static, per_chip, an10922, sdm_backend, boltcard' },
       mode: { type: 'string', value: 'aes|lrp', description: "The chips' mode (default: as stored, else aes)" },
@@ -116,7 +119,7 @@ const commands: Record<string, CommandSpec> = {
     usage: 'station create --team ID [--name N] | station list --team ID | station revoke --prefix P',
     summary: 'Create, list or revoke station tokens (for POST /station/taps)',
     options: {
-      team: { type: 'string', value: 'ID', description: 'Team id' },
+      team: teamOption,
       name: { type: 'string', value: 'N', description: 'A name to tell stations apart' },
       prefix: { type: 'string', value: 'P', description: 'Token prefix (as listed) or the whole token' },
     },

@@ -2,6 +2,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import type { FastifyInstance, InjectOptions } from 'fastify'
+import { onTestFinished } from 'vitest'
 import { buildApp } from '../../src/app.js'
 import { createApiKey } from '../../src/auth/apiKeys.js'
 import { ConfigSchema, type Config, type ConfigInput } from '../../src/config.js'
@@ -24,6 +25,20 @@ export type TestGateway = {
 /** A fresh temp data dir, e.g. for tests that spawn their own processes. */
 export function makeTempDir(prefix = 'tapgate-test-'): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix))
+}
+
+/** A temp dir that is removed when the current test finishes (after its afterEach hooks). */
+export function testDir(prefix = 'tapgate-test-'): string {
+  const dir = makeTempDir(prefix)
+  onTestFinished(() => fs.rmSync(dir, { recursive: true, force: true }))
+  return dir
+}
+
+/** The store of a data dir, opened in this process and closed when the current test finishes. */
+export function testStore(dataDir: string): Store {
+  const store = openStore({ dataDir })
+  onTestFinished(() => store.close())
+  return store
 }
 
 /**

@@ -17,7 +17,7 @@ import { deriveBoltCardKeys, deriveSdmBackendMetaKey, deriveSdmBackendTagKey, ge
 import { setChipVerification, upsertChipProfile } from '../../src/taps/chipProfiles.js'
 import { chipKeyContext, createKeyring, profileKeyContext } from '../../src/taps/createKeyring.js'
 import { verifyTap } from '../../src/taps/verifyTap.js'
-import { makeTempDir } from '../helpers/gateway.js'
+import { testDir, testStore } from '../helpers/gateway.js'
 
 // Distinct, non-trivial keys: all-zero bytes would "appear" in any database file.
 const KEYS = {
@@ -35,24 +35,13 @@ const B = '04B2C3D4E5F6A7'
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url))
 const cliPath = path.join(repoRoot, 'src', 'cli', 'tapgate.js')
 
-const dirs: string[] = []
 const cleanups: (() => Promise<void> | void)[] = []
 afterEach(async () => {
   for (const fn of cleanups.splice(0).reverse()) await fn()
-  for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true })
 })
 
-function tempDir(): string {
-  const dir = makeTempDir('tapgate-keys-')
-  dirs.push(dir)
-  return dir
-}
-
-function open(dataDir: string): Store {
-  const store = openStore({ dataDir })
-  cleanups.push(() => store.close())
-  return store
-}
+const tempDir = () => testDir('tapgate-keys-')
+const open = testStore
 
 /** Every way a key could show up in text: upper- and lower-case hex. */
 function expectNoKeyIn(text: string, keys: string[] = ALL_KEYS) {
