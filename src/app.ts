@@ -1,6 +1,7 @@
 import rateLimit, { normalizeIP } from '@fastify/rate-limit'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod'
+import { type Chains, createChains } from './chain/chains.js'
 import type { Config } from './config.js'
 import type { Store } from './db/store.js'
 import { BaseError } from './errors.js'
@@ -15,9 +16,12 @@ import events from './routes/events.js'
 import health from './routes/health.js'
 import otps from './routes/otps.js'
 import phygitals from './routes/phygitals.js'
+import metadata from './routes/metadata.js'
 import refs from './routes/refs.js'
 import stationTaps from './routes/stationTaps.js'
 import tap from './routes/tap.js'
+import transfers from './routes/transfers.js'
+import type { Relayer } from './relayer/relayer.js'
 import { createKeyring } from './taps/createKeyring.js'
 import { version } from './version.js'
 
@@ -27,6 +31,9 @@ export type BuildAppOptions = {
   /** Where log lines go (default stdout); tests pass a stream to inspect them. */
   logStream?: NodeJS.WritableStream
   now?: () => number
+  /** Default: the configured chains, without the embedded one (server.ts starts that). */
+  chains?: Chains
+  relayer?: Relayer
 }
 
 /**
@@ -37,7 +44,7 @@ export type BuildAppOptions = {
  * const app = await buildApp({ config, store })
  * const res = await app.inject({ url: '/health' })
  */
-export async function buildApp({ config, store, logStream, now = Date.now }: BuildAppOptions): Promise<FastifyInstance> {
+export async function buildApp({ config, store, logStream, now = Date.now, chains = createChains({ config }), relayer }: BuildAppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger: loggerOptions(config.logLevel, config.tapPath, logStream),
     bodyLimit: 1024 * 1024,
@@ -49,7 +56,7 @@ export async function buildApp({ config, store, logStream, now = Date.now }: Bui
   app.setSerializerCompiler(serializerCompiler)
 
   const secret = loadGatewaySecret({ dataDir: config.dataDir, secretHex: config.secret })
-  await app.register(services, { services: { store, config, now, version, secret, keyring: createKeyring(store, secret) } })
+  await app.register(services, { services: { store, config, now, version, secret, keyring: createKeyring(store, secret), chains, relayer } })
   await app.register(errorHandler)
   await app.register(auth)
   await app.register(rateLimit, {
@@ -65,6 +72,8 @@ export async function buildApp({ config, store, logStream, now = Date.now }: Bui
   await app.register(refs)
   await app.register(otps)
   await app.register(phygitals)
+  await app.register(transfers)
+  await app.register(metadata)
   await app.register(chipGroups)
   await app.register(events)
   await app.register(tap)

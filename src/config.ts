@@ -7,6 +7,48 @@ const positiveInt = z.coerce.number().int().positive()
 const nonNegativeInt = z.coerce.number().int().min(0)
 const bool = z.union([z.boolean(), z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1')])
 
+const rpcUrl = z.url({ protocol: /^https?$/ })
+const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'Must be an environment variable name')
+// A private key in the config file would end up in backups, tickets and screenshots.
+const noKeyHere = z
+  .never({ error: 'Keys never go in the config file: name an environment variable (…KeyEnv) or a key file (…KeyFile)' })
+  .optional()
+
+/** An EVM chain reached over an RPC. The relayer key signs transactions; the signer key signs transfer signatures (default: the relayer key). */
+const ChainSettings = z
+  .object({
+    rpcUrl,
+    relayerKeyEnv: envName.optional(),
+    relayerKeyFile: z.string().min(1).optional(),
+    signerKeyEnv: envName.optional(),
+    signerKeyFile: z.string().min(1).optional(),
+    relayerKey: noKeyHere,
+    signerKey: noKeyHere,
+    /** Blocks on top of a transaction's block before it counts as mined. */
+    confirmations: z.coerce.number().int().min(1).max(1000).default(1),
+  })
+  .strict()
+  .refine((c) => (c.relayerKeyEnv === undefined) !== (c.relayerKeyFile === undefined), {
+    message: 'Set exactly one of relayerKeyEnv and relayerKeyFile',
+  })
+  .refine((c) => c.signerKeyEnv === undefined || c.signerKeyFile === undefined, {
+    message: 'Set at most one of signerKeyEnv and signerKeyFile',
+  })
+
+export type ChainSettings = z.infer<typeof ChainSettings>
+
+const chainDefaults = {
+  embedded: true,
+  saveEveryBlocks: 100,
+  signatureBlocks: 100,
+  relayedSignatureBlocks: 1_000_000,
+  replaceAfterSeconds: 60,
+  feeBumpPercent: 25,
+  pollIntervalMs: 1000,
+  fallbackMaxFeeGwei: 50,
+  selfServiceMaxSeconds: 3600,
+}
+
 /** The whole configuration. Defaults here are the documented defaults. */
 export const ConfigSchema = z
   .object({
@@ -40,8 +82,39 @@ export const ConfigSchema = z
       })
       .strict()
       .default({ delaySeconds: 0, windowSeconds: 24 * 60 * 60 }),
+    chain: z
+      .object({
+        /** Run a local anvil as chain 31337 (state in <dataDir>/chain/31337). */
+        embedded: bool.default(chainDefaults.embedded),
+        /** Save the embedded chain's state after this many blocks (and on stop). */
+        saveEveryBlocks: positiveInt.default(chainDefaults.saveEveryBlocks),
+        /** GET /phygitals/transfer-signature: blockExpiry = current block + this. */
+        signatureBlocks: positiveInt.default(chainDefaults.signatureBlocks),
+        /** Signatures inside relayed transfers: valid this many blocks past the last head seen. */
+        relayedSignatureBlocks: positiveInt.default(chainDefaults.relayedSignatureBlocks),
+        /** A sent transaction with no receipt after this long is replaced with higher fees. */
+        replaceAfterSeconds: positiveInt.default(chainDefaults.replaceAfterSeconds),
+        /** Fee increase of a replacement (nodes require at least 10%). */
+        feeBumpPercent: z.coerce.number().int().min(10).max(500).default(chainDefaults.feeBumpPercent),
+        /** How often the relayer polls receipts, fees and an unreachable RPC. */
+        pollIntervalMs: positiveInt.default(chainDefaults.pollIntervalMs),
+        /** maxFeePerGas for requests signed before any fee data was ever seen from a chain. */
+        fallbackMaxFeeGwei: z.coerce.number().positive().default(chainDefaults.fallbackMaxFeeGwei),
+        /** PATCH /chips/self-service: how far ahead requestExpiryTime may be. */
+        selfServiceMaxSeconds: positiveInt.default(chainDefaults.selfServiceMaxSeconds),
+        /** An Ethereum mainnet RPC for ENS names (else a configured chain 1 is used). */
+        ensRpcUrl: rpcUrl.optional(),
+      })
+      .strict()
+      .default(chainDefaults),
+    /** Chains reached over an RPC, by chain ID. */
+    chains: z.record(z.string().regex(/^[1-9]\d*$/, 'Chain IDs are positive integers'), ChainSettings).default({}),
   })
   .strict()
+  .refine((c) => !(c.chain.embedded && c.chains['31337']), {
+    message: 'Chain 31337 is the embedded chain: set chain.embedded to false to reach it over an RPC instead',
+    path: ['chains', '31337'],
+  })
 
 export type Config = z.infer<typeof ConfigSchema>
 export type ConfigInput = z.input<typeof ConfigSchema>
@@ -61,6 +134,9 @@ const envSettings: ReadonlyArray<readonly [string, readonly string[]]> = [
   ['TAPGATE_RATE_LIMIT_WINDOW_MS', ['rateLimit', 'windowMs']],
   ['TAPGATE_CLAIM_DELAY_SECONDS', ['claim', 'delaySeconds']],
   ['TAPGATE_CLAIM_WINDOW_SECONDS', ['claim', 'windowSeconds']],
+  ['TAPGATE_EMBEDDED_CHAIN', ['chain', 'embedded']],
+  ['TAPGATE_ENS_RPC_URL', ['chain', 'ensRpcUrl']],
+  ['TAPGATE_SIGNATURE_BLOCKS', ['chain', 'signatureBlocks']],
 ]
 
 export class ConfigError extends Error {

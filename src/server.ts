@@ -4,21 +4,52 @@ import { bootstrapDemo } from './bootstrapDemo.js'
 import type { Config } from './config.js'
 import { openStore, type Store } from './db/store.js'
 import { loadGatewaySecret } from './keys/gatewaySecret.js'
+import { EMBEDDED_CHAIN_ID } from './chain/chainKeys.js'
+import { type Chains, createChains } from './chain/chains.js'
+import { startEmbeddedChain } from './chain/embeddedChain.js'
+import { createRelayer, type Relayer } from './relayer/relayer.js'
+import { restoreEmbeddedChain } from './relayer/restoreEmbeddedChain.js'
 
-export type StartServerReturnType = { app: FastifyInstance; store: Store; url: string; close: () => Promise<void> }
+export type StartServerReturnType = {
+  app: FastifyInstance
+  store: Store
+  url: string
+  chains: Chains
+  relayer: Relayer
+  close: () => Promise<void>
+}
 
 /**
  * Opens the data dir, seeds the demo team on first start, and listens.
  * `say` prints the human-facing start-up text (the demo key appears there once, never in logs).
  */
 export async function startServer(config: Config, say: (line: string) => void = console.log): Promise<StartServerReturnType> {
-  const store = openStore({ dataDir: config.dataDir })
   let app: FastifyInstance | undefined
+  // The chain and the relayer log through the app's logger, which exists only once the app is built.
+  const log = {
+    info: (obj: object, msg?: string) => app?.log.info(obj, msg),
+    warn: (obj: object, msg?: string) => app?.log.warn(obj, msg),
+    error: (obj: object, msg?: string) => app?.log.error(obj, msg),
+  }
+  // anvil boots while the database opens and the app is built.
+  const embeddedStart = config.chain.embedded
+    ? startEmbeddedChain({ dataDir: config.dataDir, saveEveryBlocks: config.chain.saveEveryBlocks, log })
+    : undefined
+  embeddedStart?.catch(() => {})
+  let store: Store | undefined
+  let chains: Chains | undefined
+  let relayer: Relayer | undefined
   try {
+    store = openStore({ dataDir: config.dataDir })
     const demo = config.demo
       ? bootstrapDemo(store, { config, now: Date.now(), secret: loadGatewaySecret({ dataDir: config.dataDir, secretHex: config.secret }) })
       : null
-    app = await buildApp({ config, store })
+    chains = createChains({ config, embedded: await embeddedStart })
+    relayer = createRelayer({ store, chains, config, log })
+    app = await buildApp({ config, store, chains, relayer })
+    const embedded = chains.get(EMBEDDED_CHAIN_ID)
+    if (embedded && chains.embedded?.owner) await restoreEmbeddedChain({ store, chain: embedded, log, now: Date.now() })
+    relayer.start()
     await app.listen({ host: config.host, port: config.port })
     const address = app.server.address()
     const port = typeof address === 'object' && address ? address.port : config.port
@@ -26,13 +57,17 @@ export async function startServer(config: Config, say: (line: string) => void = 
     say(`tapgate listening on ${url} (data: ${config.dataDir})`)
     if (demo) printDemo(say, url, config.tapPath, demo.key.apiKey, demo.summary.teams[0]!.name)
     const close = async () => {
+      await relayer!.stop()
       await app!.close()
-      store.close()
+      await chains!.close()
+      store!.close()
     }
-    return { app, store, url, close }
+    return { app, store, url, chains, relayer, close }
   } catch (error) {
+    await relayer?.stop()
     await app?.close()
-    store.close()
+    await (chains ? chains.close() : embeddedStart?.then((chain) => chain.stop(), () => {}))
+    store?.close()
     throw error
   }
 }

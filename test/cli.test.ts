@@ -258,6 +258,9 @@ describe('import', () => {
     teams: [{ id: 1, name: 'Demo team', created }],
     chipProfiles: 1,
     chips: 5,
+    phygitalContracts: 1,
+    // The demo's phygital contract and guestbook are deployed (queued for the relayer) on the first import only.
+    deploys: created ? 2 : 0,
     tokens: 2,
     proofEvents: 2,
     guestbookContracts: 1,

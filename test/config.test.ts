@@ -16,6 +16,18 @@ const defaults: Config = {
   tapPath: '/tap',
   rateLimit: { max: 120, windowMs: 60_000 },
   claim: { delaySeconds: 0, windowSeconds: 86_400 },
+  chain: {
+    embedded: true,
+    saveEveryBlocks: 100,
+    signatureBlocks: 100,
+    relayedSignatureBlocks: 1_000_000,
+    replaceAfterSeconds: 60,
+    feeBumpPercent: 25,
+    pollIntervalMs: 1000,
+    fallbackMaxFeeGwei: 50,
+    selfServiceMaxSeconds: 3600,
+  },
+  chains: {},
 }
 
 const dirs: string[] = []
@@ -74,6 +86,8 @@ describe('loadConfig', () => {
       tapPath: '/tap',
       rateLimit: { max: 5, windowMs: 1000 },
       claim: { delaySeconds: 30, windowSeconds: 600 },
+      chain: defaults.chain,
+      chains: {},
     })
     expect(loadConfig({ env: { PORT: '', TAPGATE_DATA_DIR: '' } })).toEqual(defaults)
     expect(loadConfig({ env: { TAPGATE_DEMO: '0' } }).demo).toBe(false)

@@ -82,7 +82,7 @@ describe('logs', () => {
     expect((await send({ url: `/refs/${unknownRef}` })).body.error).toBe('ref_not_found')
     expect((await send({ url: `/refs/${linksRef}`, headers: { 'x-service-api-key': bogusKey } })).body.error).toBe('invalid_api_key')
     expect((await send({ url: `/refs/${gbRef}?includeMetadata=maybe` })).body.error).toBe('validation_failed')
-    expect((await send({ url: `/refs/${gbRef}?includeOwner=true` })).body.error).toBe('chain_unavailable')
+    expect((await send({ url: `/refs/${tokenRef}?includeOwner=true` })).body.error).toBe('chain_unavailable')
     expect((await send({ url: `/otps/${unknownCode}` })).body.error).toBe('otp_not_found')
     expect((await send({ url: `/otps/${bareCode}` })).body.error).toBe('otp_not_found')
     expect((await send({ method: 'DELETE', url: `/otps/${linksCode}`, headers: { 'x-service-api-key': bogusKey } })).body.error).toBe(

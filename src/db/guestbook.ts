@@ -10,6 +10,9 @@ export type GuestbookContractRow = {
   status: 'pending' | 'confirmed'
   paused: number
   createdAt: number
+  /** Where our deploy will put it; the API shows `address` (null until mined). */
+  plannedAddress: string | null
+  deployTxId: number | null
 }
 
 export type GuestbookEventRow = {
@@ -26,22 +29,27 @@ export type GuestbookEventRow = {
 }
 
 const contractColumns = `c.id, c.team_id AS teamId, c.name, c.symbol, c.chain_id AS chainId, c.address,
-  c.status, c.paused, c.created_at AS createdAt`
+  c.status, c.paused, c.created_at AS createdAt, c.planned_address AS plannedAddress, c.deploy_tx_id AS deployTxId`
 const eventColumns = `e.id, e.team_id AS teamId, e.contract_id AS contractId, e.name, e.token_id AS tokenId,
   e.metadata, e.created_at AS createdAt, e.updated_at AS updatedAt, c.chain_id AS chainId, c.address AS contractAddress`
 const eventFrom = 'guestbook_events e JOIN guestbook_contracts c ON c.id = e.contract_id'
 
 export function createGuestbookRepository(db: Db) {
   const insertContract = db.prepare(
-    `INSERT INTO guestbook_contracts (team_id, name, symbol, chain_id, address, status, created_at)
-     VALUES (@teamId, @name, @symbol, @chainId, @address, @status, @now)`,
+    `INSERT INTO guestbook_contracts (team_id, name, symbol, chain_id, address, status, created_at, planned_address, deploy_tx_id)
+     VALUES (@teamId, @name, @symbol, @chainId, @address, @status, @now, @plannedAddress, @deployTxId)`,
   )
   const contractById = db.prepare<[number], GuestbookContractRow>(
     `SELECT ${contractColumns} FROM guestbook_contracts c WHERE c.id = ?`,
   )
-  const contractByAddress = db.prepare<[number, string], GuestbookContractRow>(
-    `SELECT ${contractColumns} FROM guestbook_contracts c WHERE c.chain_id = ? AND c.address = ?`,
+  // A pending deploy is found by its planned address too: work queued behind the deploy may target it.
+  const contractByAddress = db.prepare<[number, string, string], GuestbookContractRow>(
+    `SELECT ${contractColumns} FROM guestbook_contracts c WHERE c.chain_id = ? AND (c.address = ? OR (c.address IS NULL AND c.planned_address = ?))`,
   )
+  const confirmByTx = db.prepare<[number], { id: number }>(
+    "UPDATE guestbook_contracts SET address = planned_address, status = 'confirmed' WHERE deploy_tx_id = ? AND address IS NULL RETURNING id",
+  )
+  const setPaused = db.prepare<[number, number]>('UPDATE guestbook_contracts SET paused = ? WHERE id = ?')
   const contractByName = db.prepare<[number, string, number], GuestbookContractRow>(
     `SELECT ${contractColumns} FROM guestbook_contracts c WHERE c.team_id = ? AND c.name = ? AND c.chain_id = ? ORDER BY c.id LIMIT 1`,
   )
@@ -61,6 +69,9 @@ export function createGuestbookRepository(db: Db) {
   const eventById = db.prepare<[number], GuestbookEventRow>(`SELECT ${eventColumns} FROM ${eventFrom} WHERE e.id = ?`)
   const eventByToken = db.prepare<[number, string, string], GuestbookEventRow>(
     `SELECT ${eventColumns} FROM ${eventFrom} WHERE c.chain_id = ? AND c.address = ? AND e.token_id = ?`,
+  )
+  const eventByTokenOrPlanned = db.prepare<[number, string, string, string], GuestbookEventRow>(
+    `SELECT ${eventColumns} FROM ${eventFrom} WHERE c.chain_id = ? AND (c.address = ? OR c.planned_address = ?) AND e.token_id = ?`,
   )
   const eventByContractToken = db.prepare<[number, string], GuestbookEventRow>(
     `SELECT ${eventColumns} FROM ${eventFrom} WHERE e.contract_id = ? AND e.token_id = ?`,
@@ -89,14 +100,24 @@ export function createGuestbookRepository(db: Db) {
       chainId: number
       address: string | null
       now: number
+      plannedAddress?: string | null
+      deployTxId?: number | null
     }) =>
       Number(
-        insertContract.run({ ...c, status: c.address === null ? 'pending' : 'confirmed' }).lastInsertRowid,
+        insertContract.run({
+          plannedAddress: null,
+          deployTxId: null,
+          ...c,
+          status: c.address === null ? 'pending' : 'confirmed',
+        }).lastInsertRowid,
       ),
     getContract: (id: number) => contractById.get(id),
     /** Records the deployed address of a pending contract. */
     confirmContract: (id: number, address: string) => confirm.run(address, id).changes === 1,
-    findContractByAddress: (chainId: number, address: string) => contractByAddress.get(chainId, address),
+    /** Marks the contract our deploy transaction created as confirmed at its planned address. */
+    confirmDeployed: (deployTxId: number) => confirmByTx.get(deployTxId)?.id,
+    setPaused: (id: number, paused: boolean) => setPaused.run(paused ? 1 : 0, id),
+    findContractByAddress: (chainId: number, address: string) => contractByAddress.get(chainId, address, address),
     findContractByName: (teamId: number, name: string, chainId: number) => contractByName.get(teamId, name, chainId),
     listContracts: (teamId: number) => contractsByTeam.all(teamId),
     insertEvent: (e: { teamId: number; contractId: number; name: string; tokenId: string; metadata: string; now: number }) =>
@@ -106,6 +127,9 @@ export function createGuestbookRepository(db: Db) {
     getEvent: (id: number) => eventById.get(id),
     findEventByToken: (chainId: number, contractAddress: string, tokenId: string) =>
       eventByToken.get(chainId, contractAddress, tokenId),
+    /** Also finds events of a contract whose deploy is still pending (its uri() is already fixed). */
+    findEventByTokenOrPlanned: (chainId: number, contractAddress: string, tokenId: string) =>
+      eventByTokenOrPlanned.get(chainId, contractAddress, contractAddress, tokenId),
     findEventInContract: (contractId: number, tokenId: string) => eventByContractToken.get(contractId, tokenId),
     listEvents: (teamId: number, contractId?: number) =>
       contractId === undefined ? eventsByTeam.all(teamId) : eventsByContract.all(teamId, contractId),

@@ -1,4 +1,5 @@
 import { createApiKeysRepository } from './apiKeys.js'
+import { createChainTxsRepository } from './chainTxs.js'
 import { createChipGroupsRepository } from './chipGroups.js'
 import { createChipProfilesRepository } from './chipProfiles.js'
 import { createChipsRepository } from './chips.js'
@@ -7,12 +8,15 @@ import { createGroupCommit } from './groupCommit.js'
 import { createGuestbookRepository } from './guestbook.js'
 import { openDatabase, type Db } from './openDatabase.js'
 import { createOtpsRepository } from './otps.js'
+import { createPhygitalContractsRepository } from './phygitalContracts.js'
 import { createProofEventsRepository } from './proofEvents.js'
 import { createRefsRepository } from './refs.js'
 import { createStationsRepository } from './stations.js'
 import { createTapLogRepository } from './tapLog.js'
 import { createTeamsRepository } from './teams.js'
 import { createTokensRepository } from './tokens.js'
+import { createTransfersRepository } from './transfers.js'
+import { createUsedSignaturesRepository } from './usedSignatures.js'
 
 /**
  * The data layer: every repository over one connection, plus `tx`, which runs
@@ -44,6 +48,10 @@ export function createStore(db: Db) {
     tapLog: createTapLogRepository(db),
     chipProfiles: createChipProfilesRepository(db),
     stations: createStationsRepository(db),
+    chainTxs: createChainTxsRepository(db),
+    phygitalContracts: createPhygitalContractsRepository(db),
+    transfers: createTransfersRepository(db),
+    usedSignatures: createUsedSignaturesRepository(db),
     tx<T>(fn: () => T): T {
       return immediate(fn) as T
     },

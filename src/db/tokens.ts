@@ -12,6 +12,8 @@ export type TokenRow = {
   claimWindowSeconds: number
   createdAt: number
   updatedAt: number
+  /** 1 once a mint was queued by us or seen on chain: the next transfer is a claimNFT. */
+  minted: number
 }
 
 /** The on-chain identity of a token: what API callers send. */
@@ -20,7 +22,7 @@ export type TokenKey = { chainId: number; contractAddress: string; tokenId: stri
 const columns = `t.id, t.team_id AS teamId, t.chain_id AS chainId, t.contract_address AS contractAddress,
   t.token_id AS tokenId, t.metadata, t.two_tap_claim AS twoTapClaim,
   t.claim_delay_seconds AS claimDelaySeconds, t.claim_window_seconds AS claimWindowSeconds,
-  t.created_at AS createdAt, t.updated_at AS updatedAt`
+  t.created_at AS createdAt, t.updated_at AS updatedAt, t.minted`
 
 export type TokenWrite = TokenKey & {
   teamId: number
@@ -57,6 +59,7 @@ export function createTokensRepository(db: Db) {
     'INSERT INTO token_chips (token_id, chip_uid, linked_at) VALUES (?, ?, ?) ON CONFLICT (chip_uid) DO UPDATE SET token_id = excluded.token_id, linked_at = excluded.linked_at WHERE token_id <> excluded.token_id',
   )
   const setMetadata = db.prepare<[string, number, number]>('UPDATE tokens SET metadata = ?, updated_at = ? WHERE id = ?')
+  const setMinted = db.prepare<[number, number]>('UPDATE tokens SET minted = ? WHERE id = ?')
   const toParams = (t: TokenWrite) => ({ ...t, twoTapClaim: t.twoTapClaim ? 1 : 0 })
   return {
     insert: (t: TokenWrite) => Number(insert.run(toParams(t)).lastInsertRowid),
@@ -67,5 +70,6 @@ export function createTokensRepository(db: Db) {
     chipUids: (id: number) => chipsOf.all(id).map((r) => r.uid),
     linkChip: (tokenRowId: number, uid: string, now: number) => link.run(tokenRowId, uid, now),
     setMetadata: (id: number, metadata: string, now: number) => setMetadata.run(metadata, now, id),
+    setMinted: (id: number, minted: boolean) => setMinted.run(minted ? 1 : 0, id),
   }
 }

@@ -9,7 +9,7 @@ import { contractView, eventView, type GuestbookContractView, type GuestbookEven
 const contractNotFound = () => new NotFoundError('contract_not_found', 'No guestbook contract with this id')
 const eventNotFound = () => new NotFoundError('event_not_found', 'No guestbook event matches')
 
-function teamContract(store: Store, teamId: number, contractId: number) {
+export function teamContract(store: Store, teamId: number, contractId: number) {
   const contract = store.guestbook.getContract(contractId)
   if (!contract || contract.teamId !== teamId) throw contractNotFound()
   return contract

@@ -1,6 +1,9 @@
+import { type ChainSigner, loadChainSigners } from '../chain/chainKeys.js'
 import type { Config } from '../config.js'
 import type { Store } from '../db/store.js'
 import { BaseError, ValidationError } from '../errors.js'
+import { queueGuestbookDeploy } from '../guestbook/guestbookChain.js'
+import { queuePhygitalDeploy } from '../phygitals/deployPhygitalContract.js'
 import { ImportFile, type ImportFileT } from '../schemas/importFile.js'
 import { assertSecretOpensStoredKeys, setChipVerification, upsertChipProfile } from '../taps/chipProfiles.js'
 import { issuesToErrors } from '../validation/issuesToErrors.js'
@@ -10,6 +13,9 @@ export type ImportSummary = {
   /** Chip profiles created or updated (their keys are never part of the summary). */
   chipProfiles: number
   chips: number
+  phygitalContracts: number
+  /** Deploy transactions queued for the relayer (contracts listed without an address). */
+  deploys: number
   tokens: number
   proofEvents: number
   guestbookContracts: number
@@ -28,6 +34,8 @@ export type ImportDataOptions = {
   now: number
   /** The gateway secret (loadGatewaySecret): chip keys are sealed under it before they are stored. */
   secret: Buffer
+  /** Keys of the chains contracts can be deployed on; default: loadChainSigners(config). */
+  signers?: Map<number, ChainSigner>
 }
 
 /**
@@ -43,8 +51,23 @@ export type ImportDataOptions = {
  * @example
  * importData(store, parseImportFile(JSON.parse(text)), { config, now: Date.now(), secret })
  */
-export function importData(store: Store, data: ImportFileT, { config, now, secret }: ImportDataOptions): ImportSummary {
-  const summary: ImportSummary = { teams: [], chipProfiles: 0, chips: 0, tokens: 0, proofEvents: 0, guestbookContracts: 0, guestbookEvents: 0 }
+export function importData(store: Store, data: ImportFileT, { config, now, secret, signers = loadChainSigners(config) }: ImportDataOptions): ImportSummary {
+  const summary: ImportSummary = {
+    teams: [],
+    chipProfiles: 0,
+    chips: 0,
+    phygitalContracts: 0,
+    deploys: 0,
+    tokens: 0,
+    proofEvents: 0,
+    guestbookContracts: 0,
+    guestbookEvents: 0,
+  }
+  const signerFor = (chainId: number, path: string) => {
+    const signer = signers.get(chainId)
+    if (!signer) throw fail(path, `Chain ${chainId} is not configured on this gateway, so the contract cannot be deployed; configure the chain or give the contract's address`)
+    return signer
+  }
   const errors: Record<string, string> = {}
   const fail = (path: string, message: string) => {
     errors[path] = message
@@ -125,11 +148,32 @@ export function importData(store: Store, data: ImportFileT, { config, now, secre
         return uid
       }
 
+      t.phygitalContracts.forEach((c, pi) => {
+        const path = `${at}.phygitalContracts.${pi}`
+        const byName = store.phygitalContracts.findByName(teamId, c.name, c.chainId)
+        if (byName) {
+          if (c.address !== undefined && c.address !== byName.address)
+            throw fail(`${path}.address`, `Contract ${JSON.stringify(c.name)} is already at ${byName.address}`)
+        } else if (c.address !== undefined) {
+          const byAddress = store.phygitalContracts.findByAddress(c.chainId, c.address)
+          if (byAddress) throw fail(`${path}.address`, `Contract ${c.address} is already registered as ${JSON.stringify(byAddress.name)}`)
+          store.phygitalContracts.insert({ teamId, name: c.name, symbol: c.symbol, chainId: c.chainId, address: c.address, deployTxId: null, createdAt: now })
+        } else {
+          queuePhygitalDeploy(store, signerFor(c.chainId, path), config, { teamId, name: c.name, symbol: c.symbol, now })
+          summary.deploys++
+        }
+        summary.phygitalContracts++
+      })
+
       t.tokens.forEach((tok, ki) => {
-        const key = { chainId: tok.chainId, contractAddress: tok.contractAddress, tokenId: tok.tokenId }
+        const named = tok.contract === undefined ? undefined : store.phygitalContracts.findByName(teamId, tok.contract, tok.chainId)
+        if (tok.contract !== undefined && !named)
+          throw fail(`${at}.tokens.${ki}.contract`, `No phygital contract ${JSON.stringify(tok.contract)} on chain ${tok.chainId}; list it under ${at}.phygitalContracts`)
+        const contractAddress: string = named?.address ?? tok.contractAddress!
+        const key = { chainId: tok.chainId, contractAddress, tokenId: tok.tokenId }
         const existingToken = store.tokens.findByKey(key)
         if (existingToken && existingToken.teamId !== teamId)
-          throw fail(`${at}.tokens.${ki}`, `Token ${tok.tokenId} of ${tok.contractAddress} belongs to another team`)
+          throw fail(`${at}.tokens.${ki}`, `Token ${tok.tokenId} of ${contractAddress} belongs to another team`)
         const twoTap = tok.twoTapClaim
         const write = {
           ...key,
@@ -159,9 +203,14 @@ export function importData(store: Store, data: ImportFileT, { config, now, secre
         // A pending contract named again with an address is that contract, now deployed.
         if (byName && byName.address === null && c.address !== undefined) store.guestbook.confirmContract(byName.id, c.address)
         const found = byAddress ?? (byName && (byName.address === null || c.address === undefined) ? byName : undefined)
-        const contractId =
-          found?.id ??
-          store.guestbook.insertContract({ teamId, name: c.name, symbol: c.symbol, chainId: c.chainId, address: c.address ?? null, now })
+        const insert = () => {
+          if (c.address !== undefined)
+            return store.guestbook.insertContract({ teamId, name: c.name, symbol: c.symbol, chainId: c.chainId, address: c.address, now })
+          summary.deploys++
+          const signer = signerFor(c.chainId, `${at}.guestbookContracts.${gi}`)
+          return queueGuestbookDeploy(store, signer, config, { teamId, name: c.name, symbol: c.symbol, now }).contractId
+        }
+        const contractId = found?.id ?? insert()
         summary.guestbookContracts++
         c.events.forEach((e, ei) => {
           const metadata = JSON.stringify(e.metadata)

@@ -22,6 +22,13 @@ export type SpendOtpParameters = {
  * store.tx(() => { const otp = spendOtp(store, { code, type: 'PHYGITAL_CLAIM', usedFor: 'transfer', now }); … })
  */
 export function spendOtp(store: Store, p: SpendOtpParameters): OtpRow {
+  const otp = checkOtp(store, p)
+  if (!store.otps.markUsed(otp.code, p.usedFor, p.now)) throw new ConflictError('otp_used', 'This OTP has already been used')
+  return otp
+}
+
+/** Every check of spendOtp without spending: for endpoints that must do slow work (a chain read) before they commit. */
+export function checkOtp(store: Store, p: Omit<SpendOtpParameters, 'usedFor'>): OtpRow {
   if (!p.code) throw new UnauthorizedError('otp_missing', 'This endpoint needs an OTP in the x-service-code header')
   const otp = store.otps.get(p.code)
   if (!otp) throw new UnauthorizedError('otp_invalid', 'The OTP in x-service-code is unknown')
@@ -29,6 +36,5 @@ export function spendOtp(store: Store, p: SpendOtpParameters): OtpRow {
     throw new ForbiddenError('otp_wrong_type', `This endpoint needs a ${p.type} OTP; this one is ${otp.type}`)
   if (otp.usedAt !== null) throw new ConflictError('otp_used', 'This OTP has already been used')
   if (p.now >= otp.expiresAt) throw new ConflictError('otp_expired', 'This OTP has expired; tap the chip again')
-  if (!store.otps.markUsed(otp.code, p.usedFor, p.now)) throw new ConflictError('otp_used', 'This OTP has already been used')
   return otp
 }

@@ -1,7 +1,8 @@
 import fp from 'fastify-plugin'
+import type { Chains } from '../chain/chains.js'
 import type { Config } from '../config.js'
 import type { Store } from '../db/store.js'
-import type { EnsResolver } from '../phygitals/resolveRecipient.js'
+import type { Relayer } from '../relayer/relayer.js'
 import type { Keyring } from '../taps/createKeyring.js'
 
 export type Services = {
@@ -15,8 +16,10 @@ export type Services = {
   secret: Buffer
   /** Chip profiles with their keys opened, for tap verification. */
   keyring: Keyring
-  /** Present once a mainnet RPC is configured (chain layer). */
-  ens?: EnsResolver
+  /** Every chain the gateway can sign for (and reach, when its RPC is up). */
+  chains: Chains
+  /** The outbox worker; absent where nothing sends (CLI, some tests), and then queued work waits for a server. */
+  relayer?: Relayer
 }
 
 declare module 'fastify' {

@@ -25,6 +25,7 @@ export type RefView = {
     chainId: number
     tokenId: string
     otp?: string
+    ownerAddress?: string
     metadata?: Record<string, unknown>
   }
   proofEvents: { id: number; proofEventId: number; status: ProofEventStatus; otp?: string }[]

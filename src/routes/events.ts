@@ -7,22 +7,69 @@ import {
   listGuestbookEvents,
   updateGuestbookEventMetadata,
 } from '../guestbook/guestbookEvents.js'
-import { teamOf } from '../plugins/auth.js'
-import { ApiKeyHeader, errorResponses, Success } from '../schemas/common.js'
+import { deployGuestbook, mintGuestbookEvent, mintGuestbookEventSelf, setGuestbookPaused } from '../guestbook/guestbookChain.js'
+import { otpCodeOf, teamOf } from '../plugins/auth.js'
+import { ApiKeyHeader, errorResponses, OtpHeader, Success } from '../schemas/common.js'
+import { RecipientBody } from '../schemas/phygitals.js'
+import { recipientOf } from './transfers.js'
 import {
   AssignEventBody,
   CreateEventBody,
+  DeployContractBody,
   EventMetadataBody,
   GuestbookContract,
   GuestbookEvent,
   ListEventsQuery,
+  MintEventBody,
+  TogglePauseBody,
+  TxnResponse,
 } from '../schemas/events.js'
 
 const tags = ['guestbook']
 
-const events: FastifyPluginAsyncZod = async (app) => {
+const withApiKey: FastifyPluginAsyncZod = async (app) => {
   const { store, now } = app.services
   app.addHook('onRequest', app.requireApiKey)
+
+  app.post('/events/contracts', {
+    schema: {
+      tags,
+      summary: 'Deploy a guestbook contract (pending until mined)',
+      body: DeployContractBody,
+      headers: ApiKeyHeader,
+      response: { 200: Success.extend({ contractId: z.number() }), ...errorResponses },
+    },
+    handler: async (request) => {
+      const { contractId } = deployGuestbook(app.services, { ...request.body, teamId: teamOf(request).id })
+      app.services.relayer?.wake(request.body.chainId)
+      return { success: true as const, contractId }
+    },
+  })
+
+  app.post('/events/mint', {
+    schema: { tags, summary: 'Mint an event token to a recipient (API key)', body: MintEventBody, headers: ApiKeyHeader, response: { 200: TxnResponse, ...errorResponses } },
+    handler: async (request) => {
+      const { recipient, ...selector } = request.body
+      const result = mintGuestbookEvent(app.services, { teamId: teamOf(request).id, selector, recipient: await recipientOf(app, recipient) })
+      app.services.relayer?.wake(result.chainId)
+      return { success: true as const, txnHash: result.txnHash }
+    },
+  })
+
+  app.post('/events/toggle-pause-state', {
+    schema: {
+      tags,
+      summary: 'Pause (soulbound) or unpause transfers of a guestbook contract',
+      body: TogglePauseBody,
+      headers: ApiKeyHeader,
+      response: { 200: TxnResponse, ...errorResponses },
+    },
+    handler: async (request) => {
+      const result = setGuestbookPaused(app.services, { ...request.body, teamId: teamOf(request).id })
+      app.services.relayer?.wake(result.chainId)
+      return { success: true as const, txnHash: result.txnHash }
+    },
+  })
 
   app.get('/events/contracts', {
     schema: { tags, summary: "The team's guestbook contracts", headers: ApiKeyHeader, response: { 200: z.array(GuestbookContract), ...errorResponses } },
@@ -59,6 +106,24 @@ const events: FastifyPluginAsyncZod = async (app) => {
       return { success: true as const }
     },
   })
+}
+
+/** POST /events/mint/self is authorized by the OTP of a tap, not an API key. */
+const withOtp: FastifyPluginAsyncZod = async (app) => {
+  app.post('/events/mint/self', {
+    schema: { tags, summary: 'Mint an event token with the OTP of a tap', body: RecipientBody, headers: OtpHeader, response: { 200: TxnResponse, ...errorResponses } },
+    handler: async (request) => {
+      const recipient = await recipientOf(app, request.body.recipient)
+      const result = mintGuestbookEventSelf(app.services, { code: otpCodeOf(request), recipient })
+      app.services.relayer?.wake(result.chainId)
+      return { success: true as const, txnHash: result.txnHash }
+    },
+  })
+}
+
+const events: FastifyPluginAsyncZod = async (app) => {
+  await app.register(withApiKey)
+  await app.register(withOtp)
 }
 
 export default events

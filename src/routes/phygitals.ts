@@ -6,7 +6,6 @@ import {
   getClaimRegistration,
 } from '../phygitals/claimRegistrations.js'
 import { getTokenChips } from '../phygitals/findTeamToken.js'
-import { resolveRecipient } from '../phygitals/resolveRecipient.js'
 import { updateTokenMetadata } from '../phygitals/updateTokenMetadata.js'
 import { otpCodeOf, teamOf } from '../plugins/auth.js'
 import { ApiKeyHeader, errorResponses, OtpHeader, Success } from '../schemas/common.js'
@@ -21,12 +20,13 @@ import {
   TokenKeyQuery,
 } from '../schemas/phygitals.js'
 import { publicRateLimit } from './rateLimit.js'
+import { recipientOf as recipientOfApp } from './transfers.js'
 
 const tags = ['phygitals']
 
 const phygitals: FastifyPluginAsyncZod = async (app) => {
   const { store, now } = app.services
-  const recipientOf = (raw: string) => resolveRecipient(raw, { ens: app.services.ens })
+  const recipientOf = (raw: string) => recipientOfApp(app, raw)
 
   app.get('/phygitals/chip', {
     onRequest: app.requireApiKey,
@@ -78,7 +78,8 @@ const phygitals: FastifyPluginAsyncZod = async (app) => {
     schema: { tags, summary: "Replace a token's metadata", body: MetadataBody, headers: ApiKeyHeader, response: { 200: Success, ...errorResponses } },
     handler: async (request) => {
       const { metadata, ...key } = request.body
-      updateTokenMetadata(store, { key, teamId: teamOf(request).id, metadata, now: now() })
+      const { refreshTxHash, chainId } = updateTokenMetadata(app.services, { key, teamId: teamOf(request).id, metadata })
+      if (refreshTxHash) app.services.relayer?.wake(chainId)
       return { success: true as const }
     },
   })

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
-import { UnavailableError } from '../errors.js'
+import { readTokenOwner } from '../phygitals/tokenOwner.js'
 import { queryRef } from '../refs/queryRef.js'
 import { ApiKeyHeader, errorResponses } from '../schemas/common.js'
 import { RefParams, RefQuery, RefResponse } from '../schemas/refs.js'
@@ -18,17 +18,20 @@ const refs: FastifyPluginAsyncZod = async (app) => {
       response: { 200: RefResponse, ...errorResponses },
     },
     handler: async (request) => {
-      const { store, config, now } = app.services
-      // Refused before the ref is touched, so the caller can retry without the flag.
-      if (request.query.includeOwner)
-        throw new UnavailableError('chain_unavailable', 'includeOwner needs a chain connection, which this gateway does not have yet')
-      return queryRef(store, {
+      const { store, config, now, chains } = app.services
+      // Read before the ref is touched: when the chain cannot answer (503), the ref is still unused.
+      const ref = request.query.includeOwner ? store.refs.get(request.params.id) : undefined
+      const token = ref && store.tokens.findByChip(ref.chipUid)
+      const owner = token ? await readTokenOwner(chains, token) : null
+      const view = await queryRef(store, {
         refId: request.params.id,
         callerTeamId: request.team?.id ?? null,
         includeMetadata: request.query.includeMetadata ?? false,
         now: now(),
         otpTtlMs: config.otpTtlSeconds * 1000,
       })
+      if (owner && view.linkedToken) view.linkedToken.ownerAddress = owner
+      return view
     },
   })
 }

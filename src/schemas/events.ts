@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { ChipUid, IntId, Iso, TokenId, Address, ChainId } from './common.js'
+import { Address, ChainId, ChipUid, IntId, Iso, Recipient, TokenId } from './common.js'
 import { MetadataString } from './metadata.js'
 
 export const GuestbookContract = z
@@ -52,3 +52,32 @@ export const AssignEventBody = z.object({
 })
 
 export const ChipGroup = z.object({ id: z.number(), name: z.string(), createdAt: Iso }).meta({ id: 'ChipGroup' })
+
+export const DeployContractBody = z.object({
+  name: z.string().min(1).max(100),
+  symbol: z.string().min(1).max(32),
+  chainId: ChainId,
+})
+
+const TxHash = z.string().meta({ description: 'Transaction hash' })
+export const TxnResponse = z.object({ success: z.literal(true), txnHash: TxHash })
+
+export const MintEventBody = z.object({
+  eventId: IntId.optional(),
+  tokenId: TokenId.optional(),
+  contractAddress: Address.optional(),
+  chainId: ChainId.optional(),
+  recipient: Recipient,
+})
+
+export const TogglePauseBody = z
+  .object({
+    contractId: IntId.optional(),
+    contractAddress: Address.optional(),
+    chainId: ChainId.optional(),
+    pauseState: z.boolean().meta({ description: 'true: transfers paused (soulbound); false: transferable' }),
+  })
+  .refine((b) => b.contractId !== undefined || (b.contractAddress !== undefined && b.chainId !== undefined), {
+    message: 'Give contractId, or both contractAddress and chainId',
+    path: ['contractId'],
+  })

@@ -85,18 +85,36 @@ export const ImportFile = z
                   .strict(),
               )
               .default([]),
+            /** Phygital (ERC-721) contracts: with an address, registered; without, deployed by the relayer. */
+            phygitalContracts: z
+              .array(
+                z
+                  .object({
+                    name: z.string().min(1).max(200),
+                    symbol: z.string().min(1).max(32),
+                    chainId: ChainId,
+                    address: Address.optional(),
+                  })
+                  .strict(),
+              )
+              .default([]),
             tokens: z
               .array(
                 z
                   .object({
                     chainId: ChainId,
-                    contractAddress: Address,
+                    /** The token's contract: its address, or the name of one of this team's phygitalContracts. */
+                    contractAddress: Address.optional(),
+                    contract: z.string().min(1).max(200).optional(),
                     tokenId: TokenId,
                     chips: z.array(ChipUid).default([]),
                     metadata: PhygitalMetadata.optional(),
                     twoTapClaim: TwoTapClaim.default(false),
                   })
-                  .strict(),
+                  .strict()
+                  .refine((t) => (t.contractAddress === undefined) !== (t.contract === undefined), {
+                    message: 'Give exactly one of contractAddress and contract (the name of a phygital contract)',
+                  }),
               )
               .default([]),
             proofEvents: z

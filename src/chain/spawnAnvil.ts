@@ -1,0 +1,110 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import { createRequire } from 'node:module'
+import { dirname, join } from 'node:path'
+
+/** Genesis timestamp of every anvil we start: 2026-01-01T00:00:00Z. Fixed so a replayed chain is the same chain. */
+export const GENESIS_TIMESTAMP = 1_767_225_600
+
+export type AnvilOptions = {
+  chainId?: number
+  /** Genesis block timestamp (seconds). */
+  timestamp?: number
+  /** Extra anvil flags, e.g. ['--no-mining']. */
+  args?: string[]
+  /** How long to wait for anvil to say it listens. */
+  startTimeoutMs?: number
+}
+
+export type AnvilProcess = {
+  url: string
+  port: number
+  pid: number
+  child: ChildProcess
+  /** SIGTERM, then SIGKILL after a grace period; resolves once the process has exited. */
+  stop: () => Promise<void>
+}
+
+export class AnvilStartError extends Error {
+  override name = 'AnvilStartError'
+}
+
+/**
+ * The anvil binary ships inside the platform package that @foundry-rs/anvil
+ * depends on; running it directly saves the JS wrapper's extra node process.
+ */
+export function anvilBinaryPath(): string {
+  const require = createRequire(import.meta.url)
+  const platformPackage = `@foundry-rs/anvil-${process.platform}-${process.arch === 'x64' ? 'amd64' : process.arch}`
+  try {
+    return join(dirname(require.resolve(`${platformPackage}/package.json`)), 'bin', 'anvil')
+  } catch {
+    throw new AnvilStartError(`anvil is not installed for ${process.platform}/${process.arch}: ${platformPackage} is missing (run npm install)`)
+  }
+}
+
+/**
+ * Starts anvil on 127.0.0.1 with a port the OS picks and resolves once it
+ * listens. `--prune-history` keeps anvil from writing ~160 KB per block to
+ * ~/.foundry; persistence is ours (see embeddedChain.ts), never `--state`.
+ *
+ * @example
+ * const anvil = await spawnAnvil()
+ * const client = createPublicClient({ transport: http(anvil.url) })
+ * await anvil.stop()
+ */
+export async function spawnAnvil(options: AnvilOptions = {}): Promise<AnvilProcess> {
+  const args = [
+    '--host', '127.0.0.1',
+    '--port', '0',
+    '--chain-id', String(options.chainId ?? 31337),
+    '--timestamp', String(options.timestamp ?? GENESIS_TIMESTAMP),
+    '--prune-history',
+    ...(options.args ?? []),
+  ]
+  const child = spawn(anvilBinaryPath(), args, { stdio: ['ignore', 'pipe', 'pipe'] })
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return
+    child.kill('SIGTERM')
+    const timer = setTimeout(() => child.kill('SIGKILL'), 3000)
+    await exited
+    clearTimeout(timer)
+  }
+
+  const port = await new Promise<number>((resolve, reject) => {
+    let output = ''
+    const timer = setTimeout(() => fail(`anvil did not start within ${options.startTimeoutMs ?? 10_000} ms`), options.startTimeoutMs ?? 10_000)
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString()
+      const match = /Listening on 127\.0\.0\.1:(\d+)/.exec(output)
+      if (match) {
+        clearTimeout(timer)
+        // Stop buffering, but keep draining: a full pipe would block anvil.
+        child.stdout?.off('data', onData)
+        child.stderr?.off('data', onErr)
+        child.off('exit', onExit)
+        child.stdout?.resume()
+        child.stderr?.resume()
+        resolve(Number(match[1]))
+      } else if (output.length > 64 * 1024) {
+        output = output.slice(-4096)
+      }
+    }
+    const fail = (message: string) => {
+      clearTimeout(timer)
+      void stop()
+      reject(new AnvilStartError(`${message}${output ? `\n${output.slice(-2000)}` : ''}`))
+    }
+    child.stdout?.on('data', onData)
+    const onErr = (chunk: Buffer) => {
+      output += chunk.toString()
+    }
+    const onExit = (code: number | null, signal: NodeJS.Signals | null) => fail(`anvil exited during start (${signal ?? `code ${code}`})`)
+    child.stderr?.on('data', onErr)
+    child.once('error', (error) => fail(`anvil could not be started: ${error.message}`))
+    child.once('exit', onExit)
+  })
+
+  return { url: `http://127.0.0.1:${port}`, port, pid: child.pid!, child, stop }
+}

@@ -1,0 +1,178 @@
+import type { Db } from './openDatabase.js'
+
+export const chainTxKinds = ['deploy_phygital', 'deploy_guestbook', 'transfer', 'guestbook_mint', 'pause', 'metadata_refresh'] as const
+export type ChainTxKind = (typeof chainTxKinds)[number]
+
+export type ChainTxRow = {
+  id: number
+  chainId: number
+  sender: string
+  nonce: number
+  kind: ChainTxKind
+  toAddress: string | null
+  data: string
+  gas: number
+  maxFeePerGas: string
+  maxPriorityFeePerGas: string
+  rawTx: string
+  txHash: string
+  initialTxHash: string
+  status: 'queued' | 'sent' | 'mined'
+  reverted: number | null
+  blockNumber: number | null
+  blockTimestamp: number | null
+  contractAddress: string | null
+  createdAt: number
+  sentAt: number | null
+  minedAt: number | null
+  lastError: string | null
+}
+
+export type ChainTxInsert = Pick<
+  ChainTxRow,
+  'chainId' | 'sender' | 'nonce' | 'kind' | 'toAddress' | 'data' | 'gas' | 'maxFeePerGas' | 'maxPriorityFeePerGas' | 'rawTx' | 'txHash' | 'createdAt'
+>
+
+export type MinedReceipt = {
+  txHash: string
+  blockNumber: number
+  blockTimestamp: number
+  reverted: boolean
+  contractAddress: string | null
+  now: number
+}
+
+export type ChainHead = { chainId: number; blockNumber: number; maxFeePerGas: string; maxPriorityFeePerGas: string; updatedAt: number }
+
+const columns = `id, chain_id AS chainId, sender, nonce, kind, to_address AS toAddress, data, gas,
+  max_fee_per_gas AS maxFeePerGas, max_priority_fee_per_gas AS maxPriorityFeePerGas, raw_tx AS rawTx,
+  tx_hash AS txHash, initial_tx_hash AS initialTxHash, status, reverted, block_number AS blockNumber,
+  block_timestamp AS blockTimestamp, contract_address AS contractAddress, created_at AS createdAt,
+  sent_at AS sentAt, mined_at AS minedAt, last_error AS lastError`
+
+/**
+ * The relayer's outbox and the per-chain counters that go with it: relayer
+ * nonces, the last head and fee data seen, and the claim nonces our relayed
+ * transfers sign with.
+ */
+export function createChainTxsRepository(db: Db) {
+  const insert = db.prepare(
+    `INSERT INTO chain_txs (chain_id, sender, nonce, kind, to_address, data, gas, max_fee_per_gas,
+       max_priority_fee_per_gas, raw_tx, tx_hash, initial_tx_hash, status, created_at)
+     VALUES (@chainId, @sender, @nonce, @kind, @toAddress, @data, @gas, @maxFeePerGas,
+       @maxPriorityFeePerGas, @rawTx, @txHash, @txHash, 'queued', @createdAt)`,
+  )
+  const insertAttempt = db.prepare<[string, number, string, string, number]>(
+    'INSERT OR IGNORE INTO chain_tx_attempts (tx_hash, chain_tx_id, raw_tx, max_fee_per_gas, created_at) VALUES (?, ?, ?, ?, ?)',
+  )
+  const byId = db.prepare<[number], ChainTxRow>(`SELECT ${columns} FROM chain_txs WHERE id = ?`)
+  const open = db.prepare<[number], ChainTxRow>(
+    `SELECT ${columns} FROM chain_txs WHERE chain_id = ? AND status <> 'mined' ORDER BY sender, nonce`,
+  )
+  const all = db.prepare<[number], ChainTxRow>(`SELECT ${columns} FROM chain_txs WHERE chain_id = ? ORDER BY sender, nonce`)
+  const attemptHashes = db.prepare<[number], { txHash: string }>(
+    'SELECT tx_hash AS txHash FROM chain_tx_attempts WHERE chain_tx_id = ? ORDER BY created_at',
+  )
+  const markSent = db.prepare<[number, number]>(
+    "UPDATE chain_txs SET status = 'sent', sent_at = coalesce(sent_at, ?), last_error = NULL WHERE id = ? AND status = 'queued'",
+  )
+  const markMined = db.prepare(
+    `UPDATE chain_txs SET status = 'mined', tx_hash = @txHash, block_number = @blockNumber, block_timestamp = @blockTimestamp,
+       reverted = @reverted, contract_address = @contractAddress, mined_at = @now, last_error = NULL
+     WHERE id = @id AND status <> 'mined'`,
+  )
+  const replace = db.prepare(
+    `UPDATE chain_txs SET raw_tx = @rawTx, tx_hash = @txHash, max_fee_per_gas = @maxFeePerGas,
+       max_priority_fee_per_gas = @maxPriorityFeePerGas, sent_at = @now
+     WHERE id = @id AND status <> 'mined'`,
+  )
+  const attemptRaw = db.prepare<[string], { rawTx: string }>('SELECT raw_tx AS rawTx FROM chain_tx_attempts WHERE tx_hash = ?')
+  const requeue = db.prepare<[number]>("UPDATE chain_txs SET status = 'queued' WHERE id = ? AND status = 'sent'")
+  const setError = db.prepare<[string, number]>('UPDATE chain_txs SET last_error = ? WHERE id = ?')
+  const counts = db.prepare<[number], { status: string; n: number }>(
+    'SELECT status, count(*) AS n FROM chain_txs WHERE chain_id = ? GROUP BY status',
+  )
+
+  const nextNonce = db.prepare<[number, string], { nonce: number }>(
+    'UPDATE relayer_nonces SET next_nonce = next_nonce + 1 WHERE chain_id = ? AND sender = ? RETURNING next_nonce - 1 AS nonce',
+  )
+  const raiseNonce = db.prepare<[number, string, number]>(
+    `INSERT INTO relayer_nonces (chain_id, sender, next_nonce) VALUES (?, ?, ?)
+     ON CONFLICT (chain_id, sender) DO UPDATE SET next_nonce = max(next_nonce, excluded.next_nonce)`,
+  )
+  const peekNonce = db.prepare<[number, string], { next: number }>(
+    'SELECT next_nonce AS next FROM relayer_nonces WHERE chain_id = ? AND sender = ?',
+  )
+
+  const getHead = db.prepare<[number], ChainHead>(
+    `SELECT chain_id AS chainId, block_number AS blockNumber, max_fee_per_gas AS maxFeePerGas,
+       max_priority_fee_per_gas AS maxPriorityFeePerGas, updated_at AS updatedAt FROM chain_heads WHERE chain_id = ?`,
+  )
+  const setHead = db.prepare(
+    `INSERT INTO chain_heads (chain_id, block_number, max_fee_per_gas, max_priority_fee_per_gas, updated_at)
+     VALUES (@chainId, @blockNumber, @maxFeePerGas, @maxPriorityFeePerGas, @updatedAt)
+     ON CONFLICT (chain_id) DO UPDATE SET block_number = excluded.block_number, max_fee_per_gas = excluded.max_fee_per_gas,
+       max_priority_fee_per_gas = excluded.max_priority_fee_per_gas, updated_at = excluded.updated_at`,
+  )
+
+  const nextClaimNonce = db.prepare<[number, string, string, number, number], { nonce: number }>(
+    `INSERT INTO claim_nonces (chain_id, contract, recipient, next_nonce) VALUES (?, ?, ?, ? + 1)
+     ON CONFLICT (chain_id, contract, recipient) DO UPDATE SET next_nonce = max(next_nonce, ?) + 1
+     RETURNING next_nonce - 1 AS nonce`,
+  )
+  const setClaimNonce = db.prepare<[number, string, string, number]>(
+    `INSERT INTO claim_nonces (chain_id, contract, recipient, next_nonce) VALUES (?, ?, ?, ?)
+     ON CONFLICT (chain_id, contract, recipient) DO UPDATE SET next_nonce = excluded.next_nonce`,
+  )
+  const peekClaimNonce = db.prepare<[number, string, string], { next: number }>(
+    'SELECT next_nonce AS next FROM claim_nonces WHERE chain_id = ? AND contract = ? AND recipient = ?',
+  )
+
+  return {
+    insert: (tx: ChainTxInsert): number => {
+      const id = Number(insert.run(tx).lastInsertRowid)
+      insertAttempt.run(tx.txHash, id, tx.rawTx, tx.maxFeePerGas, tx.createdAt)
+      return id
+    },
+    get: (id: number) => byId.get(id),
+    /** Not yet mined, in nonce order per sender: what the relayer still has to send or follow. */
+    open: (chainId: number) => open.all(chainId),
+    all: (chainId: number) => all.all(chainId),
+    attemptHashes: (id: number) => attemptHashes.all(id).map((r) => r.txHash),
+    markSent: (id: number, now: number) => markSent.run(now, id).changes === 1,
+    markMined: (id: number, r: MinedReceipt) => markMined.run({ ...r, id, reverted: r.reverted ? 1 : 0 }).changes === 1,
+    /** Records a fee replacement: the new signed version becomes current; the old hashes stay as attempts. */
+    replace: (id: number, r: { rawTx: string; txHash: string; maxFeePerGas: string; maxPriorityFeePerGas: string; now: number }) => {
+      replace.run({ ...r, id })
+      insertAttempt.run(r.txHash, id, r.rawTx, r.maxFeePerGas, r.now)
+    },
+    /** The signed bytes of one broadcast version (e.g. the one that was mined). */
+    attemptRaw: (hash: string) => attemptRaw.get(hash)?.rawTx,
+    /** Sent, but the chain lost it (a restored embedded chain): send it again. */
+    requeue: (id: number) => requeue.run(id).changes === 1,
+    setError: (id: number, message: string) => setError.run(message.slice(0, 500), id),
+    statusCounts: (chainId: number): Record<string, number> =>
+      Object.fromEntries(counts.all(chainId).map((r) => [r.status, r.n])),
+
+    /** Allocates the sender's next nonce; `floor` is the lowest acceptable (e.g. the chain's count). */
+    allocateNonce: (chainId: number, sender: string, floor = 0) => {
+      raiseNonce.run(chainId, sender, floor)
+      return nextNonce.get(chainId, sender)!.nonce
+    },
+    /** Makes sure the next nonce is at least `floor` (the chain knows of more txs than we do). */
+    raiseNonce: (chainId: number, sender: string, floor: number) => raiseNonce.run(chainId, sender, floor),
+    peekNonce: (chainId: number, sender: string) => peekNonce.get(chainId, sender)?.next ?? 0,
+
+    getHead: (chainId: number) => getHead.get(chainId),
+    setHead: (head: ChainHead) => setHead.run(head),
+
+    /** The claim nonce a relayed transfer to `recipient` signs with; `floor` is the on-chain value when known. */
+    allocateClaimNonce: (chainId: number, contract: string, recipient: string, floor = 0) =>
+      nextClaimNonce.get(chainId, contract, recipient, floor, floor)!.nonce,
+    /** Resets the counter to what the chain says (after a revert showed our view was stale). */
+    setClaimNonce: (chainId: number, contract: string, recipient: string, next: number) =>
+      setClaimNonce.run(chainId, contract, recipient, next),
+    peekClaimNonce: (chainId: number, contract: string, recipient: string) =>
+      peekClaimNonce.get(chainId, contract, recipient)?.next ?? 0,
+  }
+}

@@ -1,0 +1,55 @@
+import type { Db } from './openDatabase.js'
+
+export type TransferRow = {
+  id: number
+  tokenId: number
+  teamId: number
+  recipient: string
+  method: 'mintNFT' | 'claimNFT'
+  via: 'api_key' | 'otp' | 'self_service'
+  otpCode: string | null
+  claimRegistrationId: number | null
+  chainTxId: number
+  resigned: number
+  createdAt: number
+}
+
+const columns = `id, token_id AS tokenId, team_id AS teamId, recipient, method, via, otp_code AS otpCode,
+  claim_registration_id AS claimRegistrationId, chain_tx_id AS chainTxId, resigned, created_at AS createdAt`
+
+/** Accepted transfer requests and guestbook mints: what each chain transaction was for. */
+export function createTransfersRepository(db: Db) {
+  const insert = db.prepare(
+    `INSERT INTO transfers (token_id, team_id, recipient, method, via, otp_code, claim_registration_id, chain_tx_id, created_at)
+     VALUES (@tokenId, @teamId, @recipient, @method, @via, @otpCode, @claimRegistrationId, @chainTxId, @createdAt)`,
+  )
+  const byTx = db.prepare<[number], TransferRow>(`SELECT ${columns} FROM transfers WHERE chain_tx_id = ?`)
+  const resign = db.prepare<[number, string, number]>(
+    'UPDATE transfers SET chain_tx_id = ?, method = ?, resigned = resigned + 1 WHERE id = ?',
+  )
+  const pendingTo = db.prepare<[number, string, string, number], { n: number }>(
+    `SELECT count(*) AS n FROM transfers tr JOIN chain_txs c ON c.id = tr.chain_tx_id JOIN tokens t ON t.id = tr.token_id
+     WHERE c.chain_id = ? AND t.contract_address = ? AND tr.recipient = ? AND c.status <> 'mined' AND c.nonce < ?`,
+  )
+  const insertMint = db.prepare(
+    `INSERT INTO guestbook_mints (event_id, recipient, chip_uid, otp_code, chain_tx_id, created_at)
+     VALUES (@eventId, @recipient, @chipUid, @otpCode, @chainTxId, @createdAt)`,
+  )
+  const mintByChip = db.prepare<[number, string], { id: number }>('SELECT id FROM guestbook_mints WHERE event_id = ? AND chip_uid = ?')
+  const mintByRecipient = db.prepare<[number, string], { id: number }>(
+    'SELECT id FROM guestbook_mints WHERE event_id = ? AND recipient = ?',
+  )
+  return {
+    insert: (t: Omit<TransferRow, 'id' | 'resigned'>) => Number(insert.run(t).lastInsertRowid),
+    findByTx: (chainTxId: number) => byTx.get(chainTxId),
+    /** Points a transfer at the transaction that replaced its reverted one. */
+    resign: (id: number, chainTxId: number, method: TransferRow['method']) => resign.run(chainTxId, method, id),
+    /** Relayed transfers to `recipient` on `contract` still waiting to be mined ahead of relayer nonce `beforeNonce`. */
+    countPendingTo: (chainId: number, contract: string, recipient: string, beforeNonce: number) =>
+      pendingTo.get(chainId, contract, recipient, beforeNonce)!.n,
+    insertGuestbookMint: (m: { eventId: number; recipient: string; chipUid: string | null; otpCode: string | null; chainTxId: number; createdAt: number }) =>
+      Number(insertMint.run(m).lastInsertRowid),
+    guestbookMintedByChip: (eventId: number, uid: string) => mintByChip.get(eventId, uid) !== undefined,
+    guestbookMintedTo: (eventId: number, recipient: string) => mintByRecipient.get(eventId, recipient) !== undefined,
+  }
+}

@@ -1,0 +1,316 @@
+import type { Hex } from 'viem'
+import type { Chain, Chains } from '../chain/chains.js'
+import { ChainUnreachableError, RpcError, type RpcReceipt } from '../chain/rpc.js'
+import { signTransactionSync } from '../chain/signSync.js'
+import type { Config } from '../config.js'
+import type { ChainTxRow } from '../db/chainTxs.js'
+import type { Store } from '../db/store.js'
+import { recoverTransfer } from './recoverTransfer.js'
+import { settleTx } from './settleTx.js'
+
+export type RelayerLog = {
+  info(obj: object, msg?: string): void
+  warn(obj: object, msg?: string): void
+  error(obj: object, msg?: string): void
+}
+
+export type ChainStatus = { chainId: number; reachable: boolean; lastError: string | null; open: number }
+
+export type Relayer = {
+  start(): void
+  /** Something was queued for this chain: send it now rather than at the next poll. */
+  wake(chainId: number): void
+  /** Resolves once every transaction of the chain (default: all chains) is mined, or rejects after timeoutMs. */
+  waitIdle(options?: { chainId?: number; timeoutMs?: number }): Promise<void>
+  status(): ChainStatus[]
+  stop(): Promise<void>
+}
+
+export type RelayerParameters = {
+  store: Store
+  chains: Chains
+  config: Config
+  log: RelayerLog
+  now?: () => number
+}
+
+/** Sends at most this many transactions of one chain at once. */
+const SEND_CONCURRENCY = 64
+
+/** Errors that mean the node already has this nonce's transaction: follow receipts instead. */
+const alreadyKnown = /already known|known transaction|already imported|nonce too low|replacement transaction underpriced|nonce has already been used/i
+
+/**
+ * The outbox worker. Per chain, one loop at a time: broadcast queued
+ * transactions in nonce order, follow receipts (for every signed version of a
+ * transaction, since a replaced one may still be the one mined), settle what
+ * was mined, and replace what is stuck with higher fees. An unreachable RPC
+ * only pauses the loop: everything stays in the outbox and goes out when the
+ * RPC answers again.
+ *
+ * The embedded chain is sent with eth_sendRawTransactionSync: anvil mines on
+ * arrival and answers with the receipt, which saves a round trip per tx.
+ */
+export function createRelayer({ store, chains, config, log, now = Date.now }: RelayerParameters): Relayer {
+  type Loop = { chain: Chain; running: Promise<void> | null; again: boolean; timer: NodeJS.Timeout | null; headAt: number; status: ChainStatus }
+  const loops = new Map<number, Loop>()
+  let stopped = true
+
+  const schedule = (loop: Loop, delayMs: number) => {
+    if (stopped || loop.timer) return
+    loop.timer = setTimeout(() => {
+      loop.timer = null
+      run(loop)
+    }, delayMs)
+    loop.timer.unref?.()
+  }
+
+  const run = (loop: Loop) => {
+    if (stopped) return
+    if (loop.running) {
+      loop.again = true
+      return
+    }
+    loop.again = false
+    loop.running = tick(loop)
+      .then((busy) => {
+        loop.status.reachable = true
+        loop.status.lastError = null
+        return busy
+      })
+      .catch((error: unknown) => {
+        if (error instanceof ChainUnreachableError) {
+          if (loop.status.reachable) log.warn({ chainId: loop.chain.chainId, err: error.message }, 'chain RPC unreachable; transactions stay queued')
+          loop.status.reachable = false
+        } else {
+          log.error({ chainId: loop.chain.chainId, err: error }, 'relayer tick failed')
+        }
+        loop.status.lastError = (error as Error).message
+        return false
+      })
+      .then((busy) => {
+        loop.running = null
+        if (loop.again || busy) schedule(loop, busy && loop.chain.embedded ? 0 : busy ? Math.min(250, config.chain.pollIntervalMs) : 0)
+        else schedule(loop, config.chain.pollIntervalMs)
+      })
+  }
+
+  async function refreshHead(loop: Loop): Promise<bigint> {
+    const { rpc, chainId } = loop.chain
+    const [block, priority] = await Promise.all([
+      rpc.request<{ number: Hex; baseFeePerGas?: Hex }>('eth_getBlockByNumber', ['latest', false]),
+      rpc.request<Hex>('eth_maxPriorityFeePerGas').then(BigInt, (error: unknown) => {
+        if (error instanceof RpcError) return 1_000_000_000n
+        throw error
+      }),
+    ])
+    const baseFee = block.baseFeePerGas ? BigInt(block.baseFeePerGas) : 0n
+    const head = BigInt(block.number)
+    store.chainTxs.setHead({
+      chainId,
+      blockNumber: Number(head),
+      // Twice the base fee rides out six full blocks of base-fee growth.
+      maxFeePerGas: (2n * baseFee + priority).toString(),
+      maxPriorityFeePerGas: priority.toString(),
+      updatedAt: now(),
+    })
+    loop.headAt = Date.now()
+    return head
+  }
+
+  /** One pass over the chain's open transactions; true when more work is waiting. */
+  async function tick(loop: Loop): Promise<boolean> {
+    const { chain } = loop
+    // Wall-clock time for scheduling; now() (movable in tests) only for what is recorded.
+    const head = Date.now() - loop.headAt >= config.chain.pollIntervalMs || loop.headAt === 0
+      ? await refreshHead(loop)
+      : BigInt(store.chainTxs.getHead(chain.chainId)?.blockNumber ?? 0)
+    const open = store.chainTxs.open(chain.chainId)
+    loop.status.open = open.length
+    if (open.length === 0) return false
+
+    const receipts: Array<[ChainTxRow, RpcReceipt]> = []
+    const queued = open.filter((row) => row.status === 'queued').slice(0, SEND_CONCURRENCY * 4)
+    for (let i = 0; i < queued.length; i += SEND_CONCURRENCY) {
+      const batch = queued.slice(i, i + SEND_CONCURRENCY)
+      const results = await Promise.all(batch.map((row) => broadcast(chain, row.rawTx as Hex)))
+      const sentAt = now()
+      store.tx(() => {
+        batch.forEach((row, j) => {
+          const result = results[j]!
+          if (result.error) store.chainTxs.setError(row.id, result.error)
+          else store.chainTxs.markSent(row.id, sentAt)
+        })
+      })
+      batch.forEach((row, j) => {
+        const receipt = results[j]!.receipt
+        if (receipt) receipts.push([row, receipt])
+      })
+      const unreachable = results.find((r) => r.unreachable)
+      if (unreachable) throw new ChainUnreachableError(chain.chainId, unreachable.error!)
+    }
+
+    // Receipts of what was sent earlier (or just now, on a chain that does not answer synchronously).
+    const settledIds = new Set(receipts.map(([row]) => row.id))
+    const waiting = store.chainTxs.open(chain.chainId).filter((row) => row.status === 'sent' && !settledIds.has(row.id))
+    for (let i = 0; i < waiting.length; i += SEND_CONCURRENCY) {
+      const batch = waiting.slice(i, i + SEND_CONCURRENCY)
+      const found = await Promise.all(batch.map((row) => findReceipt(chain, row)))
+      batch.forEach((row, j) => {
+        const receipt = found[j]
+        if (receipt && (chain.confirmations <= 1 || BigInt(receipt.blockNumber) + BigInt(chain.confirmations) - 1n <= head))
+          receipts.push([row, receipt])
+      })
+    }
+
+    if (receipts.length > 0) {
+      const timestamps = await blockTimestamps(chain, receipts.map(([, r]) => r))
+      const reverted: ChainTxRow[] = []
+      store.tx(() => {
+        for (const [row, receipt] of receipts) {
+          const isReverted = receipt.status !== '0x1'
+          const settled = settleTx(store, row, {
+            txHash: receipt.transactionHash,
+            blockNumber: Number(BigInt(receipt.blockNumber)),
+            blockTimestamp: timestamps.get(receipt.blockNumber) ?? 0,
+            reverted: isReverted,
+            contractAddress: receipt.contractAddress,
+            now: now(),
+          })
+          if (settled && isReverted) reverted.push(row)
+        }
+      })
+      chains.embedded?.noteMined(chain.embedded ? receipts.length : 0)
+      for (const row of reverted) {
+        log.warn({ chainId: chain.chainId, tx: row.txHash, kind: row.kind, nonce: row.nonce }, 'transaction reverted')
+        if (row.kind === 'transfer') await recoverTransfer({ store, chain, config, row, log, now: now() })
+      }
+    }
+
+    await replaceStuck(chain)
+    const left = store.chainTxs.open(chain.chainId)
+    loop.status.open = left.length
+    // More queued work (or fresh sends whose receipts we have not seen yet) means go again soon.
+    return left.some((row) => row.status === 'queued') || (receipts.length > 0 && left.length > 0)
+  }
+
+  async function broadcast(chain: Chain, raw: Hex): Promise<{ receipt?: RpcReceipt; error?: string; unreachable?: boolean }> {
+    try {
+      if (chain.embedded) return { receipt: await chain.rpc.request<RpcReceipt>('eth_sendRawTransactionSync', [raw], { timeoutMs: 30_000 }) }
+      await chain.rpc.request<Hex>('eth_sendRawTransaction', [raw])
+      return {}
+    } catch (error) {
+      if (error instanceof ChainUnreachableError) return { error: error.message, unreachable: true }
+      if (error instanceof RpcError && alreadyKnown.test(error.message)) return {}
+      if (error instanceof RpcError) return { error: error.message }
+      throw error
+    }
+  }
+
+  async function findReceipt(chain: Chain, row: ChainTxRow): Promise<RpcReceipt | null> {
+    for (const hash of store.chainTxs.attemptHashes(row.id)) {
+      const receipt = await chain.rpc.receipt(hash as Hex)
+      if (receipt) return receipt
+    }
+    return null
+  }
+
+  async function blockTimestamps(chain: Chain, receipts: RpcReceipt[]): Promise<Map<string, number>> {
+    const times = new Map<string, number>()
+    for (const receipt of receipts) {
+      // anvil (and newer nodes) put blockTimestamp on the receipt; others need the block.
+      const stamp = (receipt as RpcReceipt & { blockTimestamp?: Hex }).blockTimestamp
+      if (stamp) times.set(receipt.blockNumber, Number(BigInt(stamp)))
+    }
+    for (const receipt of receipts)
+      if (!times.has(receipt.blockNumber)) times.set(receipt.blockNumber, await chain.rpc.blockTimestamp(receipt.blockNumber))
+    return times
+  }
+
+  /** Re-signs transactions sent longer than replaceAfterSeconds ago with fees raised by feeBumpPercent. */
+  async function replaceStuck(chain: Chain) {
+    if (chain.embedded) return
+    const cutoff = now() - config.chain.replaceAfterSeconds * 1000
+    const stuck = store.chainTxs.open(chain.chainId).filter((row) => row.status === 'sent' && (row.sentAt ?? 0) <= cutoff)
+    if (stuck.length === 0) return
+    const current = store.chainTxs.getHead(chain.chainId)
+    const bump = (value: string) => (BigInt(value) * BigInt(100 + config.chain.feeBumpPercent) + 99n) / 100n
+    for (const row of stuck) {
+      const maxPriorityFeePerGas = max(bump(row.maxPriorityFeePerGas), BigInt(current?.maxPriorityFeePerGas ?? 0))
+      const maxFeePerGas = max(bump(row.maxFeePerGas), BigInt(current?.maxFeePerGas ?? 0), maxPriorityFeePerGas)
+      const { raw, hash } = signTransactionSync(chain.relayer.key, {
+        type: 'eip1559',
+        chainId: chain.chainId,
+        nonce: row.nonce,
+        to: (row.toAddress ?? undefined) as Hex | undefined,
+        data: row.data as Hex,
+        gas: BigInt(row.gas),
+        maxFeePerGas,
+        maxPriorityFeePerGas,
+      })
+      // Recorded before it is sent: whichever version gets mined, we know its hash.
+      store.tx(() =>
+        store.chainTxs.replace(row.id, {
+          rawTx: raw,
+          txHash: hash,
+          maxFeePerGas: maxFeePerGas.toString(),
+          maxPriorityFeePerGas: maxPriorityFeePerGas.toString(),
+          now: now(),
+        }),
+      )
+      log.info({ chainId: chain.chainId, nonce: row.nonce, from: row.txHash, to: hash, maxFeePerGas: maxFeePerGas.toString() }, 'replaced a stuck transaction with higher fees')
+      const result = await broadcast(chain, raw)
+      if (result.unreachable) throw new ChainUnreachableError(chain.chainId, result.error!)
+      if (result.error) store.chainTxs.setError(row.id, result.error)
+    }
+  }
+
+  return {
+    start() {
+      if (!stopped) return
+      stopped = false
+      for (const chain of chains.list()) {
+        const loop: Loop = {
+          chain,
+          running: null,
+          again: false,
+          timer: null,
+          headAt: 0,
+          status: { chainId: chain.chainId, reachable: true, lastError: null, open: 0 },
+        }
+        loops.set(chain.chainId, loop)
+        run(loop)
+      }
+    },
+    wake(chainId) {
+      const loop = loops.get(chainId)
+      if (!loop) return
+      if (loop.timer) {
+        clearTimeout(loop.timer)
+        loop.timer = null
+      }
+      run(loop)
+    },
+    async waitIdle({ chainId, timeoutMs = 30_000 } = {}) {
+      const deadline = Date.now() + timeoutMs
+      const ids = chainId === undefined ? [...loops.keys()] : [chainId]
+      for (;;) {
+        if (ids.every((id) => store.chainTxs.open(id).length === 0)) return
+        if (Date.now() > deadline) throw new Error(`relayer still has open transactions after ${timeoutMs} ms`)
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      }
+    },
+    status: () => [...loops.values()].map((loop) => ({ ...loop.status })),
+    async stop() {
+      stopped = true
+      for (const loop of loops.values()) {
+        if (loop.timer) clearTimeout(loop.timer)
+        loop.timer = null
+      }
+      await Promise.all([...loops.values()].map((loop) => loop.running))
+      loops.clear()
+    },
+  }
+}
+
+const max = (...values: bigint[]) => values.reduce((a, b) => (b > a ? b : a))

@@ -1,0 +1,15 @@
+import type { ChainTxRow, MinedReceipt } from '../db/chainTxs.js'
+import type { Store } from '../db/store.js'
+
+/**
+ * Records a mined transaction and what it means for the records that caused
+ * it. Runs inside the relayer's store.tx. Returns false when another process
+ * (a second gateway on the data dir) recorded it first: only one reacts.
+ */
+export function settleTx(store: Store, row: ChainTxRow, receipt: MinedReceipt): boolean {
+  if (!store.chainTxs.markMined(row.id, receipt)) return false
+  if (receipt.reverted) return true
+  // A guestbook is listed as pending (address null) until its deploy is mined.
+  if (row.kind === 'deploy_guestbook') store.guestbook.confirmDeployed(row.id)
+  return true
+}

@@ -1,0 +1,34 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
+import { z } from 'zod'
+import { NotFoundError } from '../errors.js'
+import { Address, ChainId, errorResponses, TokenId } from '../schemas/common.js'
+
+const MetadataParams = z.object({ chainId: ChainId, contract: Address, tokenId: TokenId })
+
+/**
+ * GET /metadata/:chainId/:contract/:tokenId: the JSON our contracts' tokenURI
+ * (ERC-721) and uri(id) (ERC-1155 guestbook) point at. Public: wallets and
+ * marketplaces fetch it without a key.
+ */
+const metadata: FastifyPluginAsyncZod = async (app) => {
+  const { store } = app.services
+  app.get('/metadata/:chainId/:contract/:tokenId', {
+    schema: {
+      tags: ['metadata'],
+      summary: 'Token metadata for tokenURI / uri(id)',
+      params: MetadataParams,
+      response: { 200: z.record(z.string(), z.unknown()), ...errorResponses },
+    },
+    handler: async (request, reply) => {
+      const { chainId, contract, tokenId } = request.params
+      const token = store.tokens.findByKey({ chainId, contractAddress: contract, tokenId })
+      const json = token?.metadata ?? store.guestbook.findEventByTokenOrPlanned(chainId, contract, tokenId)?.metadata
+      if (!json) throw new NotFoundError('metadata_not_found', 'No metadata for this token')
+      // Short: a metadata update (and its ERC-4906 event) should show within a minute.
+      reply.header('cache-control', 'public, max-age=60')
+      return JSON.parse(json) as Record<string, unknown>
+    },
+  })
+}
+
+export default metadata

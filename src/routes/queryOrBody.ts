@@ -1,0 +1,44 @@
+import type { FastifyRequest } from 'fastify'
+import { BadRequestError, BaseError } from '../errors.js'
+
+const MAX_GET_BODY = 64 * 1024
+
+/**
+ * The spec documents a JSON body on two GET endpoints (the transfer
+ * signatures), which many HTTP clients and proxies cannot send. Both are
+ * accepted: this preValidation hook reads a GET's JSON body (Fastify leaves
+ * GET bodies unread) and merges it into the query, which the route's schema
+ * then validates. A parameter given both ways must agree.
+ */
+export async function mergeJsonBodyIntoQuery(request: FastifyRequest): Promise<void> {
+  const { headers } = request
+  if (headers['transfer-encoding'] === undefined && (headers['content-length'] ?? '0') === '0') return
+  const text = await readBody(request)
+  if (text.trim() === '') return
+  let body: unknown
+  try {
+    body = JSON.parse(text)
+  } catch {
+    throw new BadRequestError('invalid_json', 'The request body is not valid JSON')
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw new BadRequestError('invalid_json', 'The request body must be a JSON object of parameters')
+  const query = { ...(request.query as Record<string, unknown>) }
+  for (const [name, value] of Object.entries(body)) {
+    if (name in query && String(query[name]) !== String(value))
+      throw new BadRequestError('conflicting_parameter', `${name} is given in both the query string and the body, with different values`)
+    query[name] = value
+  }
+  request.query = query
+}
+
+async function readBody(request: FastifyRequest): Promise<string> {
+  const chunks: Buffer[] = []
+  let size = 0
+  for await (const chunk of request.raw) {
+    size += (chunk as Buffer).length
+    if (size > MAX_GET_BODY) throw new BaseError(413, 'body_too_large', `A GET body may be at most ${MAX_GET_BODY} bytes`)
+    chunks.push(chunk as Buffer)
+  }
+  return Buffer.concat(chunks).toString('utf8')
+}

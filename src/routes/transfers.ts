@@ -1,0 +1,119 @@
+import type { FastifyInstance } from 'fastify'
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
+import { editChipsBySelfService } from '../phygitals/selfServiceEdit.js'
+import { resolveRecipient } from '../phygitals/resolveRecipient.js'
+import { otpCodeOf, teamOf } from '../plugins/auth.js'
+import { ApiKeyHeader, errorResponses, OtpHeader } from '../schemas/common.js'
+import {
+  SelfServiceEditBody,
+  SelfServiceEditResponse,
+  SelfServiceTransferBody,
+  SelfServiceTransferResponse,
+  TransferBody,
+  TransferPullableBody,
+  TransferResponse,
+  TransferSignaturePullableQuery,
+  TransferSignatureQuery,
+  TransferSignatureResponse,
+} from '../schemas/transfers.js'
+import { transferSignatureWithApiKey, transferSignatureWithOtp } from '../transfers/transferSignature.js'
+import { type AcceptedTransfer, transferBySelfService, transferWithApiKey, transferWithOtp } from '../transfers/transferToken.js'
+import { mergeJsonBodyIntoQuery } from './queryOrBody.js'
+import { publicRateLimit } from './rateLimit.js'
+
+const tags = ['transfers']
+const bodyNote = 'The parameters may come in the query string or, as the spec documents, in a JSON body (or both, if they agree).'
+
+/** The recipient as a checksummed address (ENS only with a mainnet RPC). */
+export const recipientOf = (app: FastifyInstance, raw: string) => resolveRecipient(raw, { ens: app.services.chains.ens })
+
+const transfers: FastifyPluginAsyncZod = async (app) => {
+  const deps = app.services
+  // The transaction is committed to the outbox; send it now rather than at the next poll.
+  const sent = (accepted: AcceptedTransfer) => {
+    deps.relayer?.wake(accepted.token.chainId)
+    return accepted
+  }
+
+  app.post('/phygitals/transfer', {
+    onRequest: app.requireApiKey,
+    schema: { tags, summary: "Transfer a team's phygital NFT (API key)", body: TransferBody, headers: ApiKeyHeader, response: { 200: TransferResponse, ...errorResponses } },
+    handler: async (request) => {
+      const { recipient, ...key } = request.body
+      const accepted = sent(transferWithApiKey(deps, { key, teamId: teamOf(request).id, recipient: await recipientOf(app, recipient) }))
+      return { success: true as const, initialTxHash: accepted.initialTxHash }
+    },
+  })
+
+  app.post('/phygitals/transfer/pullable', {
+    schema: { tags, summary: 'Transfer the tapped phygital NFT (OTP)', body: TransferPullableBody, headers: OtpHeader, response: { 200: TransferResponse, ...errorResponses } },
+    handler: async (request) => {
+      const recipient = await recipientOf(app, request.body.recipient)
+      const accepted = sent(transferWithOtp(deps, { code: otpCodeOf(request), recipient }))
+      return { success: true as const, initialTxHash: accepted.initialTxHash }
+    },
+  })
+
+  app.post('/phygitals/transfer/self-service', {
+    onRequest: app.requireApiKey,
+    schema: {
+      tags,
+      summary: 'Transfer the NFT linked to a tag (API key)',
+      body: SelfServiceTransferBody,
+      headers: ApiKeyHeader,
+      response: { 200: SelfServiceTransferResponse, ...errorResponses },
+    },
+    handler: async (request) => {
+      const recipient = await recipientOf(app, request.body.recipient)
+      const { initialTxHash, token } = sent(transferBySelfService(deps, { tagUid: request.body.tagUID, teamId: teamOf(request).id, recipient }))
+      return { initialTxHash, tokenRef: { chainId: token.chainId, contractAddress: token.contractAddress, tokenId: token.tokenId } }
+    },
+  })
+
+  app.get('/phygitals/transfer-signature', {
+    onRequest: app.requireApiKey,
+    preValidation: mergeJsonBodyIntoQuery,
+    schema: {
+      tags,
+      summary: 'A signature for mintNFT/claimNFT to the recipient (API key)',
+      description: bodyNote,
+      querystring: TransferSignatureQuery,
+      headers: ApiKeyHeader,
+      response: { 200: TransferSignatureResponse, ...errorResponses },
+    },
+    handler: async (request) => {
+      const { recipient, ...key } = request.query
+      return transferSignatureWithApiKey(deps, { key, teamId: teamOf(request).id, recipient: await recipientOf(app, recipient) })
+    },
+  })
+
+  app.get('/phygitals/transfer-signature/pullable', {
+    preValidation: mergeJsonBodyIntoQuery,
+    schema: {
+      tags,
+      summary: 'A signature for mintNFT/claimNFT of the tapped token (OTP)',
+      description: bodyNote,
+      querystring: TransferSignaturePullableQuery,
+      headers: OtpHeader,
+      response: { 200: TransferSignatureResponse, ...errorResponses },
+    },
+    handler: async (request) =>
+      transferSignatureWithOtp(deps, { code: otpCodeOf(request), recipient: await recipientOf(app, request.query.recipient) }),
+  })
+
+  app.patch('/chips/self-service', {
+    config: publicRateLimit(app),
+    schema: {
+      tags: ['chips'],
+      summary: "Set the redirect URL of a token's chips, signed by the token's owner (EIP-712)",
+      body: SelfServiceEditBody,
+      response: { 200: SelfServiceEditResponse, ...errorResponses },
+    },
+    handler: async (request) => {
+      const { ownerSignature, updates, requestExpiryTime, ...key } = request.body
+      return editChipsBySelfService(deps, { key, ownerSignature, updates, requestExpiryTime })
+    },
+  })
+}
+
+export default transfers

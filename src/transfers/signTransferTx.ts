@@ -1,0 +1,42 @@
+import type { Address } from 'viem'
+import type { ChainSigner } from '../chain/chainKeys.js'
+import { signClaim } from '../chain/claimSignature.js'
+import { GAS, transferData, type TransferMethod } from '../chain/contractCalls.js'
+import type { Config } from '../config.js'
+import type { Store } from '../db/store.js'
+import type { TokenRow } from '../db/tokens.js'
+import { type QueuedTx, queueTx } from '../relayer/queueTx.js'
+
+export type SignTransferTxParameters = {
+  token: TokenRow
+  recipient: Address
+  method: TransferMethod
+  now: number
+  config: Config
+}
+
+/**
+ * A relayed transfer is the contract's own pull: the relayer sends
+ * mintNFT/claimNFT carrying a signature of the signer key, exactly as a user
+ * would with a signature from GET /phygitals/transfer-signature. Its claim
+ * nonce comes from a local counter, so transfers queued while the RPC is down
+ * (or back to back to one recipient) each get the next one. Runs inside the
+ * caller's store.tx.
+ */
+export function signTransferTx(store: Store, chain: ChainSigner, p: SignTransferTxParameters): QueuedTx {
+  const contract = p.token.contractAddress as Address
+  const nonce = store.chainTxs.allocateClaimNonce(chain.chainId, contract, p.recipient)
+  const head = store.chainTxs.getHead(chain.chainId)?.blockNumber ?? 0
+  // Far in the future: a queued transfer must survive an outage. It is bound to recipient and nonce, so it can only ever do this transfer.
+  const blockExpiry = BigInt(head + p.config.chain.relayedSignatureBlocks)
+  const tokenId = BigInt(p.token.tokenId)
+  const signature = signClaim(chain.signer.key, { blockExpiry, recipient: p.recipient, tokenId, contract, nonce: BigInt(nonce) })
+  return queueTx(store, chain, {
+    kind: 'transfer',
+    to: contract,
+    data: transferData(p.method, { signature, blockExpiry, recipient: p.recipient, tokenId }),
+    gas: GAS.transfer,
+    now: p.now,
+    fallbackMaxFeeGwei: p.config.chain.fallbackMaxFeeGwei,
+  })
+}

@@ -1,0 +1,88 @@
+import type { Address } from 'viem'
+import type { ChainDeps } from '../chain/chainDeps.js'
+import type { OtpRow } from '../db/otps.js'
+import type { Store } from '../db/store.js'
+import type { TokenKey, TokenRow } from '../db/tokens.js'
+import type { TransferRow } from '../db/transfers.js'
+import { ConflictError, NotFoundError } from '../errors.js'
+import { spendOtp } from '../otps/spendOtp.js'
+import { findToken } from '../phygitals/findTeamToken.js'
+import { useClaimRegistration } from './claimGate.js'
+import { signTransferTx } from './signTransferTx.js'
+
+export type AcceptedTransfer = { initialTxHash: string; token: TokenRow }
+
+/**
+ * Accepts a transfer: the 2-tap gate, the relayed mintNFT/claimNFT and the
+ * transfer record commit together (with the OTP, when one authorized it), so
+ * the answer's hash always names a transaction that will be sent.
+ */
+function accept(
+  deps: ChainDeps,
+  p: { token: () => TokenRow; recipient: Address; via: TransferRow['via']; otp?: () => string },
+): AcceptedTransfer {
+  const { store, config } = deps
+  const now = deps.now()
+  return store.tx(() => {
+    const otpCode = p.otp?.() ?? null
+    const token = p.token()
+    const chain = deps.chains.signer(token.chainId)
+    const registration = useClaimRegistration(store, token, p.recipient, now)
+    const method = token.minted ? 'claimNFT' : 'mintNFT'
+    const tx = signTransferTx(store, chain, { token, recipient: p.recipient, method, now, config })
+    store.transfers.insert({
+      tokenId: token.id,
+      teamId: token.teamId,
+      recipient: p.recipient,
+      method,
+      via: p.via,
+      otpCode,
+      claimRegistrationId: registration?.id ?? null,
+      chainTxId: tx.id,
+      createdAt: now,
+    })
+    store.tokens.setMinted(token.id, true)
+    return { initialTxHash: tx.hash, token }
+  })
+}
+
+/** POST /phygitals/transfer: the team's token, by its on-chain key. */
+export function transferWithApiKey(deps: ChainDeps, p: { key: TokenKey; teamId: number; recipient: Address }): AcceptedTransfer {
+  return accept(deps, { token: () => findToken(deps.store, p.key, p.teamId), recipient: p.recipient, via: 'api_key' })
+}
+
+/** The token a PHYGITAL_CLAIM OTP is for: the one linked at tap time, else the chip's token now. */
+export function tokenOfOtp(store: Store, otp: OtpRow): TokenRow {
+  const token = otp.tokenId === null ? store.tokens.findByChip(otp.chipUid) : store.tokens.get(otp.tokenId)
+  if (!token) throw new ConflictError('chip_not_linked', 'The tapped chip is not linked to a phygital token')
+  return token
+}
+
+/** POST /phygitals/transfer/pullable: the token of the tapped chip, authorized by its OTP (spent only if the transfer is accepted). */
+export function transferWithOtp(deps: ChainDeps, p: { code: string | undefined; recipient: Address }): AcceptedTransfer {
+  let otp: OtpRow | undefined
+  return accept(deps, {
+    recipient: p.recipient,
+    via: 'otp',
+    otp: () => {
+      otp = spendOtp(deps.store, { code: p.code, type: 'PHYGITAL_CLAIM', usedFor: 'transfer', now: deps.now() })
+      return otp.code
+    },
+    token: () => tokenOfOtp(deps.store, otp!),
+  })
+}
+
+/** POST /phygitals/transfer/self-service: the token linked to one of the team's tags. */
+export function transferBySelfService(deps: ChainDeps, p: { tagUid: string; teamId: number; recipient: Address }): AcceptedTransfer {
+  return accept(deps, {
+    recipient: p.recipient,
+    via: 'self_service',
+    token: () => {
+      const chip = deps.store.chips.get(p.tagUid)
+      if (!chip || chip.teamId !== p.teamId) throw new NotFoundError('chip_not_found', `No chip ${p.tagUid} in your team`)
+      const token = deps.store.tokens.findByChip(chip.uid)
+      if (!token) throw new ConflictError('chip_not_linked', `Chip ${p.tagUid} is not linked to a phygital token`)
+      return token
+    },
+  })
+}
