@@ -1,0 +1,109 @@
+import fs from 'node:fs'
+import type { FastifyInstance } from 'fastify'
+import { type Address, createPublicClient, createTestClient, createWalletClient, type Hex, http, type PublicClient } from 'viem'
+import { privateKeyToAccount } from 'viem/accounts'
+import { foundry } from 'viem/chains'
+import { buildApp } from '../../src/app.js'
+import { type Chains, createChains } from '../../src/chain/chains.js'
+import { startEmbeddedChain } from '../../src/chain/embeddedChain.js'
+import { ConfigSchema, type Config, type ConfigInput } from '../../src/config.js'
+import { openStore, type Store } from '../../src/db/store.js'
+import { createRelayer, type Relayer } from '../../src/relayer/relayer.js'
+import { restoreEmbeddedChain } from '../../src/relayer/restoreEmbeddedChain.js'
+import { makeTempDir, metadata, type TeamSeed } from './gateway.js'
+
+/** anvil's dev accounts 1 and 2: funded, used as users who submit their own transactions. */
+export const USER_KEY: Hex = '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d'
+export const OTHER_KEY: Hex = '0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a'
+export const USER = privateKeyToAccount(USER_KEY).address
+export const OTHER = privateKeyToAccount(OTHER_KEY).address
+
+export type ChainGateway = {
+  app: FastifyInstance
+  store: Store
+  config: Config
+  dataDir: string
+  chains: Chains
+  relayer: Relayer
+  /** The app's clock is real time plus this offset (to test expiry windows). */
+  clock: { offsetMs: number }
+  publicClient: PublicClient
+  testClient: ReturnType<typeof createTestClient>
+  /** A wallet client for a funded dev account, for transactions a user sends themselves. */
+  wallet: (key: Hex) => ReturnType<typeof createWalletClient>
+  /** Waits until the relayer has no transaction left that is not mined. */
+  settle: (timeoutMs?: number) => Promise<void>
+  close: () => Promise<void>
+}
+
+/**
+ * A gateway with the real embedded chain (one anvil), the real relayer and a
+ * real SQLite file in a temp dir, built the way server.ts builds it, minus
+ * listen. Start one per test file (beforeAll): anvil and the relayer are the
+ * slow parts.
+ */
+export async function createChainGateway(opts: { config?: ConfigInput } = {}): Promise<ChainGateway> {
+  const dataDir = makeTempDir('tapgate-chain-')
+  const config = ConfigSchema.parse({ logLevel: 'silent', demo: false, ...opts.config, dataDir, chain: { pollIntervalMs: 100, ...opts.config?.chain } })
+  const clock = { offsetMs: 0 }
+  const now = () => Date.now() + clock.offsetMs
+  const embedded = await startEmbeddedChain({ dataDir })
+  const store = openStore({ dataDir })
+  const chains = createChains({ config, embedded })
+  const log = { info() {}, warn() {}, error(obj: object, msg?: string) { console.error('relayer:', msg, obj) } }
+  const relayer = createRelayer({ store, chains, config, log, now })
+  const app = await buildApp({ config, store, now, chains, relayer })
+  await app.ready()
+  await restoreEmbeddedChain({ store, chain: chains.get(31337)!, log, now: now() })
+  relayer.start()
+  const transport = http(embedded.url)
+  const publicClient = createPublicClient({ chain: foundry, transport, pollingInterval: 20 }) as PublicClient
+  return {
+    app,
+    store,
+    config,
+    dataDir,
+    chains,
+    relayer,
+    clock,
+    publicClient,
+    testClient: createTestClient({ chain: foundry, transport, mode: 'anvil' }),
+    wallet: (key) => createWalletClient({ chain: foundry, transport, account: privateKeyToAccount(key) }),
+    settle: (timeoutMs = 20_000) => relayer.waitIdle({ timeoutMs }),
+    close: async () => {
+      await relayer.stop()
+      await app.close()
+      await chains.close()
+      store.close()
+      fs.rmSync(dataDir, { recursive: true, force: true })
+    },
+  }
+}
+
+/**
+ * A team with a phygital contract deployed by the gateway on the embedded
+ * chain and tokens on it, linked to chips. Waits for the deploy to be mined.
+ * Returns the contract address next to the usual seed result.
+ */
+export function phygitalTeam(name: string, tokens: { tokenId: string; chips: string[]; twoTapClaim?: unknown }[]): TeamSeed {
+  return {
+    name,
+    chips: tokens.flatMap((t) => t.chips.map((uid) => ({ uid }))),
+    phygitalContracts: [{ name: `${name} merch`, symbol: 'TGT', chainId: 31337 }],
+    tokens: tokens.map((t) => ({
+      chainId: 31337,
+      contract: `${name} merch`,
+      tokenId: t.tokenId,
+      chips: t.chips,
+      metadata: metadata({ name: `${name} #${t.tokenId}` }),
+      ...(t.twoTapClaim === undefined ? {} : { twoTapClaim: t.twoTapClaim }),
+    })),
+  }
+}
+
+/** The address of a team's phygital contract (known before its deploy is mined). */
+export function contractOf(gw: Pick<ChainGateway, 'store'>, teamId: number): Address {
+  const [contract] = gw.store.phygitalContracts.list(teamId)
+  if (!contract) throw new Error(`team ${teamId} has no phygital contract`)
+  return contract.address as Address
+}
