@@ -7,6 +7,8 @@ export const GENESIS_TIMESTAMP = 1_767_225_600
 
 export type AnvilOptions = {
   chainId?: number
+  /** Default 0: the OS picks a free port. */
+  port?: number
   /** Genesis block timestamp (seconds). */
   timestamp?: number
   /** Extra anvil flags, e.g. ['--no-mining']. */
@@ -55,7 +57,7 @@ export function anvilBinaryPath(): string {
 export async function spawnAnvil(options: AnvilOptions = {}): Promise<AnvilProcess> {
   const args = [
     '--host', '127.0.0.1',
-    '--port', '0',
+    '--port', String(options.port ?? 0),
     '--chain-id', String(options.chainId ?? 31337),
     '--timestamp', String(options.timestamp ?? GENESIS_TIMESTAMP),
     '--prune-history',

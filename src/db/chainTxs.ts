@@ -89,9 +89,7 @@ export function createChainTxsRepository(db: Db) {
   const attemptRaw = db.prepare<[string], { rawTx: string }>('SELECT raw_tx AS rawTx FROM chain_tx_attempts WHERE tx_hash = ?')
   const requeue = db.prepare<[number]>("UPDATE chain_txs SET status = 'queued' WHERE id = ? AND status = 'sent'")
   const setError = db.prepare<[string, number]>('UPDATE chain_txs SET last_error = ? WHERE id = ?')
-  const counts = db.prepare<[number], { status: string; n: number }>(
-    'SELECT status, count(*) AS n FROM chain_txs WHERE chain_id = ? GROUP BY status',
-  )
+  const countOpen = db.prepare<[number], { n: number }>("SELECT count(*) AS n FROM chain_txs WHERE chain_id = ? AND status <> 'mined'")
 
   const nextNonce = db.prepare<[number, string], { nonce: number }>(
     'UPDATE relayer_nonces SET next_nonce = next_nonce + 1 WHERE chain_id = ? AND sender = ? RETURNING next_nonce - 1 AS nonce',
@@ -151,8 +149,7 @@ export function createChainTxsRepository(db: Db) {
     /** Sent, but the chain lost it (a restored embedded chain): send it again. */
     requeue: (id: number) => requeue.run(id).changes === 1,
     setError: (id: number, message: string) => setError.run(message.slice(0, 500), id),
-    statusCounts: (chainId: number): Record<string, number> =>
-      Object.fromEntries(counts.all(chainId).map((r) => [r.status, r.n])),
+    countOpen: (chainId: number) => countOpen.get(chainId)!.n,
 
     /** Allocates the sender's next nonce; `floor` is the lowest acceptable (e.g. the chain's count). */
     allocateNonce: (chainId: number, sender: string, floor = 0) => {

@@ -295,7 +295,7 @@ export function createRelayer({ store, chains, config, log, now = Date.now }: Re
       const deadline = Date.now() + timeoutMs
       const ids = chainId === undefined ? [...loops.keys()] : [chainId]
       for (;;) {
-        if (ids.every((id) => store.chainTxs.open(id).length === 0)) return
+        if (ids.every((id) => store.chainTxs.countOpen(id) === 0)) return
         if (Date.now() > deadline) throw new Error(`relayer still has open transactions after ${timeoutMs} ms`)
         await new Promise((resolve) => setTimeout(resolve, 20))
       }

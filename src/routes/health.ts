@@ -1,15 +1,40 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 
-const Health = z.object({ status: z.literal('ok'), version: z.string(), uptimeSeconds: z.number() })
+const ChainHealth = z.object({
+  chainId: z.number(),
+  embedded: z.boolean(),
+  reachable: z.boolean().meta({ description: 'false while the RPC does not answer; requests are still accepted and queued' }),
+  pending: z.number().meta({ description: 'Transactions in the outbox that are not mined yet' }),
+  lastError: z.string().nullable(),
+})
+
+const Health = z.object({ status: z.literal('ok'), version: z.string(), uptimeSeconds: z.number(), chains: z.array(ChainHealth) })
 
 const health: FastifyPluginAsyncZod = async (app) => {
-  const version = app.services.version
+  const { version, store, chains, relayer } = app.services
   app.get('/health', {
-    schema: { tags: ['meta'], summary: 'Liveness, with a database round trip', response: { 200: Health } },
+    schema: {
+      tags: ['meta'],
+      summary: 'Liveness, with a database round trip and the state of each chain',
+      description: 'Always 200 while the gateway serves: a chain outage delays transactions but loses none.',
+      response: { 200: Health },
+    },
     handler: async () => {
-      app.services.store.ping()
-      return { status: 'ok' as const, version, uptimeSeconds: Math.round(process.uptime()) }
+      store.ping()
+      const status = new Map((relayer?.status() ?? []).map((s) => [s.chainId, s]))
+      return {
+        status: 'ok' as const,
+        version,
+        uptimeSeconds: Math.round(process.uptime()),
+        chains: chains.list().map((chain) => ({
+          chainId: chain.chainId,
+          embedded: chain.embedded,
+          reachable: status.get(chain.chainId)?.reachable ?? false,
+          pending: store.chainTxs.countOpen(chain.chainId),
+          lastError: status.get(chain.chainId)?.lastError ?? null,
+        })),
+      }
     },
   })
 }

@@ -31,7 +31,7 @@ export type ChainGateway = {
   testClient: ReturnType<typeof createTestClient>
   /** A wallet client for a funded dev account, for transactions a user sends themselves. */
   wallet: (key: Hex) => ReturnType<typeof createWalletClient>
-  /** Waits until the relayer has no transaction left that is not mined. */
+  /** Waits until the relayer has no transaction left that is not mined (the embedded chain's, or the first configured one's). */
   settle: (timeoutMs?: number) => Promise<void>
   close: () => Promise<void>
 }
@@ -42,21 +42,21 @@ export type ChainGateway = {
  * listen. Start one per test file (beforeAll): anvil and the relayer are the
  * slow parts.
  */
-export async function createChainGateway(opts: { config?: ConfigInput } = {}): Promise<ChainGateway> {
+export async function createChainGateway(opts: { config?: ConfigInput; env?: NodeJS.ProcessEnv } = {}): Promise<ChainGateway> {
   const dataDir = makeTempDir('tapgate-chain-')
   const config = ConfigSchema.parse({ logLevel: 'silent', demo: false, ...opts.config, dataDir, chain: { pollIntervalMs: 100, ...opts.config?.chain } })
   const clock = { offsetMs: 0 }
   const now = () => Date.now() + clock.offsetMs
-  const embedded = await startEmbeddedChain({ dataDir })
+  const embedded = config.chain.embedded ? await startEmbeddedChain({ dataDir }) : undefined
   const store = openStore({ dataDir })
-  const chains = createChains({ config, embedded })
+  const chains = createChains({ config, embedded, env: opts.env })
   const log = { info() {}, warn() {}, error(obj: object, msg?: string) { console.error('relayer:', msg, obj) } }
   const relayer = createRelayer({ store, chains, config, log, now })
   const app = await buildApp({ config, store, now, chains, relayer })
   await app.ready()
-  await restoreEmbeddedChain({ store, chain: chains.get(31337)!, log, now: now() })
+  if (embedded) await restoreEmbeddedChain({ store, chain: chains.get(31337)!, log, now: now() })
   relayer.start()
-  const transport = http(embedded.url)
+  const transport = http(embedded?.url ?? chains.list()[0]!.rpc.url)
   const publicClient = createPublicClient({ chain: foundry, transport, pollingInterval: 20 }) as PublicClient
   return {
     app,

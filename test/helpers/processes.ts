@@ -55,11 +55,20 @@ export function exited(child: ChildProcess, ms: number): Promise<boolean> {
 /** Stops a child by PID: SIGCONT (a failed burst may have left it paused), SIGTERM, then SIGKILL. */
 export async function stopChild(child: ChildProcess): Promise<void> {
   if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) {
-    process.kill(child.pid, 'SIGCONT')
-    process.kill(child.pid, 'SIGTERM')
+    signal(child.pid, 'SIGCONT')
+    signal(child.pid, 'SIGTERM')
     if (!(await exited(child, exitTimeoutMs))) {
-      process.kill(child.pid, 'SIGKILL')
+      signal(child.pid, 'SIGKILL')
       await exited(child, exitTimeoutMs)
     }
+  }
+}
+
+/** kill(2) that tolerates a process that exited meanwhile (the 'exit' event may not have arrived yet). */
+function signal(pid: number, name: NodeJS.Signals) {
+  try {
+    process.kill(pid, name)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error
   }
 }
