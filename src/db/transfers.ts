@@ -35,6 +35,7 @@ export function createTransfersRepository(db: Db) {
     `INSERT INTO guestbook_mints (event_id, recipient, chip_uid, otp_code, chain_tx_id, created_at)
      VALUES (@eventId, @recipient, @chipUid, @otpCode, @chainTxId, @createdAt)`,
   )
+  const deleteMint = db.prepare<[number]>('DELETE FROM guestbook_mints WHERE chain_tx_id = ?')
   const mintByChip = db.prepare<[number, string], { id: number }>('SELECT id FROM guestbook_mints WHERE event_id = ? AND chip_uid = ?')
   const mintByRecipient = db.prepare<[number, string], { id: number }>(
     'SELECT id FROM guestbook_mints WHERE event_id = ? AND recipient = ?',
@@ -49,6 +50,8 @@ export function createTransfersRepository(db: Db) {
       pendingTo.get(chainId, contract, recipient, beforeNonce)!.n,
     insertGuestbookMint: (m: { eventId: number; recipient: string; chipUid: string | null; otpCode: string | null; chainTxId: number; createdAt: number }) =>
       Number(insertMint.run(m).lastInsertRowid),
+    /** A mint that reverted minted nothing: the chip and recipient may mint again. */
+    forgetGuestbookMint: (chainTxId: number) => deleteMint.run(chainTxId).changes,
     guestbookMintedByChip: (eventId: number, uid: string) => mintByChip.get(eventId, uid) !== undefined,
     guestbookMintedTo: (eventId: number, recipient: string) => mintByRecipient.get(eventId, recipient) !== undefined,
   }

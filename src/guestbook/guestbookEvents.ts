@@ -58,7 +58,7 @@ export function findGuestbookEvent(store: Store, teamId: number, selector: Event
   let event: GuestbookEventRow | undefined
   if (selector.eventId !== undefined) event = store.guestbook.getEvent(selector.eventId)
   else if (selector.chainId !== undefined && selector.contractAddress !== undefined && selector.tokenId !== undefined)
-    event = store.guestbook.findEventByToken(selector.chainId, selector.contractAddress, selector.tokenId)
+    event = store.guestbook.findEventByTokenOrPlanned(selector.chainId, selector.contractAddress, selector.tokenId)
   else
     throw new ValidationError('Identify the event by eventId, or by tokenId, contractAddress and chainId', {
       eventId: 'Required when tokenId, contractAddress and chainId are not all given',

@@ -8,7 +8,10 @@ import type { Store } from '../db/store.js'
  */
 export function settleTx(store: Store, row: ChainTxRow, receipt: MinedReceipt): boolean {
   if (!store.chainTxs.markMined(row.id, receipt)) return false
-  if (receipt.reverted) return true
+  if (receipt.reverted) {
+    if (row.kind === 'guestbook_mint') store.transfers.forgetGuestbookMint(row.id)
+    return true
+  }
   // A guestbook is listed as pending (address null) until its deploy is mined.
   if (row.kind === 'deploy_guestbook') store.guestbook.confirmDeployed(row.id)
   return true

@@ -291,6 +291,13 @@ describe('GET /phygitals/transfer-signature/pullable (OTP)', () => {
     expect(await ownerOf(6n)).toBe(ALICE)
   })
 
+  test('one OTP used by two signature requests at once: exactly one gets a signature', async () => {
+    const { token: otp } = await otpOf('04CC0000000010')
+    const results = await Promise.all([pullableSignature(otp, ALICE), pullableSignature(otp, BOB)])
+    expect(results.map((r) => r.status).sort()).toEqual([200, 409])
+    expect(results.find((r) => r.status === 409)!.body.error).toBe('otp_used')
+  })
+
   test('an OTP of another type is 403 otp_wrong_type and stays unspent; bad or missing codes are 401', async () => {
     const { token, proofEvents } = await otpOf(PROOF_CHIP)
     expect(proofEvents).toHaveLength(1)

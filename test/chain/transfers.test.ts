@@ -36,6 +36,8 @@ beforeAll(async () => {
     { tokenId: '5', chips: ['04AA0000000005'] },
     { tokenId: '6', chips: ['04AA0000000006'] },
     { tokenId: '7', chips: ['04AA0000000007'] },
+    { tokenId: '8', chips: [] },
+    { tokenId: '9', chips: ['04AA0000000009'] },
     { tokenId: '10', chips: ['04AA0000000010'], twoTapClaim: { delaySeconds: 0, windowSeconds: 3600 } },
     { tokenId: '11', chips: ['04AA0000000011'], twoTapClaim: { delaySeconds: 600, windowSeconds: 3600 } },
     { tokenId: '12', chips: ['04AA0000000012'], twoTapClaim: { delaySeconds: 0, windowSeconds: 60 } },
@@ -201,6 +203,42 @@ describe('POST /phygitals/transfer', () => {
     const again = await call(gw, { method: 'POST', url: '/phygitals/transfer/pullable', headers: { 'x-service-code': otp }, payload: { recipient: BOB } })
     expect(again.status).toBe(409)
     expect(again.body.error).toBe('otp_used')
+  })
+})
+
+describe('accepted back to back', () => {
+  test('an unminted token sent to two recipients before anything is mined: mintNFT then claimNFT, the second recipient owns it', async () => {
+    const [a, b] = await Promise.all([transfer({ ...tokenKey('8'), recipient: ALICE }), transfer({ ...tokenKey('8'), recipient: BOB })])
+    expect(a!.status, JSON.stringify(a!.body)).toBe(200)
+    expect(b!.status, JSON.stringify(b!.body)).toBe(200)
+    const rows = transfersOfToken('8')
+    expect(rows.map((r) => r.method)).toEqual(['mintNFT', 'claimNFT'])
+    await gw.settle()
+    expect(await ownerOf(8n)).toBe(rows[1]!.recipient)
+    for (const r of rows) expect(chainTx(r.chainTxId)).toMatchObject({ status: 'mined', reverted: 0 })
+    expect(rows.map((r) => r.resigned)).toEqual([0, 0])
+  })
+
+  test('one OTP used by two pullable transfers at once: exactly one is accepted and queued', async () => {
+    const otp = await otpOf('04AA0000000009')
+    const before = counts()
+    const results = await Promise.all([pullable(otp, { recipient: ALICE }), pullable(otp, { recipient: BOB })])
+    expect(results.map((r) => r.status).sort()).toEqual([200, 409])
+    expect(results.find((r) => r.status === 409)!.body.error).toBe('otp_used')
+    expect(counts()).toEqual({ chainTxs: before.chainTxs + 1, transfers: before.transfers + 1 })
+    await gw.settle()
+    const winner = transferOf(results.find((r) => r.status === 200)!.body.initialTxHash).transfer
+    expect(winner.via).toBe('otp')
+    expect(await ownerOf(9n)).toBe(winner.recipient)
+  })
+
+  test('the OTP of a chip with no token is refused with 409 chip_not_linked and not spent', async () => {
+    const ref = tapChip({ store: gw.store, clock: { now: now() } }, FREE_CHIP)
+    const view = await call(gw, { url: `/refs/${ref}` })
+    const otp = view.body.otp as string
+    expect(otp).toEqual(expect.any(String))
+    expectError(await expectNothingQueued(() => pullable(otp, { recipient: ALICE })), 409, 'chip_not_linked')
+    expect(otpUsedAt(otp)).toBeNull()
   })
 })
 
