@@ -70,6 +70,9 @@ export function createChainTxsRepository(db: Db) {
     `SELECT ${columns} FROM chain_txs WHERE chain_id = ? AND status <> 'mined' ORDER BY sender, nonce`,
   )
   const all = db.prepare<[number], ChainTxRow>(`SELECT ${columns} FROM chain_txs WHERE chain_id = ? ORDER BY sender, nonce`)
+  const fromNonce = db.prepare<[number, string, number], ChainTxRow>(
+    `SELECT ${columns} FROM chain_txs WHERE chain_id = ? AND sender = ? AND nonce >= ? ORDER BY nonce`,
+  )
   const attemptHashes = db.prepare<[number], { txHash: string }>(
     'SELECT tx_hash AS txHash FROM chain_tx_attempts WHERE chain_tx_id = ? ORDER BY created_at',
   )
@@ -136,6 +139,8 @@ export function createChainTxsRepository(db: Db) {
     /** Not yet mined, in nonce order per sender: what the relayer still has to send or follow. */
     open: (chainId: number) => open.all(chainId),
     all: (chainId: number) => all.all(chainId),
+    /** The sender's transactions from `nonce` on, in nonce order. */
+    fromNonce: (chainId: number, sender: string, nonce: number) => fromNonce.all(chainId, sender, nonce),
     attemptHashes: (id: number) => attemptHashes.all(id).map((r) => r.txHash),
     markSent: (id: number, now: number) => markSent.run(now, id).changes === 1,
     markMined: (id: number, r: MinedReceipt) => markMined.run({ ...r, id, reverted: r.reverted ? 1 : 0 }).changes === 1,

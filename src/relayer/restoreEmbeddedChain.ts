@@ -20,8 +20,10 @@ export async function restoreEmbeddedChain(p: { store: Store; chain: Chain; log:
   await rpc.request('anvil_setBalance', [chain.relayer.address, `0x${EMBEDDED_BALANCE.toString(16)}`])
   let replayed = 0
   let requeued = 0
-  for (const row of store.chainTxs.all(chain.chainId)) {
-    if (row.sender !== chain.relayer.address || row.status === 'queued') continue
+  // Only the relayer sends from its key, so every nonce below the chain's count is on chain: look at the tail only.
+  const onChain = Number(BigInt(await rpc.request<Hex>('eth_getTransactionCount', [chain.relayer.address, 'latest'])))
+  for (const row of store.chainTxs.fromNonce(chain.chainId, chain.relayer.address, onChain)) {
+    if (row.status === 'queued') continue
     if (row.status === 'sent') {
       const known = await Promise.all(store.chainTxs.attemptHashes(row.id).map((hash) => rpc.receipt(hash as Hex)))
       if (!known.some(Boolean) && store.chainTxs.requeue(row.id)) requeued++
