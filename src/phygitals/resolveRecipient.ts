@@ -1,6 +1,5 @@
-// viem/utils, not viem: the root entry costs ~700 ms of start-up, these two functions ~190.
 import { getAddress, isAddress } from 'viem/utils'
-import { BadRequestError } from '../errors.js'
+import { BadRequestError, UnavailableError } from '../errors.js'
 
 /** Resolves an ENS name to an address; supplied by the chain layer when a mainnet RPC is configured. */
 export type EnsResolver = (name: string) => Promise<string | null>
@@ -25,7 +24,12 @@ export async function resolveRecipient(raw: string, { ens }: { ens?: EnsResolver
       'ens_unavailable',
       'ENS names can only be resolved with an online Ethereum mainnet RPC, and none is configured; send a 0x address instead',
     )
-  const address = await ens(value.toLowerCase())
+  let address: string | null
+  try {
+    address = await ens(value.toLowerCase())
+  } catch (error) {
+    throw new UnavailableError('ens_unreachable', `The ENS name ${value} could not be resolved right now: ${(error as Error).message.split('\n')[0]}`)
+  }
   if (!address) throw new BadRequestError('ens_not_found', `The ENS name ${value} does not resolve to an address`)
   return getAddress(address)
 }

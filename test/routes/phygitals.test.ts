@@ -376,6 +376,21 @@ describe('claim registrations', () => {
       expect((await call(gw, { url: statusUrl('1', ALICE) })).body.createdAt).toBeNull()
       expect((await call(gw, { url: `/otps/${otp}` })).body.isExpired).toBe(false)
     })
+
+    test('with a mainnet RPC configured but unreachable, an ENS name is 503 ens_unreachable and nothing is written', async () => {
+      // Port 9 (discard) on loopback: nothing listens, so viem's ENS lookup fails at once.
+      gw = await createTestGateway({ config: { chain: { ensRpcUrl: 'http://127.0.0.1:9' } } })
+      const { apiKey } = seedA()
+      const res = await call(gw, {
+        method: 'POST',
+        url: '/phygitals/claim-registration',
+        headers: { 'x-service-api-key': apiKey },
+        payload: { ...key('1'), recipient: 'alice.eth' },
+      })
+      expect(res.status).toBe(503)
+      expect(res.body).toMatchObject({ success: false, error: 'ens_unreachable' })
+      expect((await call(gw, { url: statusUrl('1', ALICE) })).body.createdAt).toBeNull()
+    })
   })
 })
 
