@@ -295,7 +295,8 @@ export function createRelayer({ store, chains, config, log, now = Date.now }: Re
       const deadline = Date.now() + timeoutMs
       const ids = chainId === undefined ? [...loops.keys()] : [chainId]
       for (;;) {
-        if (ids.every((id) => store.chainTxs.countOpen(id) === 0)) return
+        // A tick in progress may be about to queue more (a re-signed transfer after a revert).
+        if (ids.every((id) => store.chainTxs.countOpen(id) === 0 && !loops.get(id)?.running)) return
         if (Date.now() > deadline) throw new Error(`relayer still has open transactions after ${timeoutMs} ms`)
         await new Promise((resolve) => setTimeout(resolve, 20))
       }

@@ -25,11 +25,18 @@ export async function mergeJsonBodyIntoQuery(request: FastifyRequest): Promise<v
     throw new BadRequestError('invalid_json', 'The request body must be a JSON object of parameters')
   const query = { ...(request.query as Record<string, unknown>) }
   for (const [name, value] of Object.entries(body)) {
-    if (name in query && String(query[name]) !== String(value))
+    if (name in query && !sameParameter(query[name], value))
       throw new BadRequestError('conflicting_parameter', `${name} is given in both the query string and the body, with different values`)
     query[name] = value
   }
   request.query = query
+}
+
+/** Equal as the schema will read them: addresses and names in any case, numbers in any notation (`02`, `2`). */
+function sameParameter(a: unknown, b: unknown): boolean {
+  const [x, y] = [String(a).trim(), String(b).trim()]
+  if (/^\d+$/.test(x) && /^\d+$/.test(y)) return BigInt(x) === BigInt(y)
+  return x.toLowerCase() === y.toLowerCase()
 }
 
 async function readBody(request: FastifyRequest): Promise<string> {

@@ -98,7 +98,7 @@ describe('tokenURI and GET /metadata', () => {
 
 describe('PATCH /phygitals/metadata', () => {
   test('valid metadata is stored, served, and the contract emits MetadataUpdate(tokenId)', async () => {
-    const fromBlock = (await gw.publicClient.getBlockNumber()) + 1n
+    const fromBlock = (await gw.publicClient.getBlockNumber({ cacheTime: 0 })) + 1n
     const before = txCount()
     const updated = metadata({ name: 'M #1, renamed', image: 'https://example.com/new.png', extra: { kept: [1, 2] } })
     const res = await patch({ contractAddress: contract.toLowerCase(), chainId: 31337, tokenId: '1', metadata: JSON.stringify(updated) })
@@ -122,7 +122,7 @@ describe('PATCH /phygitals/metadata', () => {
   })
 
   test('a token not minted yet on our contract: stored, and the refresh is still emitted (its tokenURI is fixed already)', async () => {
-    const fromBlock = (await gw.publicClient.getBlockNumber()) + 1n
+    const fromBlock = (await gw.publicClient.getBlockNumber({ cacheTime: 0 })) + 1n
     const updated = metadata({ name: 'M #2, before mint' })
     const res = await patch({ contractAddress: contract, chainId: 31337, tokenId: '2', metadata: JSON.stringify(updated) })
     expect(res.status, JSON.stringify(res.body)).toBe(200)
