@@ -1,12 +1,13 @@
 import type { Address } from 'viem'
 import type { ChainDeps } from '../chain/chainDeps.js'
 import type { ChainSigner } from '../chain/chainKeys.js'
-import { deployGuestbookData, GAS, guestbookMintData, metadataBaseUri, setTransfersPausedData } from '../chain/contractCalls.js'
+import { GAS, guestbookMintData, setTransfersPausedData } from '../chain/contractCalls.js'
 import type { Config } from '../config.js'
 import type { GuestbookContractRow, GuestbookEventRow } from '../db/guestbook.js'
 import type { Store } from '../db/store.js'
 import { ConflictError, NotFoundError } from '../errors.js'
 import { spendOtp } from '../otps/spendOtp.js'
+import { queueDeploy } from '../relayer/queueDeploy.js'
 import { queueTx } from '../relayer/queueTx.js'
 import { type EventSelector, findGuestbookEvent, teamContract } from './guestbookEvents.js'
 
@@ -20,15 +21,7 @@ export function queueGuestbookDeploy(
   config: Config,
   p: { teamId: number; name: string; symbol: string; now: number },
 ): { contractId: number; txHash: string } {
-  const tx = queueTx(store, chain, {
-    kind: 'deploy_guestbook',
-    to: null,
-    data: (address) =>
-      deployGuestbookData({ name: p.name, symbol: p.symbol, signVerifier: chain.signer.address, baseUri: metadataBaseUri(config, chain.chainId, address) }),
-    gas: GAS.deployGuestbook,
-    now: p.now,
-    fallbackMaxFeeGwei: config.chain.fallbackMaxFeeGwei,
-  })
+  const tx = queueDeploy(store, chain, config, { contract: 'guestbook', ...p })
   const contractId = store.guestbook.insertContract({
     teamId: p.teamId,
     name: p.name,

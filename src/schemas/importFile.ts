@@ -50,6 +50,14 @@ const ChipProfile = z
   })
   .strict()
 
+/** A contract of a team: with an address it is registered; without, the relayer deploys ours. */
+const Contract = z.object({
+  name: z.string().min(1).max(200),
+  symbol: z.string().min(1).max(32),
+  chainId: ChainId,
+  address: Address.optional(),
+})
+
 /**
  * `tapgate import FILE.json`: a list of teams, each with what it owns.
  * Everything is matched by its natural key, so importing a file twice updates
@@ -86,18 +94,7 @@ export const ImportFile = z
               )
               .default([]),
             /** Phygital (ERC-721) contracts: with an address, registered; without, deployed by the relayer. */
-            phygitalContracts: z
-              .array(
-                z
-                  .object({
-                    name: z.string().min(1).max(200),
-                    symbol: z.string().min(1).max(32),
-                    chainId: ChainId,
-                    address: Address.optional(),
-                  })
-                  .strict(),
-              )
-              .default([]),
+            phygitalContracts: z.array(Contract.strict()).default([]),
             tokens: z
               .array(
                 z
@@ -131,12 +128,7 @@ export const ImportFile = z
               .default([]),
             guestbookContracts: z
               .array(
-                z
-                  .object({
-                    name: z.string().min(1).max(200),
-                    symbol: z.string().min(1).max(32),
-                    chainId: ChainId,
-                    address: Address.optional(),
+                Contract.extend({
                     events: z
                       .array(
                         z
@@ -149,8 +141,7 @@ export const ImportFile = z
                           .strict(),
                       )
                       .default([]),
-                  })
-                  .strict(),
+                }).strict(),
               )
               .default([]),
           })
