@@ -1,11 +1,12 @@
 import fs from 'node:fs'
-import { fileURLToPath } from 'node:url'
+import path from 'node:path'
 import { createApiKey, type CreateApiKeyReturnType } from './auth/apiKeys.js'
 import type { Config } from './config.js'
 import type { Store } from './db/store.js'
+import { packageRoot } from './paths.js'
 import { importData, parseImportFile, type ImportSummary } from './importer/importData.js'
 
-export const demoFixturePath = fileURLToPath(new URL('../fixtures/demo.json', import.meta.url))
+export const demoFixturePath = path.join(packageRoot, 'fixtures/demo.json')
 
 export type BootstrapDemoReturnType = { key: CreateApiKeyReturnType; summary: ImportSummary } | null
 

@@ -1,3 +1,5 @@
-import { createRequire } from 'node:module'
+import fs from 'node:fs'
+import path from 'node:path'
+import { packageRoot } from './paths.js'
 
-export const version: string = (createRequire(import.meta.url)('../package.json') as { version: string }).version
+export const version: string = (JSON.parse(fs.readFileSync(path.join(packageRoot, 'package.json'), 'utf8')) as { version: string }).version

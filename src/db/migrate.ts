@@ -1,8 +1,9 @@
 import fs from 'node:fs'
-import { fileURLToPath } from 'node:url'
+import path from 'node:path'
+import { packageRoot } from '../paths.js'
 import type { Db } from './openDatabase.js'
 
-const migrationsDir = fileURLToPath(new URL('./migrations/', import.meta.url))
+const migrationsDir = path.join(packageRoot, 'src/db/migrations')
 
 export type Migration = { version: number; name: string; sql: string }
 

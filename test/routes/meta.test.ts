@@ -5,11 +5,17 @@ import { call, CONTRACT, createTestGateway, metadata, seedTeam, type TestGateway
 let gw: TestGateway
 afterEach(async () => gw?.close())
 
-test('GET /health answers ok with the version and uptime', async () => {
+test('GET /health answers ok with the version, uptime and chains', async () => {
   gw = await createTestGateway()
   const res = await call(gw, { url: '/health' })
   expect(res.status).toBe(200)
-  expect(res.body).toEqual({ status: 'ok', version, uptimeSeconds: expect.any(Number) })
+  // A test gateway has the embedded chain's keys but no running chain (or relayer).
+  expect(res.body).toEqual({
+    status: 'ok',
+    version,
+    uptimeSeconds: expect.any(Number),
+    chains: [],
+  })
   expect(res.body.version).toMatch(/^\d+\.\d+\.\d+/)
   expect(res.body.uptimeSeconds).toBeGreaterThanOrEqual(0)
 })
