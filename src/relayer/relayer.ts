@@ -90,8 +90,9 @@ export function createRelayer({ store, chains, config, log, now = Date.now }: Re
       })
       .then((busy) => {
         loop.running = null
-        if (loop.again || busy) schedule(loop, busy && loop.chain.embedded ? 0 : busy ? Math.min(250, config.chain.pollIntervalMs) : 0)
-        else schedule(loop, config.chain.pollIntervalMs)
+        // Woken meanwhile, or more to send: go again now (the embedded chain answers at once), else poll.
+        const soon = busy && !loop.chain.embedded ? Math.min(250, config.chain.pollIntervalMs) : 0
+        schedule(loop, loop.again || busy ? soon : config.chain.pollIntervalMs)
       })
   }
 
