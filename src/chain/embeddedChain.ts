@@ -293,7 +293,7 @@ type PidFile = { pid: number; port: number; startedAt: string; gatewayPid?: numb
 async function spawnAndRecord(chainId: number, pidPath: string): Promise<AnvilProcess> {
   // anvil refuses request bodies over 2 MB by default; anvil_loadState of a
   // 3,000-transaction history is already 2.6 MB of hex.
-  const anvil = await spawnAnvil({ chainId, args: ['--no-request-size-limit'] })
+  const anvil = await spawnAnvil({ chainId, args: ['--no-request-size-limit'], detached: true })
   try {
     const record: PidFile = { pid: anvil.pid, port: anvil.port, startedAt: new Date().toISOString(), gatewayPid: process.pid }
     await writeFileAtomic(pidPath, Buffer.from(`${JSON.stringify(record)}\n`))

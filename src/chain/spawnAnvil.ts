@@ -15,6 +15,8 @@ export type AnvilOptions = {
   args?: string[]
   /** How long to wait for anvil to say it listens. */
   startTimeoutMs?: number
+  /** Its own process group: a Ctrl-C in the terminal (SIGINT to the group) then reaches only the gateway, which saves before stopping anvil. */
+  detached?: boolean
 }
 
 export type AnvilProcess = {
@@ -63,7 +65,7 @@ export async function spawnAnvil(options: AnvilOptions = {}): Promise<AnvilProce
     '--prune-history',
     ...(options.args ?? []),
   ]
-  const child = spawn(anvilBinaryPath(), args, { stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(anvilBinaryPath(), args, { stdio: ['ignore', 'pipe', 'pipe'], detached: options.detached ?? false })
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
 
   const stop = async () => {

@@ -69,6 +69,9 @@ export function createChainTxsRepository(db: Db) {
   const open = db.prepare<[number], ChainTxRow>(
     `SELECT ${columns} FROM chain_txs WHERE chain_id = ? AND status <> 'mined' ORDER BY sender, nonce`,
   )
+  const byStatus = db.prepare<[number, string, number], ChainTxRow>(
+    `SELECT ${columns} FROM chain_txs WHERE chain_id = ? AND status = ? ORDER BY sender, nonce LIMIT ?`,
+  )
   const all = db.prepare<[number], ChainTxRow>(`SELECT ${columns} FROM chain_txs WHERE chain_id = ? ORDER BY sender, nonce`)
   const fromNonce = db.prepare<[number, string, number], ChainTxRow>(
     `SELECT ${columns} FROM chain_txs WHERE chain_id = ? AND sender = ? AND nonce >= ? ORDER BY nonce`,
@@ -139,6 +142,8 @@ export function createChainTxsRepository(db: Db) {
     /** Not yet mined, in nonce order per sender: what the relayer still has to send or follow. */
     open: (chainId: number) => open.all(chainId),
     all: (chainId: number) => all.all(chainId),
+    /** The first `limit` queued (or sent) transactions, in nonce order per sender. */
+    withStatus: (chainId: number, status: 'queued' | 'sent', limit: number) => byStatus.all(chainId, status, limit),
     /** The sender's transactions from `nonce` on, in nonce order. */
     fromNonce: (chainId: number, sender: string, nonce: number) => fromNonce.all(chainId, sender, nonce),
     attemptHashes: (id: number) => attemptHashes.all(id).map((r) => r.txHash),

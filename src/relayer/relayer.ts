@@ -34,8 +34,10 @@ export type RelayerParameters = {
   now?: () => number
 }
 
-/** Sends at most this many transactions of one chain at once. */
-const SEND_CONCURRENCY = 64
+/** Transactions of one chain sent (and, on the embedded chain, mined into one block) per pass. */
+const BATCH = 64
+
+type BroadcastResult = { error?: string; unreachable?: boolean }
 
 /** Errors that mean the node already has this nonce's transaction: follow receipts instead. */
 const alreadyKnown = /already known|known transaction|already imported|nonce too low|replacement transaction underpriced|nonce has already been used/i
@@ -48,8 +50,8 @@ const alreadyKnown = /already known|known transaction|already imported|nonce too
  * only pauses the loop: everything stays in the outbox and goes out when the
  * RPC answers again.
  *
- * The embedded chain is sent with eth_sendRawTransactionSync: anvil mines on
- * arrival and answers with the receipt, which saves a round trip per tx.
+ * On the embedded chain each pass's batch is mined into one block (see
+ * sendAndMine).
  */
 export function createRelayer({ store, chains, config, log, now = Date.now }: RelayerParameters): Relayer {
   type Loop = { chain: Chain; running: Promise<void> | null; again: boolean; timer: NodeJS.Timeout | null; headAt: number; status: ChainStatus }
@@ -126,78 +128,84 @@ export function createRelayer({ store, chains, config, log, now = Date.now }: Re
     const head = Date.now() - loop.headAt >= config.chain.pollIntervalMs || loop.headAt === 0
       ? await refreshHead(loop)
       : BigInt(store.chainTxs.getHead(chain.chainId)?.blockNumber ?? 0)
-    const open = store.chainTxs.open(chain.chainId)
-    loop.status.open = open.length
-    if (open.length === 0) return false
 
-    const receipts: Array<[ChainTxRow, RpcReceipt]> = []
-    const queued = open.filter((row) => row.status === 'queued').slice(0, SEND_CONCURRENCY * 4)
-    for (let i = 0; i < queued.length; i += SEND_CONCURRENCY) {
-      const batch = queued.slice(i, i + SEND_CONCURRENCY)
-      const results = await Promise.all(batch.map((row) => broadcast(chain, row.rawTx as Hex)))
+    const queued = store.chainTxs.withStatus(chain.chainId, 'queued', BATCH)
+    let sentNow = 0
+    if (queued.length > 0) {
+      const results = chain.embedded ? await sendAndMine(chain, queued) : await Promise.all(queued.map((row) => broadcast(chain, row.rawTx as Hex)))
       const sentAt = now()
-      store.tx(() => {
-        batch.forEach((row, j) => {
-          const result = results[j]!
-          if (result.error) store.chainTxs.setError(row.id, result.error)
-          else store.chainTxs.markSent(row.id, sentAt)
-        })
-      })
-      batch.forEach((row, j) => {
-        const receipt = results[j]!.receipt
-        if (receipt) receipts.push([row, receipt])
-      })
+      store.tx(() =>
+        queued.forEach((row, i) => {
+          const error = results[i]!.error
+          if (error) store.chainTxs.setError(row.id, error)
+          else if (store.chainTxs.markSent(row.id, sentAt)) sentNow++
+        }),
+      )
       const unreachable = results.find((r) => r.unreachable)
       if (unreachable) throw new ChainUnreachableError(chain.chainId, unreachable.error!)
     }
 
-    // Receipts of what was sent earlier (or just now, on a chain that does not answer synchronously).
-    const settledIds = new Set(receipts.map(([row]) => row.id))
-    const waiting = store.chainTxs.open(chain.chainId).filter((row) => row.status === 'sent' && !settledIds.has(row.id))
-    for (let i = 0; i < waiting.length; i += SEND_CONCURRENCY) {
-      const batch = waiting.slice(i, i + SEND_CONCURRENCY)
-      const found = await Promise.all(batch.map((row) => findReceipt(chain, row)))
-      batch.forEach((row, j) => {
-        const receipt = found[j]
-        if (receipt && (chain.confirmations <= 1 || BigInt(receipt.blockNumber) + BigInt(chain.confirmations) - 1n <= head))
-          receipts.push([row, receipt])
-      })
-    }
+    // Receipts for every version of every sent transaction; a receipt counts once it has its confirmations.
+    const sent = store.chainTxs.withStatus(chain.chainId, 'sent', BATCH)
+    const found = await Promise.all(sent.map((row) => findReceipt(chain, row)))
+    const receipts: Array<[ChainTxRow, RpcReceipt]> = []
+    sent.forEach((row, i) => {
+      const receipt = found[i]
+      if (receipt && (chain.confirmations <= 1 || BigInt(receipt.blockNumber) + BigInt(chain.confirmations) - 1n <= head))
+        receipts.push([row, receipt])
+    })
+    // Left in anvil's pool (a block was full, or sent by an earlier process): mine them.
+    if (chain.embedded && receipts.length < sent.length) await chain.rpc.request('evm_mine')
 
-    if (receipts.length > 0) {
-      const timestamps = await blockTimestamps(chain, receipts.map(([, r]) => r))
-      const reverted: ChainTxRow[] = []
-      store.tx(() => {
-        for (const [row, receipt] of receipts) {
-          const isReverted = receipt.status !== '0x1'
-          const settled = settleTx(store, row, {
-            txHash: receipt.transactionHash,
-            blockNumber: Number(BigInt(receipt.blockNumber)),
-            blockTimestamp: timestamps.get(receipt.blockNumber) ?? 0,
-            reverted: isReverted,
-            contractAddress: receipt.contractAddress,
-            now: now(),
-          })
-          if (settled && isReverted) reverted.push(row)
-        }
-      })
-      chains.embedded?.noteMined(chain.embedded ? receipts.length : 0)
-      for (const row of reverted) {
-        log.warn({ chainId: chain.chainId, tx: row.txHash, kind: row.kind, nonce: row.nonce }, 'transaction reverted')
-        if (row.kind === 'transfer') await recoverTransfer({ store, chain, config, row, log, now: now() })
-      }
-    }
-
+    if (receipts.length > 0) await settle(chain, receipts)
     await replaceStuck(chain)
-    const left = store.chainTxs.open(chain.chainId)
-    loop.status.open = left.length
-    // More queued work (or fresh sends whose receipts we have not seen yet) means go again soon.
-    return left.some((row) => row.status === 'queued') || (receipts.length > 0 && left.length > 0)
+    loop.status.open = store.chainTxs.countOpen(chain.chainId)
+    // Progress and more to do: go again soon. No progress (a node refusing a transaction): wait for the next poll.
+    return (sentNow > 0 || receipts.length > 0) && loop.status.open > 0
   }
 
-  async function broadcast(chain: Chain, raw: Hex): Promise<{ receipt?: RpcReceipt; error?: string; unreachable?: boolean }> {
+  async function settle(chain: Chain, receipts: Array<[ChainTxRow, RpcReceipt]>) {
+    const timestamps = await blockTimestamps(chain, receipts.map(([, r]) => r))
+    const reverted: ChainTxRow[] = []
+    store.tx(() => {
+      for (const [row, receipt] of receipts) {
+        const isReverted = receipt.status !== '0x1'
+        const settled = settleTx(store, row, {
+          txHash: receipt.transactionHash,
+          blockNumber: Number(BigInt(receipt.blockNumber)),
+          blockTimestamp: timestamps.get(receipt.blockNumber) ?? 0,
+          reverted: isReverted,
+          contractAddress: receipt.contractAddress,
+          now: now(),
+        })
+        if (settled && isReverted) reverted.push(row)
+      }
+    })
+    if (chain.embedded) chains.embedded?.noteMined(timestamps.size)
+    for (const row of reverted) {
+      log.warn({ chainId: chain.chainId, tx: row.txHash, kind: row.kind, nonce: row.nonce }, 'transaction reverted')
+      if (row.kind === 'transfer') await recoverTransfer({ store, chain, config, row, log, now: now() })
+    }
+  }
+
+  /**
+   * The embedded chain: the whole batch goes into one block. anvil's cost is
+   * per block and grows with its state, so one block per transaction (its
+   * automine) would cap the relayer at about half of what anvil can take.
+   */
+  async function sendAndMine(chain: Chain, rows: ChainTxRow[]): Promise<BroadcastResult[]> {
+    await chain.rpc.request('evm_setAutomine', [false])
     try {
-      if (chain.embedded) return { receipt: await chain.rpc.request<RpcReceipt>('eth_sendRawTransactionSync', [raw], { timeoutMs: 30_000 }) }
+      const results = await Promise.all(rows.map((row) => broadcast(chain, row.rawTx as Hex)))
+      if (results.some((r) => !r.error)) await chain.rpc.request('evm_mine')
+      return results
+    } finally {
+      await chain.rpc.request('evm_setAutomine', [true])
+    }
+  }
+
+  async function broadcast(chain: Chain, raw: Hex): Promise<BroadcastResult> {
+    try {
       await chain.rpc.request<Hex>('eth_sendRawTransaction', [raw])
       return {}
     } catch (error) {
@@ -232,7 +240,7 @@ export function createRelayer({ store, chains, config, log, now = Date.now }: Re
   async function replaceStuck(chain: Chain) {
     if (chain.embedded) return
     const cutoff = now() - config.chain.replaceAfterSeconds * 1000
-    const stuck = store.chainTxs.open(chain.chainId).filter((row) => row.status === 'sent' && (row.sentAt ?? 0) <= cutoff)
+    const stuck = store.chainTxs.withStatus(chain.chainId, 'sent', BATCH).filter((row) => (row.sentAt ?? 0) <= cutoff)
     if (stuck.length === 0) return
     const current = store.chainTxs.getHead(chain.chainId)
     const bump = (value: string) => (BigInt(value) * BigInt(100 + config.chain.feeBumpPercent) + 99n) / 100n
