@@ -33,8 +33,12 @@ export class AnvilStartError extends Error {
 }
 
 /**
- * The anvil binary ships inside the platform package that @foundry-rs/anvil
- * depends on; running it directly saves the JS wrapper's extra node process.
+ * The anvil binary ships in a platform package of Foundry's npm release
+ * (@foundry-rs/anvil-<os>-<cpu>). The project depends on the Linux x64 one
+ * directly, as an optional dependency: the registry here has no other
+ * platform's package, and `npm ci` refuses a lockfile that lists packages the
+ * registry cannot serve. Running the binary directly also saves the JS
+ * wrapper's extra node process.
  */
 export function anvilBinaryPath(): string {
   const require = createRequire(import.meta.url)
@@ -42,7 +46,9 @@ export function anvilBinaryPath(): string {
   try {
     return join(dirname(require.resolve(`${platformPackage}/package.json`)), 'bin', 'anvil')
   } catch {
-    throw new AnvilStartError(`anvil is not installed for ${process.platform}/${process.arch}: ${platformPackage} is missing (run npm install)`)
+    throw new AnvilStartError(
+      `anvil is not installed for ${process.platform}/${process.arch}: run npm install ${platformPackage}@1.7.1 (or set chain.embedded to false and configure an RPC)`,
+    )
   }
 }
 
