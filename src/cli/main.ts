@@ -116,14 +116,36 @@ const commands: Record<string, CommandSpec> = {
     load: () => import('./commands/chip.js'),
   },
   station: {
-    usage: 'station create --team ID [--name N] | station list --team ID | station revoke --prefix P',
-    summary: 'Create, list or revoke station tokens (for POST /station/taps)',
+    usage:
+      'station --gateway URL --token T [--reader S] [--record FILE] [--queue-dir D] | station --replay FILE [--gateway URL --token T] | ' +
+      'station create --team ID [--name N] | station list --team ID | station revoke --prefix P',
+    summary: 'Run a station on the local PC/SC readers (or replay a fixture); create, list or revoke station tokens',
     options: {
       team: teamOption,
       name: { type: 'string', value: 'N', description: 'A name to tell stations apart' },
       prefix: { type: 'string', value: 'P', description: 'Token prefix (as listed) or the whole token' },
+      gateway: { type: 'string', value: 'URL', description: 'The gateway to send taps to (e.g. http://127.0.0.1:8787)' },
+      token: { type: 'string', value: 'T', description: 'Station token (tgs_…; or $TAPGATE_STATION_TOKEN)' },
+      reader: { type: 'string', value: 'S', description: 'Only readers whose name contains S (default: every reader)' },
+      record: { type: 'string', value: 'FILE', description: 'Also record every tap (APDU transcripts) to this JSON Lines fixture' },
+      replay: { type: 'string', value: 'FILE', description: 'Feed a recorded fixture through the station instead of live readers' },
+      'queue-dir': { type: 'string', value: 'D', description: 'Where taps wait while the gateway is unreachable (default <data dir>/station-queue)' },
     },
     load: () => import('./commands/station.js'),
+  },
+  'virtual-card': {
+    usage: 'virtual-card --uid UID --meta-key HEX --file-key HEX [--mode aes|lrp] [--counter N] [--url TEMPLATE] [--vpcd HOST:PORT]',
+    summary: 'A software NTAG 424 DNA with real SDM, inserted into a local pcscd through vsmartcard vpcd',
+    options: {
+      uid: { type: 'string', value: 'UID', description: 'The card UID (14 hex digits)' },
+      'meta-key': { type: 'string', value: 'HEX', description: 'SDM meta read key (32 hex)' },
+      'file-key': { type: 'string', value: 'HEX', description: 'SDM file read key (32 hex)' },
+      mode: { type: 'string', value: 'aes|lrp', description: 'SDM mode (default aes)' },
+      counter: { type: 'string', value: 'N', description: 'SDMReadCtr before the first read (default 0)' },
+      url: { type: 'string', value: 'TEMPLATE', description: 'The NDEF URL; default http://127.0.0.1:8787/tap?e=…&c=…' },
+      vpcd: { type: 'string', value: 'HOST:PORT', description: 'vpcd socket of pcscd (default 127.0.0.1:35963)' },
+    },
+    load: () => import('./commands/virtualCard.js'),
   },
   sun: {
     usage: 'sun verify URL --meta-key HEX --file-key HEX […]',
