@@ -33,7 +33,7 @@ export type OpenChainsParameters = {
   env?: NodeJS.ProcessEnv
   /** Started by the caller (server.ts) so that it can overlap with the rest of start-up. */
   embedded?: EmbeddedChain
-  /** A lazily started embedded chain's URL is unknown at build time; tests pass one here. */
+  /** Per-request RPC timeout (default 5 s). */
   rpcTimeoutMs?: number
 }
 
