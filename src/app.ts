@@ -78,5 +78,6 @@ export async function buildApp({ config, store, logStream, now = Date.now, chain
   await app.register(events)
   await app.register(tap)
   await app.register(stationTaps)
+  await app.register(import('./routes/stationSocket.js'))
   return app
 }

@@ -107,6 +107,14 @@ export const ConfigSchema = z
       })
       .strict()
       .default(chainDefaults),
+    /** The in-process station of `tapgate serve` (station/inProcessStation.ts); absent: on when PC/SC is available. */
+    station: z
+      .object({
+        /** false: off; unset or true: on when PC/SC (nfc-pcsc and pcscd) is available. */
+        enabled: bool.optional(),
+      })
+      .strict()
+      .optional(),
     /** Chains reached over an RPC, by chain ID. */
     chains: z.record(z.string().regex(/^[1-9]\d*$/, 'Chain IDs are positive integers'), ChainSettings).default({}),
   })
@@ -137,6 +145,7 @@ const envSettings: ReadonlyArray<readonly [string, readonly string[]]> = [
   ['TAPGATE_EMBEDDED_CHAIN', ['chain', 'embedded']],
   ['TAPGATE_ENS_RPC_URL', ['chain', 'ensRpcUrl']],
   ['TAPGATE_SIGNATURE_BLOCKS', ['chain', 'signatureBlocks']],
+  ['TAPGATE_STATION', ['station', 'enabled']],
 ]
 
 export class ConfigError extends Error {

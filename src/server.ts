@@ -9,6 +9,7 @@ import { type Chains, createChains } from './chain/chains.js'
 import { startEmbeddedChain } from './chain/embeddedChain.js'
 import { createRelayer, type Relayer } from './relayer/relayer.js'
 import { restoreEmbeddedChain } from './relayer/restoreEmbeddedChain.js'
+import { startInProcessStation } from '../station/inProcessStation.js'
 
 export type StartServerReturnType = {
   app: FastifyInstance
@@ -56,7 +57,18 @@ export async function startServer(config: Config, say: (line: string) => void = 
     const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`
     say(`tapgate listening on ${url} (data: ${config.dataDir})`)
     if (demo) printDemo(say, url, config.tapPath, demo.key.apiKey, demo.summary.teams[0]!.name)
+
+    // ---- In-process station (station/inProcessStation.ts): the local PC/SC readers, verified here. ----
+    // Started in the background, so it never delays or fails the start: without PC/SC (or with
+    // station.enabled false) it logs one line and stays off.
+    const station = startInProcessStation({ app, store, config }).catch((error: unknown) => {
+      app!.log.warn({ err: error }, 'in-process station off: it failed to start')
+      return null
+    })
+    // ---- end of the in-process station ----
+
     const close = async () => {
+      await (await station)?.close()
       await relayer!.stop()
       await app!.close()
       await chains!.close()

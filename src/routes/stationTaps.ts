@@ -3,8 +3,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import type { StationRow } from '../db/stations.js'
 import { StationTapBody, StationTapResponse, StationTokenHeader, tapErrorResponses } from '../schemas/taps.js'
 import { authenticateStation } from '../stations/stations.js'
-import { TapRejectedError } from '../taps/tapErrors.js'
-import { verifyTapBatched } from '../taps/verifyTap.js'
+import { submitStationTap } from '../stations/submitStationTap.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -41,20 +40,14 @@ const stationTaps: FastifyPluginAsyncZod = async (app) => {
     },
     handler: async (request, reply) => {
       const station = stationOf(request)
-      const { rfUid, url, readerName, readAt } = request.body
-      const log = { stationId: station.id, readerName, readAt }
-      try {
-        const tap = await verifyTapBatched(store, keyring, { url, source: 'station', rfUid, teamId: station.teamId, now: now() })
-        request.log.info({ ...log, uid: tap.uid, counter: tap.counter, mode: tap.mode }, 'station tap accepted')
-        const { refId, uid, counter, mode, authenticated, fileData } = tap
+      const outcome = await submitStationTap({ store, keyring, now, log: request.log }, station, request.body)
+      if (outcome.accepted) {
+        const { refId, uid, counter, mode, authenticated, fileData } = outcome
         return { success: true as const, refId, uid, counter, mode, authenticated, fileData }
-      } catch (error) {
-        if (!(error instanceof TapRejectedError)) throw error
-        request.log.info({ ...log, uid: error.uid, reason: error.reason }, 'station tap refused')
-        return reply
-          .code(error.statusCode as 400 | 403 | 404 | 409)
-          .send({ success: false as const, error: error.reason, message: error.message, detail: error.detail })
       }
+      return reply
+        .code(outcome.statusCode as 400 | 403 | 404 | 409)
+        .send({ success: false as const, error: outcome.reason, message: outcome.message, detail: outcome.detail })
     },
   })
 }

@@ -1,0 +1,144 @@
+import type { IncomingMessage } from 'node:http'
+import type { Duplex } from 'node:stream'
+import type { FastifyPluginAsync } from 'fastify'
+import { WebSocketServer, type RawData, type WebSocket } from 'ws'
+import { z } from 'zod'
+import { CLOSE_UNAUTHORIZED, STATION_SOCKET_PATH } from '../../station/link/protocol.js'
+import type { TapVerdict } from '../../station/tap.js'
+import type { StationRow } from '../db/stations.js'
+import { BaseError } from '../errors.js'
+import { StationTapBody } from '../schemas/taps.js'
+import { authenticateStation } from '../stations/stations.js'
+import { submitStationTap } from '../stations/submitStationTap.js'
+
+/** A tap message: `{ id, tap }`; the tap is validated like a POST /station/taps body. */
+const TapMessage = z.object({ id: z.union([z.string().min(1).max(100), z.number().int()]), tap: StationTapBody })
+
+/** Far above one tap (a URL is at most 4 KiB). */
+const MAX_MESSAGE_BYTES = 64 * 1024
+
+const statusText: Record<number, string> = { 401: 'Unauthorized', 404: 'Not Found', 400: 'Bad Request' }
+
+/** Answers an upgrade request with a plain HTTP error (JSON body, like the API's) and closes the socket. */
+function refuse(socket: Duplex, status: number, error: string, message: string) {
+  const body = JSON.stringify({ success: false, error, message })
+  socket.end(
+    `HTTP/1.1 ${status} ${statusText[status] ?? 'Error'}\r\n` +
+      'Content-Type: application/json; charset=utf-8\r\n' +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+      'Connection: close\r\n\r\n' +
+      body,
+  )
+}
+
+const tokenOf = (request: IncomingMessage): string | undefined => {
+  const header = request.headers['x-station-token']
+  return Array.isArray(header) ? header[0] : header
+}
+
+/**
+ * GET /station/ws: the station's WebSocket, on the gateway's own HTTP server
+ * (the `ws` package in noServer mode on the server's 'upgrade' event). The
+ * station token is checked before upgrading (401 with the API's error body
+ * otherwise). Each `{ id, tap }` is verified exactly like POST /station/taps
+ * (submitStationTap) and answered `{ id, verdict }`; a connection's taps are
+ * verified one after another, in the order sent, so a queue drained in order
+ * keeps its order. The token is checked again at every tap: a revoked
+ * station's socket is closed with code 4401.
+ */
+const stationSocket: FastifyPluginAsync = async (app) => {
+  const { store, keyring, now } = app.services
+  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES })
+
+  const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const pathname = new URL(request.url ?? '/', 'http://gateway').pathname
+    // No other part of the gateway upgrades connections.
+    if (pathname !== STATION_SOCKET_PATH) return refuse(socket, 404, 'route_not_found', `No WebSocket at ${pathname}`)
+    const token = tokenOf(request)
+    let station: StationRow
+    try {
+      station = authenticateStation(store, token)
+    } catch (error) {
+      if (!(error instanceof BaseError)) throw error
+      app.log.info({ remoteAddress: request.socket.remoteAddress, error: error.code }, 'station socket refused')
+      return refuse(socket, error.statusCode, error.code, error.message)
+    }
+    wss.handleUpgrade(request, socket, head, (ws) => serve(ws, station, token!, request.socket.remoteAddress))
+  }
+
+  function serve(ws: WebSocket, station: StationRow, token: string, remoteAddress: string | undefined) {
+    const log = app.log.child({ stationId: station.id })
+    log.info({ remoteAddress }, 'station connected')
+    let chain = Promise.resolve()
+    ws.on('message', (data: RawData, isBinary: boolean) => {
+      chain = chain.then(() => answer(ws, log, token, data, isBinary)).catch((error: unknown) => log.error({ err: error }, 'station message failed'))
+    })
+    ws.on('close', (code) => log.info({ code }, 'station disconnected'))
+    ws.on('error', (error) => log.warn({ err: error }, 'station socket error'))
+  }
+
+  async function answer(ws: WebSocket, log: typeof app.log, token: string, data: RawData, isBinary: boolean): Promise<void> {
+    const send = (message: object) => {
+      if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(message))
+    }
+    if (ws.readyState !== ws.OPEN) return
+    let parsed: unknown
+    try {
+      if (isBinary) throw new Error('binary frame')
+      parsed = JSON.parse(rawText(data))
+    } catch {
+      return send({ error: 'invalid_message', message: 'Messages are JSON text frames: { "id": …, "tap": { rfUid, url, readerName?, readAt? } }' })
+    }
+    const message = TapMessage.safeParse(parsed)
+    if (!message.success) {
+      const id = (parsed as { id?: unknown } | null)?.id
+      const detail = message.error.issues.map((i) => `${i.path.join('.') || 'message'}: ${i.message}`).join('; ')
+      if (typeof id === 'string' || typeof id === 'number') {
+        const verdict: TapVerdict = { accepted: false, reason: 'validation_failed', message: `Invalid tap: ${detail}`, detail }
+        return send({ id, verdict })
+      }
+      return send({ error: 'invalid_message', message: `Invalid message: ${detail}` })
+    }
+    // A token revoked while connected stops the station here, before this tap is verified.
+    let station: StationRow
+    try {
+      station = authenticateStation(store, token)
+    } catch (error) {
+      if (!(error instanceof BaseError)) throw error
+      return void ws.close(CLOSE_UNAUTHORIZED, error.code)
+    }
+    const { id, tap } = message.data
+    let verdict: TapVerdict
+    try {
+      // app.log, not the socket's child logger: submitStationTap names the station itself.
+      const outcome = await submitStationTap({ store, keyring, now, log: app.log }, station, tap)
+      verdict = outcome.accepted
+        ? { accepted: true, refId: outcome.refId, uid: outcome.uid, counter: outcome.counter, mode: outcome.mode }
+        : { accepted: false, reason: outcome.reason, message: outcome.message, detail: outcome.detail }
+    } catch (error) {
+      // A sealed key (503) and the like: the HTTP route would answer its code; so does the socket.
+      if (error instanceof BaseError) verdict = { accepted: false, reason: error.code, message: error.message }
+      else {
+        log.error({ err: error }, 'station tap failed')
+        verdict = { accepted: false, reason: 'internal_error', message: 'Internal server error' }
+      }
+    }
+    send({ id, verdict })
+  }
+
+  app.server.on('upgrade', onUpgrade)
+  // Before the HTTP server closes: it would otherwise wait for the upgraded sockets forever.
+  app.addHook('preClose', async () => {
+    app.server.off('upgrade', onUpgrade)
+    for (const client of wss.clients) client.terminate()
+    await new Promise<void>((resolve) => wss.close(() => resolve()))
+  })
+}
+
+function rawText(data: RawData): string {
+  if (Buffer.isBuffer(data)) return data.toString('utf8')
+  if (Array.isArray(data)) return Buffer.concat(data).toString('utf8')
+  return Buffer.from(data).toString('utf8')
+}
+
+export default stationSocket

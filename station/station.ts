@@ -1,0 +1,272 @@
+import { EventEmitter } from 'node:events'
+import { FixtureRecorder, type RecordedOutcome, type RecordingSession } from './fixtures/recorder.js'
+import { readTap as defaultReadTap } from './readTap.js'
+import { CardRemovedError, type CardSession, type Reader, type ReaderSource } from './reader.js'
+import type { StationTap, TapSink, TapVerdict } from './tap.js'
+import { verdictLine } from './verdictLine.js'
+
+/** Where the station's one-line messages go (a console, or the gateway's pino logger). */
+export type StationLog = {
+  info: (line: string) => void
+  warn: (line: string) => void
+  error: (line: string) => void
+}
+
+/** What readTap gives back; the station stamps the reader and the time. */
+export type ReadTap = (card: CardSession) => Promise<Pick<StationTap, 'rfUid' | 'url' | 'chip'>>
+
+export type StationOptions = {
+  /** Every reader of a backend, or a single reader. */
+  source: ReaderSource | Reader
+  /** Where taps go; null: read and report them only (`tapgate station --replay` without a gateway). */
+  sink: TapSink | null
+  log: StationLog
+  /** Also record every tap (APDU transcript and verdict) to this fixture. */
+  recorder?: FixtureRecorder
+  /** Print ref ids shortened (for a log others read: a ref is a bearer secret, valid once). Default false. */
+  redactRefs?: boolean
+  /** Default: ./readTap.js. */
+  readTap?: ReadTap
+  now?: () => Date
+}
+
+export type StationEvents = {
+  /** A reader arrived. */
+  reader: [name: string]
+  /** A reader left (unplugged, closed, or a replay ended). */
+  readerGone: [name: string]
+  /** A card was read; its verdict follows (`verdict`), unless there is no sink. */
+  read: [tap: StationTap]
+  /** The gateway's answer to a tap. */
+  verdict: [event: { tap: StationTap; verdict: TapVerdict }]
+  /** The card left before it was read: nothing was sent. */
+  removed: [event: { readerName: string }]
+  /** A read or a submit failed (the station carries on). */
+  failed: [event: { readerName: string; stage: 'read' | 'submit' | 'reader'; error: Error }]
+}
+
+/** "Tap again" on the reader's console: the one message for a card pulled too soon. */
+export const CARD_REMOVED_LINE = 'card removed during read, tap again'
+
+/** How long close() waits for the readers. */
+const CLOSE_READERS_MS = 3000
+
+function withTimeout(promise: Promise<void>, ms: number, message: string): Promise<void> {
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<void>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(message)), ms)
+    timer.unref()
+  })
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer))
+}
+
+const errorOf = (error: unknown): Error => (error instanceof Error ? error : new Error(String(error)))
+
+const isReader = (source: ReaderSource | Reader): source is Reader => 'name' in source && typeof source.name === 'string'
+
+/**
+ * The station: on every card a reader sees, read the tap (readTap), stamp the
+ * reader and the time, submit it to the sink and log the verdict in one line.
+ * Taps are submitted in the order the cards were placed (a fast read never
+ * overtakes a slow one), so a sink that keeps order keeps placement order.
+ * Nothing a card, a reader or the sink does crashes the process: failures are
+ * logged and emitted as `failed`.
+ *
+ * @example
+ * const station = new Station({ source: openPcscReaders({ log }), sink: createInProcessSink(…), log })
+ * station.on('verdict', ({ verdict }) => kiosk.show(verdict))
+ * await station.close()
+ */
+export class Station extends EventEmitter<StationEvents> {
+  private readonly source: ReaderSource | Reader
+  private readonly sink: TapSink | null
+  private readonly log: StationLog
+  private readonly recorder: FixtureRecorder | undefined
+  private readonly readTap: ReadTap
+  private readonly now: () => Date
+  private readonly redactRefs: boolean
+  private readonly readers = new Map<Reader, { card: (card: CardSession) => void; error: (e: Error) => void; end: () => void }>()
+  private readonly inFlight = new Set<Promise<void>>()
+  /** Resolves when every tap placed so far has been handed to the sink (or given up). */
+  private submitTurn: Promise<void> = Promise.resolve()
+  private closing = false
+
+  constructor(opts: StationOptions) {
+    super()
+    this.source = opts.source
+    this.sink = opts.sink
+    this.log = opts.log
+    this.recorder = opts.recorder
+    this.readTap = opts.readTap ?? defaultReadTap
+    this.now = opts.now ?? (() => new Date())
+    this.redactRefs = opts.redactRefs ?? false
+    if (isReader(this.source)) this.addReader(this.source)
+    else {
+      this.source.on('reader', this.onReader)
+      this.source.on('error', this.onSourceError)
+    }
+  }
+
+  /** Readers currently attached. */
+  get readerNames(): string[] {
+    return [...this.readers.keys()].map((r) => r.name)
+  }
+
+  /** Resolves once no tap is being read or waiting for its verdict. */
+  async idle(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight])
+  }
+
+  /**
+   * Stops taking cards and closes the readers, the sink and the recorder.
+   * Taps waiting for a verdict are left to the sink (a GatewayLink keeps them in its disk queue).
+   */
+  async close(): Promise<void> {
+    if (this.closing) return
+    this.closing = true
+    if (!isReader(this.source)) {
+      this.source.off('reader', this.onReader)
+      this.source.off('error', this.onSourceError)
+    }
+    // A reader stuck in its driver must not hold the process: it gets a few seconds.
+    await this.settle('closing the readers', withTimeout(this.source.close(), CLOSE_READERS_MS, `the readers did not close within ${CLOSE_READERS_MS / 1000} s`))
+    for (const reader of [...this.readers.keys()]) this.dropReader(reader)
+    if (this.sink) await this.settle('closing the link', this.sink.close())
+    // Reads still running end with the closed reader; taps still waiting end with the closed sink.
+    await Promise.race([this.idle(), new Promise((resolve) => setTimeout(resolve, 2000).unref())])
+    try {
+      this.recorder?.close()
+    } catch (error) {
+      this.log.error(`closing the recording failed: ${errorOf(error).message}`)
+    }
+  }
+
+  private async settle(what: string, promise: Promise<void>) {
+    try {
+      await promise
+    } catch (error) {
+      this.log.warn(`${what} failed: ${errorOf(error).message}`)
+    }
+  }
+
+  private readonly onReader = (reader: Reader) => {
+    if (this.closing) return void reader.close().catch(() => {})
+    this.addReader(reader)
+  }
+
+  private readonly onSourceError = (error: Error) => {
+    this.log.warn(`readers: ${error.message}`)
+    this.safeEmit('failed', { readerName: '', stage: 'reader', error })
+  }
+
+  private addReader(reader: Reader) {
+    const handlers = {
+      card: (card: CardSession) => this.onCard(card),
+      error: (error: Error) => {
+        this.log.warn(`${reader.name}: ${error.message}`)
+        this.safeEmit('failed', { readerName: reader.name, stage: 'reader', error })
+      },
+      end: () => {
+        this.log.info(`${reader.name}: reader gone`)
+        this.dropReader(reader)
+        this.safeEmit('readerGone', reader.name)
+      },
+    }
+    this.readers.set(reader, handlers)
+    reader.on('card', handlers.card)
+    reader.on('error', handlers.error)
+    reader.on('end', handlers.end)
+    this.log.info(`${reader.name}: ready`)
+    this.safeEmit('reader', reader.name)
+  }
+
+  private dropReader(reader: Reader) {
+    const handlers = this.readers.get(reader)
+    if (!handlers) return
+    this.readers.delete(reader)
+    reader.off('card', handlers.card)
+    reader.off('end', handlers.end)
+    // The error listener stays: an EventEmitter without one throws on a late error.
+  }
+
+  private onCard(card: CardSession) {
+    if (this.closing) return
+    // The submit order is taken now, when the card is placed.
+    const previous = this.submitTurn
+    let handedOver!: () => void
+    this.submitTurn = new Promise<void>((resolve) => (handedOver = resolve))
+    const task = this.handleCard(card, previous, handedOver).catch((error: unknown) => {
+      handedOver()
+      this.log.error(`${card.readerName}: ${errorOf(error).message}`)
+    })
+    this.inFlight.add(task)
+    void task.finally(() => this.inFlight.delete(task))
+  }
+
+  private async handleCard(card: CardSession, previous: Promise<void>, handedOver: () => void) {
+    const session: CardSession | RecordingSession = this.recorder ? this.recorder.begin(card) : card
+    const record = (outcome: RecordedOutcome) => {
+      if (this.recorder && session !== card) this.recorder.finish(session as RecordingSession, outcome)
+    }
+    const readerName = card.readerName
+    let read: Awaited<ReturnType<ReadTap>>
+    try {
+      read = await this.readTap(session)
+    } catch (error) {
+      handedOver()
+      if (error instanceof CardRemovedError) {
+        record({ error: 'card_removed' })
+        this.log.info(`${readerName}: ${CARD_REMOVED_LINE}`)
+        this.safeEmit('removed', { readerName })
+      } else {
+        const failure = errorOf(error)
+        record({ error: 'read_failed', message: failure.message })
+        this.log.warn(`${readerName}: could not read the card: ${failure.message}`)
+        this.safeEmit('failed', { readerName, stage: 'read', error: failure })
+      }
+      return
+    }
+    const tap: StationTap = { rfUid: read.rfUid, url: read.url, chip: read.chip, readerName, readAt: this.now().toISOString() }
+    this.safeEmit('read', tap)
+    if (!this.sink) {
+      handedOver()
+      record({ error: 'not_sent' })
+      this.log.info(`${readerName}: read ${tap.chip} ${tap.rfUid} ${tap.url}`)
+      return
+    }
+    await previous
+    let pending: Promise<TapVerdict>
+    try {
+      pending = this.sink.submit(tap)
+    } finally {
+      handedOver()
+    }
+    let verdict: TapVerdict
+    try {
+      verdict = await pending
+    } catch (error) {
+      record({ error: 'not_answered' })
+      const failure = errorOf(error)
+      if (!this.closing) this.log.error(`${readerName}: tap ${tap.rfUid} not submitted: ${failure.message}`)
+      this.safeEmit('failed', { readerName, stage: 'submit', error: failure })
+      return
+    }
+    record({ verdict })
+    this.log.info(`${readerName}: ${verdictLine(tap, verdict, { redactRef: this.redactRefs })}`)
+    this.safeEmit('verdict', { tap, verdict })
+  }
+
+  /** A listener that throws must not take the station down. */
+  private safeEmit<E extends keyof StationEvents>(event: E, ...args: StationEvents[E]) {
+    try {
+      ;(this.emit as (event: E, ...args: StationEvents[E]) => boolean)(event, ...args)
+    } catch (error) {
+      this.log.error(`a ${event} listener failed: ${errorOf(error).message}`)
+    }
+  }
+}
+
+/** Starts a station (see {@link Station}). */
+export function startStation(opts: StationOptions): Station {
+  return new Station(opts)
+}
