@@ -172,7 +172,7 @@ async function startGateway(dir: string): Promise<Gateway> {
   const child = spawn(process.execPath, [...profile, cliPath, 'serve'], {
     // The data dir as cwd: no tapgate.config.json from the repo or elsewhere is picked up.
     cwd: dir,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, TAPGATE_DATA_DIR: dir, PORT: '0', TAPGATE_LOG_LEVEL: 'warn', TAPGATE_DEMO: 'true' },
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, TAPGATE_DATA_DIR: dir, PORT: '0', TAPGATE_LOG_LEVEL: 'warn', TAPGATE_DEMO: 'true', TAPGATE_STATION: 'false' },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   children.add(child)

@@ -24,9 +24,11 @@ const REF_ID = /^[\w-]{21}$/
 const API_KEY = /^tg_[\w-]{32}$/
 
 // Settings from the real environment (PORT, HOST, TAPGATE_*) must not reach the children.
-const baseEnv: NodeJS.ProcessEnv = Object.fromEntries(
-  Object.entries(process.env).filter(([name]) => !/^(PORT|HOST|TAPGATE_)/.test(name)),
-)
+const baseEnv: NodeJS.ProcessEnv = {
+  ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(PORT|HOST|TAPGATE_)/.test(name))),
+  // No in-process station in `serve`: it would open every PC/SC reader, including the PC/SC tests' virtual ones.
+  TAPGATE_STATION: 'false',
+}
 
 const children = new Set<ChildProcess>()
 

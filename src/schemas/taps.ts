@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { ChipUid, ErrorBody, errorResponses, UidOut } from './common.js'
+import { ErrorBody, errorResponses, UidOut } from './common.js'
 
 /** The HTML a person's phone shows after a tap (the tap page, or why the tap was refused). */
 export const TapHtml = (description: string) => ({ description, content: { 'text/html': { schema: z.string() } } })
@@ -13,9 +13,20 @@ export const StationTokenHeader = z.object({
   'x-station-token': z.string().optional().meta({ description: 'Station token from `tapgate station create`' }),
 })
 
+/**
+ * What a reader saw over RF: a 7-byte UID, or the 4-byte random ID (08…) of a
+ * chip with random UIDs on, which then never matches and is only accepted for
+ * chips registered with randomUid.
+ */
+const RfUid = z
+  .string()
+  .transform((raw) => raw.replaceAll(':', '').toUpperCase())
+  .pipe(z.string().regex(/^([0-9A-F]{14}|08[0-9A-F]{6})$/, 'An RF UID is 7 bytes (14 hex digits) or a 4-byte random ID (08 + 6 hex digits)'))
+  .meta({ description: 'The UID the reader saw over RF: 14 hex digits (or a random ID, 08 + 6), any case, ":" allowed', example: '04DE5F1EACC040' })
+
 export const StationTapBody = z
   .object({
-    rfUid: ChipUid.meta({ description: 'The UID the reader saw over RF: 14 hex digits, any case, ":" allowed' }),
+    rfUid: RfUid,
     url: z.string().min(1).max(4096).meta({ description: 'The NDEF URL read from the chip, exactly as read' }),
     readerName: z.string().max(200).optional().meta({ description: 'The PC/SC reader, for the log' }),
     readAt: z.iso.datetime({ offset: true }).optional().meta({ description: 'When the reader read the chip (ISO 8601), for the log' }),

@@ -15,7 +15,8 @@ export type Server = { child: ChildProcess; url: string; stdout: () => string; s
  * even when start-up fails.
  */
 export function startServe({ cwd, env, track }: { cwd: string; env: NodeJS.ProcessEnv; track: (child: ChildProcess) => void }): Promise<Server> {
-  const child = spawn(process.execPath, [cliPath, 'serve'], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  // No in-process station: it would open every PC/SC reader, including the PC/SC tests' virtual ones.
+  const child = spawn(process.execPath, [cliPath, 'serve'], { cwd, env: { TAPGATE_STATION: 'false', ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
   track(child)
   let stdout = ''
   let stderr = ''

@@ -64,10 +64,11 @@ async function nfcPcscProblem(): Promise<string | null> {
 }
 
 const pcscdRunning = await socketAccepts()
+const nfcPcsc = await nfcPcscProblem()
 const missing = [
   PCSCD ? null : 'pcscd (apt-get install pcscd)',
   existsSync('/etc/reader.conf.d/vpcd') ? null : 'vsmartcard-vpcd (apt-get install vsmartcard-vpcd)',
-  await nfcPcscProblem(),
+  nfcPcsc,
   pcscdRunning || isRoot ? null : 'a running pcscd (or root, to start one)',
   process.env.TAPGATE_PCSCD === 'running' && !pcscdRunning ? `the pcscd .ci/run started (${SOCKET} does not answer)` : null,
 ].filter((m) => m !== null)
@@ -78,6 +79,27 @@ test('the PC/SC stack for the end-to-end tests is available (required under CI=t
     return
   }
   expect(missing).toEqual([])
+})
+
+test.skipIf(nfcPcsc !== null)('without pcscd, openPcscReaders says how to start it, and never reaches the pcsclite busy loop', async () => {
+  // A socket nobody listens on: pcsclite's constructor would spin on the main thread here, so the adapter must not call it.
+  const saved = process.env.PCSCLITE_CSOCK_NAME
+  const dir = makeTempDir('tapgate-nopcscd-')
+  process.env.PCSCLITE_CSOCK_NAME = path.join(dir, 'pcscd.comm')
+  try {
+    const error = (await openPcscReaders({ log: console }).catch((e: unknown) => e)) as Error
+    expect(error).toBeInstanceOf(PcscUnavailableError)
+    expect(error.message).toBe(
+      `pcscd is not running (nothing answers at ${dir}/pcscd.comm): start it with \`sudo systemctl enable --now pcscd.socket\` or \`sudo pcscd\`, ` +
+        'or install the PC/SC stack: `apt-get install pcscd libpcsclite-dev`, then `npm install` (it builds nfc-pcsc)',
+    )
+    // What a user sees, whoever prints it: the message, no trace.
+    expect(error.stack).toBe(`PcscUnavailableError: ${error.message}`)
+  } finally {
+    if (saved === undefined) delete process.env.PCSCLITE_CSOCK_NAME
+    else process.env.PCSCLITE_CSOCK_NAME = saved
+    rmSync(dir, { recursive: true, force: true })
+  }
 })
 
 /**
