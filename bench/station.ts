@@ -35,7 +35,7 @@
  * fails the build (exit code 0 unless it could not run). Everything it starts is stopped by PID
  * and every temp dir removed at the end, also on error, on the time bound or on Ctrl-C.
  */
-import { spawn, type ChildProcess } from 'node:child_process'
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { EventEmitter } from 'node:events'
 import fs from 'node:fs'
@@ -67,8 +67,9 @@ const TAPS = positive('BENCH_TAPS', 30)
 const GATEWAY_TAPS = positive('BENCH_GATEWAY_TAPS', 2000)
 const FIXTURE_ROUNDS = positive('BENCH_FIXTURE_ROUNDS', 40)
 /**
- * vpcd slot 1 by default: test/station/pcscE2e.test.ts takes every card of slot 0 for its own, while
- * test/station/vpcd.test.ts (slot 1) skips cards with another UID, so a bench beside a test run disturbs it least.
+ * vpcd slot 1 by default: test/station/pcscE2e.test.ts takes any card in slot 0 for its own (test/station/vpcd.test.ts
+ * waits for its own UID in slot 1). Still, pcscd is one per machine: run the bench apart from test/station, as another
+ * client's APDUs to the card in the slot interleave with the station's (seen: READ BINARY answered 6985).
  */
 const VPCD_PORT = positive('BENCH_VPCD_PORT', 35964)
 /** vpcd's first slot listens on 35963 ("Virtual PCD 00 00"), the next on 35964 ("… 00 01"). */
@@ -77,9 +78,11 @@ const TARGET_P99_MS = 2
 const GATEWAY_WARMUP = 60
 /** Bounds: the whole run (cleanup included) and each wait inside it. */
 const RUN_TIMEOUT_MS = 115_000
-const PCSC_PART_BUDGET_MS = 75_000
+const PCSC_PART_BUDGET_MS = 60_000
 const TAP_TIMEOUT_MS = 10_000
 const PCSCD_START_TIMEOUT_MS = 5_000
+/** Before stopping a pcscd it started, how long the bench waits for other clients of it to leave. */
+const PCSCD_SHARE_WAIT_MS = 15_000
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const tapsDir = path.join(root, 'fixtures/taps')
@@ -91,7 +94,6 @@ type Seed = { teams: [{ name: string; chipProfiles: SeedProfile[]; chips: { uid:
 const seed = JSON.parse(fs.readFileSync(path.join(tapsDir, 'seed.json'), 'utf8')) as Seed
 const profileOf = (mode: 'aes' | 'lrp') => seed.teams[0].chipProfiles.find((p) => p.mode === mode)!
 const AES = profileOf('aes')
-const LRP = profileOf('lrp')
 
 function positive(name: string, fallback: number): number {
   const raw = process.env[name]
@@ -354,6 +356,29 @@ async function stopByPid(child: ChildProcess, name: string): Promise<void> {
   await exited(child, 5000)
 }
 
+/**
+ * The other processes connected to pcscd (from `ss -xpn`: pcscd's side of each connection names the
+ * client's socket inode), or null when ss is not installed. Another client's APDUs to a card in
+ * the bench's slot interleave with the station's, and a pcscd stopped under a client breaks it.
+ */
+function pcscdClients(except: number[]): number[] | null {
+  let out: string
+  try {
+    out = execFileSync('ss', ['-xpn'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })
+  } catch {
+    return null
+  }
+  const owner = new Map<string, number>()
+  const peers: string[] = []
+  for (const line of out.split('\n')) {
+    const m = /^\S+\s+\S+\s+\d+\s+\d+\s+(\S+)\s+(\d+)\s+\S+\s+(\d+)(?:.*pid=(\d+))?/.exec(line)
+    if (!m) continue
+    if (m[4]) owner.set(m[2]!, Number(m[4]))
+    if (m[1] === PCSCD_SOCKET) peers.push(m[3]!)
+  }
+  return [...new Set(peers.map((inode) => owner.get(inode)).filter((pid): pid is number => pid !== undefined && !except.includes(pid)))]
+}
+
 /** Why the PC/SC part cannot run here, or null. Checked before nfc-pcsc is loaded (pcsclite blocks without pcscd). */
 async function pcscMissing(): Promise<string | null> {
   if (!PCSCD) return 'pcscd is not installed (apt-get install pcscd vsmartcard-vpcd libpcsclite-dev)'
@@ -376,7 +401,18 @@ async function ensurePcscd(): Promise<{ ok: true; started: boolean; note: string
   let child: ChildProcess | null = spawn(PCSCD!, ['--foreground'], { stdio: ['ignore', 'pipe', 'pipe'] })
   const pid = child.pid
   const own = child
-  onCleanup(`stopping pcscd (pid ${pid})`, () => stopByPid(own, 'pcscd'))
+  onCleanup(`stopping pcscd (pid ${pid})`, async () => {
+    // pcscd is one per machine: a client that came meanwhile (a test run) would break if it went now. Bounded wait.
+    const until = Date.now() + PCSCD_SHARE_WAIT_MS
+    let others = pcscdClients([process.pid, pid!])
+    while (others && others.length > 0 && Date.now() < until && own.exitCode === null) {
+      await sleep(200)
+      others = pcscdClients([process.pid, pid!])
+    }
+    if (others && others.length > 0 && own.exitCode === null)
+      console.error(`stopping our pcscd (pid ${pid}) while processes ${others.join(', ')} still use it (waited ${PCSCD_SHARE_WAIT_MS / 1000} s)`)
+    await stopByPid(own, 'pcscd')
+  })
   child.stdout!.on('data', (c: Buffer) => (log += c.toString()))
   child.stderr!.on('data', (c: Buffer) => (log += c.toString()))
   child.once('error', (error) => (log += `spawn error: ${error.message}\n`))
@@ -417,6 +453,8 @@ async function pcscPart(deadline: number): Promise<PcscResult> {
     if (current && tap.rfUid === uid) current.submitMs = ms
   })
 
+  const others = pcscdClients([process.pid])
+  const sharing = others && others.length > 0 ? `; other pcscd clients (pids ${others.join(', ')}): their APDUs to a card in this slot would interleave with the station's` : ''
   const { openPcscReaders } = await import('../station/pcsc/pcscReaders.js')
   const logs: string[] = []
   const pcscLog = { info: (m: string) => void logs.push(m), warn: (m: string) => void logs.push(`warn: ${m}`) }
@@ -483,7 +521,7 @@ async function pcscPart(deadline: number): Promise<PcscResult> {
   await station.close()
   await gw.close()
   const apduCount = taps[0]?.apdus.length ?? 0
-  return { taps, failures, apduCount, startedPcscd: pcscd.started, pcscdNote: pcscd.note }
+  return { taps, failures, apduCount, startedPcscd: pcscd.started, pcscdNote: pcscd.note + sharing }
 }
 
 // ---------------------------------------------------------------- part 2a: in-process virtual reader
@@ -827,6 +865,6 @@ try {
 }
 // Everything was closed: the process ends by itself. If something still holds the loop, say so and leave.
 setTimeout(() => {
-  console.error('bench/station.ts: the process did not exit 5 s after cleanup (a handle is still open); exiting')
+  console.error('bench/station.ts: the process did not exit 5 s after cleanup (a handle is still open, e.g. a PC/SC reader thread after pcscd went away); exiting')
   process.exit(process.exitCode ?? 0)
 }, 5000).unref()

@@ -2,7 +2,6 @@ import type { FastifyInstance } from 'fastify'
 import type { Config } from '../src/config.js'
 import type { Store } from '../src/db/store.js'
 import { createInProcessSink } from './link/inProcessSink.js'
-import { pcscdReachable } from './pcscdReachable.js'
 import type { ReaderSource } from './reader.js'
 import { Station, type StationLog } from './station.js'
 
@@ -29,14 +28,11 @@ export async function startInProcessStation({
   app,
   store,
   config,
-  env = process.env,
   openReaders,
 }: {
   app: FastifyInstance
   store: Store
   config: Config
-  /** Where $PCSCLITE_CSOCK_NAME is read (tests). */
-  env?: NodeJS.ProcessEnv
   /** Default: every PC/SC reader (openPcscReaders); tests pass virtual readers. */
   openReaders?: (log: StationLog) => Promise<ReaderSource>
 }): Promise<InProcessStation | null> {
@@ -57,9 +53,8 @@ export async function startInProcessStation({
   try {
     if (openReaders) source = await openReaders(log)
     else {
-      const pcscd = await pcscdReachable(env)
-      if (!pcscd.ok) return off(pcscd.why)
-      // Loaded only now: the gateway starts without nfc-pcsc.
+      // Loaded only now: the gateway starts without nfc-pcsc. It probes pcscd before using it
+      // (PcscUnavailableError, with what to install or start, when it cannot).
       const { openPcscReaders } = await import('./pcsc/pcscReaders.js')
       source = await openPcscReaders({ log })
     }

@@ -124,10 +124,8 @@ export class Station extends EventEmitter<StationEvents> {
   async close(): Promise<void> {
     if (this.closing) return
     this.closing = true
-    if (!isReader(this.source)) {
-      this.source.off('reader', this.onReader)
-      this.source.off('error', this.onSourceError)
-    }
+    // The error listener stays: a source without one may throw on a late error.
+    if (!isReader(this.source)) this.source.off('reader', this.onReader)
     // A reader stuck in its driver must not hold the process: it gets a few seconds.
     await this.settle('closing the readers', withTimeout(this.source.close(), CLOSE_READERS_MS, `the readers did not close within ${CLOSE_READERS_MS / 1000} s`))
     for (const reader of [...this.readers.keys()]) this.dropReader(reader)
@@ -163,7 +161,8 @@ export class Station extends EventEmitter<StationEvents> {
     const handlers = {
       card: (card: CardSession) => this.onCard(card),
       error: (error: Error) => {
-        this.log.warn(`${reader.name}: ${error.message}`)
+        // Some backends name the reader in the message already.
+        this.log.warn(error.message.startsWith(reader.name) ? error.message : `${reader.name}: ${error.message}`)
         this.safeEmit('failed', { readerName: reader.name, stage: 'reader', error })
       },
       end: () => {

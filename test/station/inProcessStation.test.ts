@@ -41,12 +41,20 @@ describe('the in-process station (npm start)', () => {
   test('without pcscd: one info line naming what to install, and no station', async () => {
     const { gw, lines } = await gateway()
     seedTeam(gw, seed.teams[0])
-    const station = await startInProcessStation({ app: gw.app, store: gw.store, config: gw.config, env: { PCSCLITE_CSOCK_NAME: '/nonexistent/pcscd.comm' } })
+    const saved = process.env.PCSCLITE_CSOCK_NAME
+    process.env.PCSCLITE_CSOCK_NAME = '/nonexistent/pcscd.comm'
+    let station
+    try {
+      station = await startInProcessStation({ app: gw.app, store: gw.store, config: gw.config })
+    } finally {
+      if (saved === undefined) delete process.env.PCSCLITE_CSOCK_NAME
+      else process.env.PCSCLITE_CSOCK_NAME = saved
+    }
     expect(station).toBeNull()
     expect(stationLines(lines())).toEqual([
       expect.objectContaining({
         level: 30,
-        msg: expect.stringMatching(/^in-process station off: pcscd is not running \(no \/nonexistent\/pcscd\.comm\): install and start pcscd .*apt-get install pcscd/),
+        msg: expect.stringMatching(/^in-process station off: pcscd is not running \(nothing answers at \/nonexistent\/pcscd\.comm\): start it with .*apt-get install pcscd/),
       }),
     ])
   })

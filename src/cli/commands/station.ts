@@ -2,7 +2,6 @@ import path from 'node:path'
 import { FixtureReaderSource } from '../../../station/fixtures/fixtureReader.js'
 import { FixtureRecorder } from '../../../station/fixtures/recorder.js'
 import { GatewayLink } from '../../../station/link/gatewayLink.js'
-import { pcscdReachable } from '../../../station/pcscdReachable.js'
 import type { ReaderSource } from '../../../station/reader.js'
 import { Station, type StationLog } from '../../../station/station.js'
 import { NotFoundError } from '../../errors.js'
@@ -92,8 +91,6 @@ async function runStation(flags: Flags): Promise<void> {
     }
     source = replaySource
   } else {
-    const pcscd = await pcscdReachable()
-    if (!pcscd.ok) throw plainError(`no PC/SC readers: ${pcscd.why}`)
     const { openPcscReaders } = await import('../../../station/pcsc/pcscReaders.js')
     source = await openPcscReaders({ readerFilter, log })
   }
