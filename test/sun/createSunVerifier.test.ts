@@ -90,7 +90,17 @@ describe('valid messages', () => {
 
 describe('rejections', () => {
   const verifier = createSunVerifier({ metaKey: META, fileKey: FILE, mode: 'aes' })
-  const good = generateSunMessage({ metaKey: META, fileKey: FILE, uid: UID, counter: 12, fileData: 'AB'.repeat(16), macInput: macThroughParam })
+  // Fixed padding: with random padding, about one message in 90 (measured: 228 of 20,000) decrypts under the swapped key to
+  // plausible PICCData, and the swapped-keys test below would see mac_mismatch instead (seen once in CI).
+  const good = generateSunMessage({
+    metaKey: META,
+    fileKey: FILE,
+    uid: UID,
+    counter: 12,
+    fileData: 'AB'.repeat(16),
+    macInput: macThroughParam,
+    random: Buffer.from('5A5A5A5A5A', 'hex'),
+  })
 
   test.each<[string, Record<string, unknown>]>([
     ['non-hex PICCData', { piccData: 'Z'.repeat(32) }],
