@@ -35,7 +35,7 @@
  * fails the build (exit code 0 unless it could not run). Everything it starts is stopped by PID
  * and every temp dir removed at the end, also on error, on the time bound or on Ctrl-C.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
+import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { EventEmitter } from 'node:events'
 import fs from 'node:fs'
@@ -54,6 +54,7 @@ import { loadGatewaySecret } from '../src/keys/gatewaySecret.js'
 import { FixtureReader, FixtureReaderSource } from '../station/fixtures/fixtureReader.js'
 import { readFixtureFile } from '../station/fixtures/format.js'
 import { createInProcessSink } from '../station/link/inProcessSink.js'
+import { pcscdClients } from '../station/pcsc/pcscdClients.js'
 import { pcscdReachable } from '../station/pcscdReachable.js'
 import { readTap, type ReadTapReturnType } from '../station/readTap.js'
 import { CardRemovedError, type CardSession, type Reader, type ReaderEvents, type ReaderSource } from '../station/reader.js'
@@ -356,28 +357,6 @@ async function stopByPid(child: ChildProcess, name: string): Promise<void> {
   await exited(child, 5000)
 }
 
-/**
- * The other processes connected to pcscd (from `ss -xpn`: pcscd's side of each connection names the
- * client's socket inode), or null when ss is not installed. Another client's APDUs to a card in
- * the bench's slot interleave with the station's, and a pcscd stopped under a client breaks it.
- */
-function pcscdClients(except: number[]): number[] | null {
-  let out: string
-  try {
-    out = execFileSync('ss', ['-xpn'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })
-  } catch {
-    return null
-  }
-  const owner = new Map<string, number>()
-  const peers: string[] = []
-  for (const line of out.split('\n')) {
-    const m = /^\S+\s+\S+\s+\d+\s+\d+\s+(\S+)\s+(\d+)\s+\S+\s+(\d+)(?:.*pid=(\d+))?/.exec(line)
-    if (!m) continue
-    if (m[4]) owner.set(m[2]!, Number(m[4]))
-    if (m[1] === PCSCD_SOCKET) peers.push(m[3]!)
-  }
-  return [...new Set(peers.map((inode) => owner.get(inode)).filter((pid): pid is number => pid !== undefined && !except.includes(pid)))]
-}
 
 /** Why the PC/SC part cannot run here, or null. Checked before nfc-pcsc is loaded (pcsclite blocks without pcscd). */
 async function pcscMissing(): Promise<string | null> {

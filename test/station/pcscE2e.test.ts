@@ -12,8 +12,9 @@
  * PID, after the other clients (another test file may share it) have gone, within a bound.
  * The cards go into vpcd slot 0 (port 35963, "Virtual PCD 00 00"); test/station/vpcd.test.ts uses slot 1.
  */
-import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { pcscdClients } from '../../station/pcsc/pcscdClients.js'
 import net from 'node:net'
 import path from 'node:path'
 import { randomBytes } from 'node:crypto'
@@ -102,32 +103,11 @@ test.skipIf(nfcPcsc !== null)('without pcscd, openPcscReaders says how to start 
   }
 })
 
-/**
- * The processes connected to pcscd other than `except`, from `ss -xpn` (pcscd's side of each
- * connection names the client's socket inode). Empty when ss is not installed.
- */
-function pcscdClients(except: number[]): number[] {
-  let out: string
-  try {
-    out = execFileSync('ss', ['-xpn'], { encoding: 'utf8' })
-  } catch {
-    return []
-  }
-  const owner = new Map<string, number>()
-  const peers: string[] = []
-  for (const line of out.split('\n')) {
-    const m = /^\S+\s+\S+\s+\d+\s+\d+\s+(\S+)\s+(\d+)\s+\S+\s+(\d+)(?:.*pid=(\d+))?/.exec(line)
-    if (!m) continue
-    if (m[4]) owner.set(m[2]!, Number(m[4]))
-    if (m[1] === SOCKET) peers.push(m[3]!)
-  }
-  return [...new Set(peers.map((inode) => owner.get(inode)).filter((pid): pid is number => pid !== undefined && !except.includes(pid)))]
-}
 
 /** Stops a pcscd this file started, once no other process uses it (bounded: 30 s). */
 async function stopOwnPcscd(pcscd: ChildProcess): Promise<void> {
   const until = Date.now() + 30_000
-  while (pcscdClients([process.pid, pcscd.pid!]).length > 0 && Date.now() < until) await sleep(200)
+  while (pcscdClientsOf([process.pid, pcscd.pid!]).length > 0 && Date.now() < until) await sleep(200)
   await stopChild(pcscd)
 }
 
@@ -419,14 +399,14 @@ describe.skipIf(missing.length > 0)('PC/SC end to end: virtual card → vpcd →
         if (Date.now() > until || child.exitCode !== null) throw new Error(`the station process did not attach its readers:\n${out}`)
         await sleep(20)
       }
-      if (hasSs) expect(pcscdClients([process.pid])).toContain(child.pid)
+      if (hasSs) expect(pcscdClientsOf([process.pid])).toContain(child.pid)
       child.kill('SIGINT')
       // No process.exit in the script: it ends only once nothing (no reader thread, no pcscd watch) holds the loop.
       expect(await exited(child, 5000)).toBe(true)
       expect({ code: child.exitCode, out }).toMatchObject({ code: 0, out: expect.stringContaining('closed') })
       for (const name of attached) expect(out).toContain(`end: ${name}`)
       expect(out).not.toMatch(/warn|Error/)
-      expect(pcscdClients([process.pid])).not.toContain(child.pid)
+      expect(pcscdClientsOf([process.pid])).not.toContain(child.pid)
     } finally {
       await stopChild(child)
     }
@@ -537,3 +517,8 @@ describe.skipIf(missing.length > 0)('PC/SC: pcscd going away and coming back', (
     }
   }, 60_000)
 })
+
+/** pcscdClients, with no `ss` counted as no clients. */
+function pcscdClientsOf(except: number[]): number[] {
+  return pcscdClients(except, SOCKET) ?? []
+}
