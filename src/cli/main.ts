@@ -20,6 +20,19 @@ const globalOptions: Record<string, OptionSpec> = {
   help: { type: 'boolean', short: 'h', description: 'Show help' },
 }
 
+// Where a chip puts its SUN fields (layoutFlags.ts): the same for profile create and sun verify.
+const layoutOptions: Record<string, OptionSpec> = {
+  'picc-param': { type: 'string', value: 'P', description: 'PICCData parameter (default: e, picc_data)' },
+  'mac-param': { type: 'string', value: 'M', description: 'SDMMAC parameter (default: c, cmac)' },
+  'enc-param': { type: 'string', value: 'E', description: 'Encrypted file data parameter (default: d, enc)' },
+  'picc-offset': { type: 'string', value: 'N', description: 'PICCDataOffset, counted in the NDEF file (decimal or 0x hex)' },
+  'enc-offset': { type: 'string', value: 'N', description: 'SDMENCOffset (with --enc-length)' },
+  'enc-length': { type: 'string', value: 'N', description: 'SDMENCLength in ASCII characters (multiple of 32)' },
+  'mac-input-offset': { type: 'string', value: 'N', description: 'SDMMACInputOffset (= --mac-offset for an empty MAC input)' },
+  'mac-offset': { type: 'string', value: 'N', description: 'SDMMACOffset' },
+  'uri-prefix-code': { type: 'string', value: 'HEX', description: 'URI identifier code (default: 01–04 from the URL, else 00)' },
+}
+
 // Commands that act on one team's data take it the same way.
 const teamOption: OptionSpec = { type: 'string', value: 'ID', description: 'Team id' }
 
@@ -88,15 +101,7 @@ const commands: Record<string, CommandSpec> = {
       'file-key-file': { type: 'string', value: 'FILE', description: 'A file holding the file read key as hex' },
       'master-key': { type: 'string', value: 'HEX', description: 'Master / issuer key (32 hex; an10922, sdm_backend, boltcard); prefer --master-key-file' },
       'master-key-file': { type: 'string', value: 'FILE', description: 'A file holding the master key as hex' },
-      'picc-param': { type: 'string', value: 'P', description: 'PICCData parameter (default: e, picc_data)' },
-      'mac-param': { type: 'string', value: 'M', description: 'SDMMAC parameter (default: c, cmac)' },
-      'enc-param': { type: 'string', value: 'E', description: 'Encrypted file data parameter (default: d, enc)' },
-      'picc-offset': { type: 'string', value: 'N', description: 'PICCDataOffset, counted in the NDEF file (decimal or 0x hex)' },
-      'enc-offset': { type: 'string', value: 'N', description: 'SDMENCOffset (with --enc-length)' },
-      'enc-length': { type: 'string', value: 'N', description: 'SDMENCLength in ASCII characters (multiple of 32)' },
-      'mac-input-offset': { type: 'string', value: 'N', description: 'SDMMACInputOffset (= --mac-offset for an empty MAC input)' },
-      'mac-offset': { type: 'string', value: 'N', description: 'SDMMACOffset' },
-      'uri-prefix-code': { type: 'string', value: 'HEX', description: 'URI identifier code (default: 01–04 from the URL, else 00)' },
+      ...layoutOptions,
     },
     load: () => import('./commands/profile.js'),
   },
@@ -154,15 +159,7 @@ const commands: Record<string, CommandSpec> = {
       'meta-key': { type: 'string', value: 'HEX', description: 'SDM meta read key (32 hex); never printed' },
       'file-key': { type: 'string', value: 'HEX', description: 'SDM file read key (32 hex); never printed' },
       mode: { type: 'string', value: 'aes|lrp', description: "The chip's mode (default: from the PICCData length)" },
-      'picc-param': { type: 'string', value: 'P', description: 'PICCData parameter (default: e, picc_data)' },
-      'mac-param': { type: 'string', value: 'M', description: 'SDMMAC parameter (default: c, cmac)' },
-      'enc-param': { type: 'string', value: 'E', description: 'Encrypted file data parameter (default: d, enc)' },
-      'picc-offset': { type: 'string', value: 'N', description: 'PICCDataOffset, counted in the NDEF file (decimal or 0x hex)' },
-      'enc-offset': { type: 'string', value: 'N', description: 'SDMENCOffset (with --enc-length)' },
-      'enc-length': { type: 'string', value: 'N', description: 'SDMENCLength in ASCII characters (multiple of 32)' },
-      'mac-input-offset': { type: 'string', value: 'N', description: 'SDMMACInputOffset (= --mac-offset for an empty MAC input)' },
-      'mac-offset': { type: 'string', value: 'N', description: 'SDMMACOffset' },
-      'uri-prefix-code': { type: 'string', value: 'HEX', description: 'URI identifier code (default: 01–04 from the URL, else 00)' },
+      ...layoutOptions,
       ntag21x: { type: 'boolean', description: 'Accept an NTAG 21x mirror (no MAC) as valid, unauthenticated' },
     },
     load: () => import('./commands/sunVerify.js'),

@@ -2,7 +2,7 @@ import type { StationRow } from '../db/stations.js'
 import type { Store } from '../db/store.js'
 import type { Keyring } from '../taps/createKeyring.js'
 import { TapRejectedError } from '../taps/tapErrors.js'
-import { verifyTapBatched } from '../taps/verifyTap.js'
+import { type VerifiedTap, verifyTapBatched } from '../taps/verifyTap.js'
 
 /** A station tap as the gateway receives it (POST /station/taps body, or a WebSocket message's `tap`), already validated. */
 export type StationTapInput = {
@@ -14,15 +14,7 @@ export type StationTapInput = {
 }
 
 export type StationTapOutcome =
-  | {
-      accepted: true
-      refId: string
-      uid: string
-      counter: number | null
-      mode: 'aes' | 'lrp' | 'ntag21x'
-      authenticated: boolean
-      fileData: string | null
-    }
+  | ({ accepted: true } & Omit<VerifiedTap, 'chip'>)
   | { accepted: false; statusCode: number; reason: string; message: string; detail: string; uid: string | null }
 
 /** The station a tap came from: a token's station, or (id null) the gateway's own in-process station. */
