@@ -21,6 +21,12 @@ export type ProfileEntry = {
   verifier: SunVerifier
   /** The chip's SDM file read key under this profile's key scheme. */
   fileKeyFor: (chip: ChipRow) => Buffer
+  /**
+   * The file key a chip with this UID would have, where the scheme derives it from
+   * the UID alone (static, AN10922, sdm-backend); null where it is kept per chip
+   * (per_chip) or needs the chip's key version (boltcard).
+   */
+  fileKeyForUid: (uid: string) => Buffer | null
 }
 
 export type Keyring = {
@@ -83,11 +89,13 @@ function buildEntry(profile: ChipProfileRow, secret: Buffer): ProfileEntry {
   const master = profile.masterKey ? open('master', profile.masterKey) : null
   let metaKey: Buffer | undefined
   let fileKeyFor: (chip: ChipRow) => Buffer
+  let fileKeyForUid: (uid: string) => Buffer | null = () => null
   switch (profile.keyScheme) {
     case 'static': {
       const fileKey = open('file', profile.fileKey)
       metaKey = profile.metaKey ? open('meta', profile.metaKey) : undefined
       fileKeyFor = () => fileKey
+      fileKeyForUid = () => fileKey
       break
     }
     case 'per_chip':
@@ -100,11 +108,13 @@ function buildEntry(profile: ChipProfileRow, secret: Buffer): ProfileEntry {
     case 'an10922':
       // AN10922 diversifies the file key per UID; the meta key cannot be (it reveals the UID).
       metaKey = profile.metaKey ? open('meta', profile.metaKey) : undefined
-      fileKeyFor = (chip) => diversifyAn10922({ masterKey: master!, m: an10922Input({ uid: chip.uid }) })
+      fileKeyForUid = (uid) => diversifyAn10922({ masterKey: master!, m: an10922Input({ uid }) })
+      fileKeyFor = (chip) => fileKeyForUid(chip.uid)!
       break
     case 'sdm_backend':
       metaKey = deriveSdmBackendMetaKey({ masterKey: open('master', profile.masterKey) })
-      fileKeyFor = (chip) => deriveSdmBackendTagKey({ masterKey: master!, uid: chip.uid, keyNo: 2 })
+      fileKeyForUid = (uid) => deriveSdmBackendTagKey({ masterKey: master!, uid, keyNo: 2 })
+      fileKeyFor = (chip) => fileKeyForUid(chip.uid)!
       break
     case 'boltcard': {
       const issuerKey = open('master', profile.masterKey)
@@ -119,5 +129,6 @@ function buildEntry(profile: ChipProfileRow, secret: Buffer): ProfileEntry {
     layout: profile.layout === null ? undefined : (JSON.parse(profile.layout) as SunLayout),
     verifier: createSunVerifier({ metaKey, mode: profile.mode }),
     fileKeyFor,
+    fileKeyForUid,
   }
 }

@@ -2,7 +2,7 @@ import type { ChipRow } from '../db/chips.js'
 import type { Store } from '../db/store.js'
 import { SealedKeyError } from '../keys/errors.js'
 import { recordTap, recordTapBatched, type RecordTapParameters } from '../refs/recordTap.js'
-import { extractSunFields, type ExtractSunFieldsReturnType } from '../sun/index.js'
+import { extractSunFields, type ExtractedSunMessage, type ExtractSunFieldsReturnType } from '../sun/index.js'
 import type { Keyring, ProfileEntry } from './createKeyring.js'
 import { TapRejectedError, type TapRejectReason } from './tapErrors.js'
 
@@ -201,7 +201,7 @@ function judgeFields(store: Store, entry: ProfileEntry | undefined, fields: Extr
       if (uid === null)
         return { ok: false, reason: 'malformed', detail: 'the PICCData mirrors no UID, so the chip cannot be identified', uid: null, decrypted: true }
       const chip = store.chips.get(uid)
-      if (!chip) return { ok: false, reason: 'unknown_chip', detail: `no chip with UID ${uid} is registered`, uid }
+      if (!chip) return unregisteredChip(entry, fields, uid)
       if (picc.uid === null && chip.randomUid === 1)
         return { ok: false, reason: 'malformed', detail: `chip ${uid} answers with random UIDs, so a counter-only message cannot be tied to it`, uid: null, decrypted: true }
       // Without the UID in the session vector, one file key shared by all chips would let chip A's copied
@@ -222,6 +222,24 @@ function judgeFields(store: Store, entry: ProfileEntry | undefined, fields: Extr
       return { ok: true, uid: chip.uid, counter: result.counter, mode: result.mode, authenticated: true, fileData: result.fileData }
     }
   }
+}
+
+/**
+ * The PICCData names a UID no chip has. A wrong meta key decrypts to a plausible
+ * PICCData about once in 90 tries, with a random UID: where the profile derives
+ * file keys from the UID alone, the MAC tells a real unregistered chip (it
+ * verifies) from that garbage, so unknown_chip is only said when it is true.
+ */
+function unregisteredChip(entry: ProfileEntry, fields: ExtractedSunMessage, uid: string): Rejection {
+  const fileKey = entry.fileKeyForUid(uid)
+  if (fileKey && !entry.verifier.verify(fields, { fileKey }).valid)
+    return {
+      ok: false,
+      reason: 'not_sun_message',
+      detail: `the PICCData decrypts to UID ${uid}, which is not registered, and the MAC does not verify under profile ${entry.profile.name}'s keys: not a message from a chip of this profile`,
+      uid: null,
+    }
+  return { ok: false, reason: 'unknown_chip', detail: `no chip with UID ${uid} is registered`, uid }
 }
 
 /** The profile a plain-mirror chip uses; the loop's profile only if it is the chip's own. */

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import fs from 'node:fs'
 import { afterEach, beforeEach, describe, expect, test } from 'vitest'
 import type { KeyScheme } from '../../src/db/chipProfiles.js'
@@ -41,8 +42,8 @@ afterEach(() => {
 type ChipKeys = { metaKey: Buffer | string; fileKey: Buffer | string }
 
 /** The URL a chip programmed with `keys` writes for `counter` (gateway's default layout: e, c). */
-function tapUrl(uid: string, keys: ChipKeys, counter: number, mode: 'aes' | 'lrp' = 'aes'): string {
-  const m = generateSunMessage({ ...keys, uid, counter, mode })
+function tapUrl(uid: string, keys: ChipKeys, counter: number, mode: 'aes' | 'lrp' = 'aes', random?: Buffer): string {
+  const m = generateSunMessage({ ...keys, uid, counter, mode, random })
   return `https://tap.example.com/tap?e=${m.piccData}&c=${m.sdmmac}`
 }
 
@@ -128,7 +129,29 @@ describe('sdm-backend "standard" (profile: master key only)', () => {
   })
 
   test("keys from another master do not even decrypt: the meta key is derived from the master too", () => {
-    expect(rejection(tapUrl(A, keysOf(A, '00112233445566778899AABBCCDDEEFF'), 13)).reason).toBe('not_sun_message')
+    const padding = Buffer.alloc(5, 0x5a) // fixed: see the next test for what random padding can decrypt to
+    expect(rejection(tapUrl(A, keysOf(A, '00112233445566778899AABBCCDDEEFF'), 13, 'aes', padding)).reason).toBe('not_sun_message')
+  })
+
+  test('a wrong master never reads as unknown_chip: garbage that decrypts to a plausible UID fails the MAC for that UID', () => {
+    // Under a wrong meta key about 3 messages in 256 decrypt to a well-formed PICCDataTag: C7 or 87 with a random
+    // UID (now refused as not_sun_message, since that UID's derived key fails the MAC), or 40, counter only, which
+    // names no chip at all (malformed). The padding comes from a hash of the counter: the same 900 messages every run.
+    const wrong = keysOf(A, '00112233445566778899AABBCCDDEEFF')
+    const verdicts = new Map<string, number>()
+    for (let counter = 100; counter < 1_000; counter++) {
+      const padding = createHash('sha256').update(String(counter)).digest().subarray(0, 5)
+      const { reason, detail } = rejection(tapUrl(A, wrong, counter, 'aes', padding))
+      const kind = detail.includes('which is not registered') ? `${reason}: plausible UID` : detail.includes('mirrors no UID') ? `${reason}: counter only` : reason
+      verdicts.set(kind, (verdicts.get(kind) ?? 0) + 1)
+    }
+    expect([...verdicts.keys()].sort()).toEqual(['malformed: counter only', 'not_sun_message', 'not_sun_message: plausible UID'])
+    expect(verdicts.get('not_sun_message: plausible UID')).toBeGreaterThan(2)
+  })
+
+  test('a genuine chip that is not registered is unknown_chip: its MAC verifies under the derived key', () => {
+    const C = '04C1C2C3C4C5C6'
+    expect(rejection(tapUrl(C, keysOf(C), 1))).toMatchObject({ reason: 'unknown_chip', detail: `no chip with UID ${C} is registered` })
   })
 
   test('the all-zero master maps to all-zero keys, as in sdm-backend: factory chips verify', () => {
