@@ -35,11 +35,9 @@
  * fails the build (exit code 0 unless it could not run). Everything it starts is stopped by PID
  * and every temp dir removed at the end, also on error, on the time bound or on Ctrl-C.
  */
-import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { EventEmitter } from 'node:events'
 import fs from 'node:fs'
-import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { PerformanceObserver } from 'node:perf_hooks'
@@ -55,6 +53,7 @@ import { FixtureReader, FixtureReaderSource } from '../station/fixtures/fixtureR
 import { readFixtureFile } from '../station/fixtures/format.js'
 import { createInProcessSink } from '../station/link/inProcessSink.js'
 import { pcscdClients } from '../station/pcsc/pcscdClients.js'
+import { PCSCD_BINARY, usePcscd, type PcscdProcess } from '../station/pcsc/pcscdProcess.js'
 import { pcscdReachable } from '../station/pcscdReachable.js'
 import { readTap, type ReadTapReturnType } from '../station/readTap.js'
 import { CardRemovedError, type CardSession, type Reader, type ReaderEvents, type ReaderSource } from '../station/reader.js'
@@ -87,8 +86,6 @@ const PCSCD_SHARE_WAIT_MS = 15_000
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const tapsDir = path.join(root, 'fixtures/taps')
-const PCSCD = ['/usr/sbin/pcscd', '/usr/bin/pcscd'].find((p) => fs.existsSync(p))
-const PCSCD_SOCKET = '/run/pcscd/pcscd.comm'
 
 type SeedProfile = { name: string; mode: 'aes' | 'lrp'; metaKey: string; fileKey: string }
 type Seed = { teams: [{ name: string; chipProfiles: SeedProfile[]; chips: { uid: string; kind: string; profile?: string }[] }] }
@@ -319,48 +316,9 @@ type PcscResult =
   | { skipped: string }
   | { taps: PcscTapTiming[]; failures: string[]; apduCount: number; startedPcscd: boolean; pcscdNote: string }
 
-async function socketAccepts(socketPath: string): Promise<boolean> {
-  if (!fs.existsSync(socketPath)) return false
-  return new Promise((resolve) => {
-    const s = net.connect(socketPath)
-    s.once('connect', () => (s.destroy(), resolve(true)))
-    s.once('error', () => resolve(false))
-  })
-}
-
-/** Resolves true when the child has exited, or false after `ms`. */
-function exited(child: ChildProcess, ms: number): Promise<boolean> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true)
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => resolve(false), ms)
-    child.once('exit', () => {
-      clearTimeout(timer)
-      resolve(true)
-    })
-  })
-}
-
-/** Stops a child by its PID: SIGTERM, then SIGKILL. */
-async function stopByPid(child: ChildProcess, name: string): Promise<void> {
-  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return
-  const signal = (sig: NodeJS.Signals) => {
-    try {
-      process.kill(child.pid!, sig)
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error
-    }
-  }
-  signal('SIGTERM')
-  if (await exited(child, 5000)) return
-  console.error(`${name} (pid ${child.pid}) ignored SIGTERM for 5 s: SIGKILL`)
-  signal('SIGKILL')
-  await exited(child, 5000)
-}
-
-
 /** Why the PC/SC part cannot run here, or null. Checked before nfc-pcsc is loaded (pcsclite blocks without pcscd). */
 async function pcscMissing(): Promise<string | null> {
-  if (!PCSCD) return 'pcscd is not installed (apt-get install pcscd vsmartcard-vpcd libpcsclite-dev)'
+  if (!PCSCD_BINARY) return 'pcscd is not installed (apt-get install pcscd vsmartcard-vpcd libpcsclite-dev)'
   if (!fs.existsSync('/etc/reader.conf.d/vpcd')) return 'vsmartcard-vpcd is not installed (apt-get install vsmartcard-vpcd): no virtual reader to insert the card into'
   const specifier = 'nfc-pcsc'
   try {
@@ -376,36 +334,20 @@ async function ensurePcscd(): Promise<{ ok: true; started: boolean; note: string
   const reachable = await pcscdReachable()
   if (reachable.ok) return { ok: true, started: false, note: 'pcscd already running: used as it is' }
   if (process.getuid?.() !== 0) return { ok: false, why: `${reachable.why}; not root, so this bench cannot start one` }
-  let log = ''
-  let child: ChildProcess | null = spawn(PCSCD!, ['--foreground'], { stdio: ['ignore', 'pipe', 'pipe'] })
-  const pid = child.pid
-  const own = child
-  onCleanup(`stopping pcscd (pid ${pid})`, async () => {
-    // pcscd is one per machine: a client that came meanwhile (a test run) would break if it went now. Bounded wait.
-    const until = Date.now() + PCSCD_SHARE_WAIT_MS
-    let others = pcscdClients([process.pid, pid!])
-    while (others && others.length > 0 && Date.now() < until && own.exitCode === null) {
-      await sleep(200)
-      others = pcscdClients([process.pid, pid!])
-    }
-    if (others && others.length > 0 && own.exitCode === null)
-      console.error(`stopping our pcscd (pid ${pid}) while processes ${others.join(', ')} still use it (waited ${PCSCD_SHARE_WAIT_MS / 1000} s)`)
-    await stopByPid(own, 'pcscd')
-  })
-  child.stdout!.on('data', (c: Buffer) => (log += c.toString()))
-  child.stderr!.on('data', (c: Buffer) => (log += c.toString()))
-  child.once('error', (error) => (log += `spawn error: ${error.message}\n`))
   const started = performance.now()
-  const until = Date.now() + PCSCD_START_TIMEOUT_MS
-  while (!(await socketAccepts(PCSCD_SOCKET))) {
-    // Another pcscd started at the same moment wins the pid file; ours exits and theirs serves.
-    if (child && child.exitCode !== null) child = null
-    if (Date.now() > until) return { ok: false, why: `pcscd (pid ${pid}) did not open ${PCSCD_SOCKET} within ${PCSCD_START_TIMEOUT_MS / 1000} s: ${log.trim().split('\n').slice(-3).join(' | ')}` }
-    await sleep(10)
+  let pcscd: PcscdProcess
+  try {
+    pcscd = await usePcscd({ startTimeoutMs: PCSCD_START_TIMEOUT_MS, shareWaitMs: PCSCD_SHARE_WAIT_MS })
+  } catch (error) {
+    return { ok: false, why: (error as Error).message.trim().split('\n').slice(0, 4).join(' | ') }
   }
   const ms = performance.now() - started
-  if (!child) return { ok: true, started: false, note: `a pcscd started elsewhere at the same time is used (ours, pid ${pid}, exited)` }
-  return { ok: true, started: true, note: `started pcscd --foreground (pid ${pid}; socket ready in ${ms.toFixed(0)} ms), stopped by PID at the end` }
+  onCleanup(`stopping pcscd (pid ${pcscd.pid})`, async () => {
+    const others = await pcscd.stop()
+    if (others.length > 0) console.error(`stopped our pcscd (pid ${pcscd.pid}) while processes ${others.join(', ')} still used it (waited ${PCSCD_SHARE_WAIT_MS / 1000} s)`)
+  })
+  if (!pcscd.started) return { ok: true, started: false, note: 'a pcscd started elsewhere at the same time is used (ours exited)' }
+  return { ok: true, started: true, note: `started pcscd --foreground (pid ${pcscd.pid}; socket ready in ${ms.toFixed(0)} ms), stopped by PID at the end` }
 }
 
 async function pcscPart(deadline: number): Promise<PcscResult> {

@@ -14,13 +14,14 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { pcscdClients } from '../../station/pcsc/pcscdClients.js'
-import net from 'node:net'
 import path from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { createStation } from '../../src/stations/stations.js'
+import { pcscdClients } from '../../station/pcsc/pcscdClients.js'
+import { PCSCD_BINARY, PCSCD_SOCKET as SOCKET, usePcscd, type PcscdProcess } from '../../station/pcsc/pcscdProcess.js'
 import { openPcscReaders, PcscUnavailableError } from '../../station/pcsc/pcscReaders.js'
+import { pcscdReachable } from '../../station/pcscdReachable.js'
 import { readTap, type ReadTapReturnType } from '../../station/readTap.js'
 import { CardRemovedError, type CardSession, type Reader, type ReaderSource } from '../../station/reader.js'
 import { VirtualNtag424, type CardExchange, type VirtualNtag424Options } from '../../station/virtual-card/ntag424.js'
@@ -29,8 +30,6 @@ import { call, createTestGateway, makeTempDir, seedSunChip, seedSunProfile, seed
 import { exited, repoRoot, stopChild } from '../helpers/processes.js'
 
 const CI = process.env.CI === 'true'
-const PCSCD = ['/usr/sbin/pcscd', '/usr/bin/pcscd'].find((p) => existsSync(p))
-const SOCKET = '/run/pcscd/pcscd.comm'
 const SLOT = { port: 35963, reader: 'Virtual PCD 00 00', other: 'Virtual PCD 00 01' }
 const META = '5ACE7E50AB65D5D51FD5BF5A16B8205B'
 const FILE = '97D1F3FCC8A6B3A4F1AE6F1E3B4BD5A0'
@@ -44,14 +43,7 @@ const canUnshare = isRoot && spawnSync('unshare', ['--mount', '--net', '--propag
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 const newUid = () => `04${randomBytes(6).toString('hex').toUpperCase()}`
 
-async function socketAccepts(socket = SOCKET): Promise<boolean> {
-  if (!existsSync(socket)) return false
-  return new Promise((resolve) => {
-    const s = net.connect(socket)
-    s.once('connect', () => (s.destroy(), resolve(true)))
-    s.once('error', () => resolve(false))
-  })
-}
+const socketAccepts = async (socket = SOCKET) => (await pcscdReachable({ PCSCLITE_CSOCK_NAME: socket })).ok
 
 /** Whether openPcscReaders can load nfc-pcsc and libpcsclite here (null) or why not. */
 async function nfcPcscProblem(): Promise<string | null> {
@@ -67,7 +59,7 @@ async function nfcPcscProblem(): Promise<string | null> {
 const pcscdRunning = await socketAccepts()
 const nfcPcsc = await nfcPcscProblem()
 const missing = [
-  PCSCD ? null : 'pcscd (apt-get install pcscd)',
+  PCSCD_BINARY ? null : 'pcscd (apt-get install pcscd)',
   existsSync('/etc/reader.conf.d/vpcd') ? null : 'vsmartcard-vpcd (apt-get install vsmartcard-vpcd)',
   nfcPcsc,
   pcscdRunning || isRoot ? null : 'a running pcscd (or root, to start one)',
@@ -104,13 +96,6 @@ test.skipIf(nfcPcsc !== null)('without pcscd, openPcscReaders says how to start 
 })
 
 
-/** Stops a pcscd this file started, once no other process uses it (bounded: 30 s). */
-async function stopOwnPcscd(pcscd: ChildProcess): Promise<void> {
-  const until = Date.now() + 30_000
-  while (pcscdClientsOf([process.pid, pcscd.pid!]).length > 0 && Date.now() < until) await sleep(200)
-  await stopChild(pcscd)
-}
-
 /** Stats of a list of milliseconds, for the log. */
 function stats(ms: number[]): string {
   const sorted = [...ms].sort((a, b) => a - b)
@@ -134,8 +119,7 @@ class CopiedChip extends VirtualNtag424 {
 }
 
 describe.skipIf(missing.length > 0)('PC/SC end to end: virtual card → vpcd → pcscd → nfc-pcsc → readTap → gateway', () => {
-  let pcscd: ChildProcess | null = null
-  let pcscdLog = ''
+  let pcscd: PcscdProcess | undefined
   let gw: TestGateway
   let token: string
   let source: ReaderSource
@@ -161,18 +145,7 @@ describe.skipIf(missing.length > 0)('PC/SC end to end: virtual card → vpcd →
   let removedWaiter: (() => void) | null = null
 
   beforeAll(async () => {
-    if (!(await socketAccepts())) {
-      pcscd = spawn(PCSCD!, ['--foreground'], { stdio: ['ignore', 'pipe', 'pipe'] })
-      pcscd.stdout!.on('data', (c: Buffer) => (pcscdLog += c.toString()))
-      pcscd.stderr!.on('data', (c: Buffer) => (pcscdLog += c.toString()))
-    }
-    const until = Date.now() + 5000
-    while (!(await socketAccepts())) {
-      // One started at the same moment elsewhere wins the pid file; ours exits and theirs serves.
-      if (pcscd && pcscd.exitCode !== null) pcscd = null
-      if (Date.now() > until) throw new Error(`pcscd did not come up within 5 s\n${pcscdLog}`)
-      await sleep(20)
-    }
+    pcscd = await usePcscd()
 
     gw = await createTestGateway()
     const { teamId } = seedTeam(gw, { name: 'Kiosk team', chips: [{ uid: UID }, { uid: OTHER_UID }] })
@@ -208,7 +181,7 @@ describe.skipIf(missing.length > 0)('PC/SC end to end: virtual card → vpcd →
   afterAll(async () => {
     await source?.close()
     await gw?.close()
-    if (pcscd) await stopOwnPcscd(pcscd)
+    await pcscd?.stop()
   })
 
   /** The next card event of the slot (within 5 s). */
@@ -442,7 +415,7 @@ describe.skipIf(missing.length > 0)('PC/SC end to end: virtual card → vpcd →
 function startPrivatePcscd(runDir: string, confDir: string): ChildProcess {
   // unshare and sh exec: the child's PID is pcscd's.
   const script = 'mkdir -p /run/pcscd && mount --bind "$0" /run/pcscd && exec "$1" --foreground -c "$2"'
-  return spawn('unshare', ['--mount', '--net', '--propagation', 'private', 'sh', '-c', script, runDir, PCSCD!, confDir], {
+  return spawn('unshare', ['--mount', '--net', '--propagation', 'private', 'sh', '-c', script, runDir, PCSCD_BINARY!, confDir], {
     stdio: ['ignore', 'ignore', 'pipe'],
   })
 }

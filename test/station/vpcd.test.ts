@@ -8,21 +8,17 @@
  * is reused, never a second started; one started here is stopped by PID. The card goes
  * into vpcd slot 1 (port 35964, "Virtual PCD 00 01"); another test may be using slot 0.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { EventEmitter } from 'node:events'
 import { existsSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import net from 'node:net'
 import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { extractSunFields, NDEF_URI_PREFIXES, toHex, verifySunMessage } from '../../src/sun/index.js'
+import { PCSCD_BINARY, usePcscd, type PcscdProcess } from '../../station/pcsc/pcscdProcess.js'
 import { VirtualNtag424 } from '../../station/virtual-card/ntag424.js'
 import { insertCard } from '../../station/virtual-card/vpcd.js'
-import { stopChild } from '../helpers/processes.js'
 
 const CI = process.env.CI === 'true'
-const PCSCD = ['/usr/sbin/pcscd', '/usr/bin/pcscd'].find((p) => existsSync(p))
-const SOCKET = '/run/pcscd/pcscd.comm'
 const SLOT_PORT = 35964
 const SLOT_READER = 'Virtual PCD 00 01'
 const META = '0C3B25D92B38AE443229DD59AD34B85D'
@@ -42,7 +38,7 @@ function loadNfcPcsc(): (new () => Nfc) | null {
 const NFC = loadNfcPcsc()
 
 const missing = [
-  PCSCD ? null : 'pcscd (apt-get install pcscd)',
+  PCSCD_BINARY ? null : 'pcscd (apt-get install pcscd)',
   existsSync('/etc/reader.conf.d/vpcd') ? null : 'vsmartcard-vpcd (apt-get install vsmartcard-vpcd)',
   NFC ? null : 'nfc-pcsc (npm install; needs libpcsclite-dev)',
 ].filter((m) => m !== null)
@@ -55,36 +51,13 @@ test('the PC/SC stack for the vpcd tests is installed (required under CI=true)',
   expect(missing).toEqual([])
 })
 
-const pcscdRunning = () => spawnSync('pgrep', ['-x', 'pcscd']).status === 0
-
-async function socketAccepts(): Promise<boolean> {
-  if (!existsSync(SOCKET)) return false
-  return new Promise((resolve) => {
-    const s = net.connect(SOCKET)
-    s.once('connect', () => (s.destroy(), resolve(true)))
-    s.once('error', () => resolve(false))
-  })
-}
-
 describe.skipIf(missing.length > 0)('through pcscd and vpcd', () => {
-  let pcscd: ChildProcess | null = null
-  let pcscdLog = ''
+  let pcscd: PcscdProcess | undefined
   let nfc: Nfc
   let reader: PcscReader
 
   beforeAll(async () => {
-    if (!pcscdRunning()) {
-      pcscd = spawn(PCSCD!, ['--foreground'], { stdio: ['ignore', 'pipe', 'pipe'] })
-      pcscd.stdout!.on('data', (c: Buffer) => (pcscdLog += c.toString()))
-      pcscd.stderr!.on('data', (c: Buffer) => (pcscdLog += c.toString()))
-    }
-    const until = Date.now() + 5000
-    while (!(await socketAccepts())) {
-      // One started at the same moment elsewhere wins the pid file; ours exits and theirs serves.
-      if (pcscd && pcscd.exitCode !== null) pcscd = null
-      if (Date.now() > until) throw new Error(`pcscd did not come up within 5 s\n${pcscdLog}`)
-      await new Promise((r) => setTimeout(r, 20))
-    }
+    pcscd = await usePcscd()
     nfc = new NFC!()
     nfc.on('error', () => {})
     reader = await new Promise<PcscReader>((resolve, reject) => {
@@ -103,7 +76,7 @@ describe.skipIf(missing.length > 0)('through pcscd and vpcd', () => {
 
   afterAll(async () => {
     nfc?.close()
-    if (pcscd) await stopChild(pcscd)
+    await pcscd?.stop()
   })
 
   /** Resolves at the next `card` event of our reader whose FF CA answer is `uid` (the slot may hold someone else's card first). */
