@@ -181,6 +181,7 @@ function check(condition: boolean, message: string): asserts condition {
  * card.transmit(Buffer.from('00A4040007D276000085010100', 'hex')) // <90 00>
  */
 export class VirtualNtag424 {
+  readonly atr = NTAG424_ATR
   readonly uid: string
   readonly mode: SunMode
   readonly template: string

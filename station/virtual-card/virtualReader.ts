@@ -1,10 +1,19 @@
 /*
- * An in-process reader for the virtual NTAG 424 DNA: tests and benches tap it
- * without pcscd. It implements the same Reader/CardSession interfaces as a live
- * PC/SC reader, so the station code above cannot tell the difference.
+ * An in-process reader for software cards (the virtual NTAG 424 DNA, the NTAG 213
+ * of the fixture recorder): tests and benches tap them without pcscd. It
+ * implements the same Reader/CardSession interfaces as a live PC/SC reader, so
+ * the station code above cannot tell the difference.
  */
 import { CardRemovedError, type CardSession, type Reader, type ReaderEvents } from '../reader.js'
-import { NTAG424_ATR, type VirtualNtag424 } from './ntag424.js'
+import type { CardExchange } from './ntag424.js'
+
+/** What the reader needs of a card: the ATR a PC/SC reader reports for it, a power-up, and its answer to each APDU. */
+export interface VirtualCard {
+  readonly atr: string
+  /** A tap: the card powers up in the field. */
+  enterField(): void
+  exchange(command: Uint8Array): CardExchange
+}
 
 export type VirtualReaderOptions = {
   /** Delay before each response, to imitate RF and reader time (default 0: answered on the next tick). */
@@ -12,15 +21,15 @@ export type VirtualReaderOptions = {
 }
 
 /** A Reader you place a virtual card on by hand. */
-export interface VirtualReader extends Reader {
+export interface VirtualReader<C extends VirtualCard = VirtualCard> extends Reader {
   /** The card on the reader, if any. */
-  readonly card: VirtualNtag424 | null
+  readonly card: C | null
   /**
    * A tap: puts `card` on the reader and emits `card` (synchronously) with its session.
    *
    * @throws Error when a card is already on the reader, or the reader is closed
    */
-  place(card: VirtualNtag424): CardSession
+  place(card: C): CardSession
   /** Lifts the card: emits `cardRemoved`; the session's pending and later transmits reject with CardRemovedError. No-op without a card. */
   remove(): void
 }
@@ -36,10 +45,10 @@ type Listeners = { [E in keyof ReaderEvents]: Set<ReaderEvents[E]> }
  * reader.on('card', async (session) => console.log(await session.transmit(Buffer.from('FFCA000000', 'hex'))))
  * reader.place(new VirtualNtag424({ uid: '04DE5F1EACC040', metaKey: K, fileKey: K }))
  */
-export function createVirtualReader(name = 'Virtual NTAG 424 reader', options: VirtualReaderOptions = {}): VirtualReader {
+export function createVirtualReader<C extends VirtualCard = VirtualCard>(name = 'Virtual NTAG 424 reader', options: VirtualReaderOptions = {}): VirtualReader<C> {
   const latency = options.apduLatencyMs ?? 0
   const listeners: Listeners = { card: new Set(), cardRemoved: new Set(), error: new Set(), end: new Set() }
-  let current: { card: VirtualNtag424; session: CardSession } | null = null
+  let current: { card: C; session: CardSession } | null = null
   let closed = false
   /** A card that left after answering: its cardRemoved event is due on the next turn of the loop. */
   let leaving: NodeJS.Immediate | null = null
@@ -64,7 +73,7 @@ export function createVirtualReader(name = 'Virtual NTAG 424 reader', options: V
     emit('cardRemoved')
   }
 
-  const reader: VirtualReader = {
+  const reader: VirtualReader<C> = {
     name,
     get card() {
       return current?.card ?? null
@@ -84,7 +93,7 @@ export function createVirtualReader(name = 'Virtual NTAG 424 reader', options: V
       card.enterField()
       const session: CardSession = {
         readerName: name,
-        atr: NTAG424_ATR,
+        atr: card.atr,
         async transmit(command) {
           if (current?.session !== session) throw new CardRemovedError()
           await tick()
