@@ -49,7 +49,17 @@ export async function startServer(config: Config, say: (line: string) => void = 
     relayer = createRelayer({ store, chains, config, log })
     app = await buildApp({ config, store, chains, relayer })
     const embedded = chains.get(EMBEDDED_CHAIN_ID)
-    if (embedded && chains.embedded?.owner) await restoreEmbeddedChain({ store, chain: embedded, log, now: Date.now() })
+    if (embedded && chains.embedded?.owner) {
+      const restore = () => restoreEmbeddedChain({ store: store!, chain: embedded, log, now: Date.now() })
+      await restore()
+      // anvil died under us: nothing sends while it is replaced, and the outbox then replays what its saved state lacks.
+      chains.embedded.onRestart((respawn) =>
+        relayer!.hold(EMBEDDED_CHAIN_ID, async () => {
+          await respawn()
+          await restore()
+        }),
+      )
+    }
     relayer.start()
     await app.listen({ host: config.host, port: config.port })
     const address = app.server.address()

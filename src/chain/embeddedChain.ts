@@ -35,6 +35,15 @@ export type EmbeddedChain = {
   saveState(): Promise<void>
   /** Tell the chain that blocks were mined; saves (in the background, errors logged not thrown) once saveEveryBlocks new blocks have accumulated since the last save. */
   noteMined(blocks?: number): void
+  /**
+   * How a restart after anvil died runs. anvil is started again on its port
+   * (so the URL stays), with the last saved state; `recover` wraps that
+   * `respawn` with what must not run meanwhile and what must follow (the
+   * server: the relayer holds the chain, then the outbox replays what the saved
+   * state lacks). Default: respawn alone. A failed recovery is retried with
+   * backoff until it works or the chain is stopped.
+   */
+  onRestart(recover: (respawn: () => Promise<void>) => Promise<void>): void
   /** Save, then stop anvil (SIGTERM, SIGKILL after 3 s) and remove the pid file. Idempotent. */
   stop(): Promise<void>
 }
@@ -113,60 +122,69 @@ async function startOwned(args: {
   let anvil = await spawnAndRecord(chainId, pidPath)
   let restored = false
   try {
-    const state = await readFile(statePath).catch((error: NodeJS.ErrnoException) => {
-      if (error.code === 'ENOENT') return undefined
-      throw error
-    })
-    if (state) {
-      let unloadable: string | undefined
-      if (state.length === 0) unloadable = 'state file is empty'
-      else {
-        try {
-          await rpc(anvil.url, 'anvil_loadState', [`0x${state.toString('hex')}`], { timeoutMs: loadTimeoutMs })
-          restored = true
-        } catch (error) {
-          // -32602 is anvil failing to decode the dump. Anything else (no answer, a
-          // refused request) says nothing about the file: keep it and fail the boot.
-          if (!(error instanceof RpcError) || error.code !== -32602) throw error
-          unloadable = error.message
-        }
-      }
-      if (unloadable) {
-        // Kept, not deleted: it may be repairable, and it is the only copy of the history.
-        const corruptPath = join(dir, `state.${new Date().toISOString().replace(/[:.]/g, '-')}.corrupt`)
-        await rename(statePath, corruptPath)
-        log.warn({ chainId, err: unloadable, movedTo: corruptPath }, 'embedded chain state unloadable; starting a fresh chain')
-        // A fresh process, in case the failed load left part of the dump applied.
-        await anvil.stop()
-        anvil = await spawnAndRecord(chainId, pidPath)
-      }
-    }
-    if (restored) {
-      // anvil_loadState restores blocks but not the clock: without this the next
-      // block would be stamped genesis + uptime, earlier than the loaded ones.
-      const latest = await rpc<{ number: string; timestamp: string }>(anvil.url, 'eth_getBlockByNumber', ['latest', false])
-      await rpc(anvil.url, 'evm_setTime', [Number(latest.timestamp)])
-      log.info({ chainId, blocks: Number(latest.number), bytes: state?.length, rescued }, 'embedded chain state loaded')
-    }
+    ;({ anvil, restored } = await loadSavedState(anvil, { chainId, dir, statePath, pidPath, log, rescued }))
   } catch (error) {
     await anvil.stop()
     await rm(pidPath, { force: true })
     throw error
   }
 
-  const { child } = anvil
   let closed = false
   const exitHook = () => {
-    child.kill('SIGKILL')
+    anvil.child.kill('SIGKILL')
     try {
       unlinkSync(pidPath)
     } catch {}
     releaseLock()
   }
   process.once('exit', exitHook)
-  child.once('exit', (code, signal) => {
-    if (!closed) log.warn({ chainId, pid: anvil.pid, code, signal }, 'embedded chain (anvil) exited unexpectedly')
-  })
+
+  // ---- Restart after anvil died (crash, OOM kill, someone's kill -9) ----
+  let recover = (respawn: () => Promise<void>) => respawn()
+  let restarting: Promise<void> | undefined
+  let wakeFromBackoff = () => {}
+  /** Stopped on purpose: its exit is not a crash. */
+  const retired = new WeakSet<AnvilProcess>()
+  const respawn = async () => {
+    // A former attempt's anvil whose recovery failed after it started still holds the port.
+    if (anvil.child.exitCode === null && anvil.child.signalCode === null) {
+      retired.add(anvil)
+      await anvil.stop()
+    }
+    const fresh = await spawnAndRecord(chainId, pidPath, anvil.port)
+    let loaded: { anvil: AnvilProcess; restored: boolean }
+    try {
+      loaded = await loadSavedState(fresh, { chainId, dir, statePath, pidPath, log, rescued: false })
+    } catch (error) {
+      await fresh.stop()
+      throw error
+    }
+    anvil = loaded.anvil
+    blocksSinceSave = 0
+    watch(anvil)
+  }
+  const watch = (proc: AnvilProcess) =>
+    proc.child.once('exit', (code, signal) => {
+      if (closed || proc !== anvil || retired.has(proc)) return
+      log.warn({ chainId, pid: proc.pid, code, signal, port: proc.port }, 'embedded chain (anvil) exited unexpectedly; restarting it')
+      restarting = (async () => {
+        for (let attempt = 1; !closed; attempt++) {
+          try {
+            await recover(respawn)
+            log.info({ chainId, pid: anvil.pid, attempt }, 'embedded chain restarted')
+            return
+          } catch (error) {
+            const waitMs = Math.min(30_000, 500 * 2 ** attempt)
+            log.warn({ chainId, attempt, err: (error as Error).message, retryInMs: waitMs }, 'embedded chain restart failed')
+            await new Promise<void>((resolve) => {
+              const timer = setTimeout(resolve, waitMs)
+              wakeFromBackoff = () => (clearTimeout(timer), resolve())
+            })
+          }
+        }
+      })().finally(() => (restarting = undefined))
+    })
+  watch(anvil)
 
   let blocksSinceSave = 0
   let running: Promise<void> | undefined
@@ -204,8 +222,13 @@ async function startOwned(args: {
     owner: true,
     chainId,
     url: anvil.url,
-    pid: anvil.pid,
+    get pid() {
+      return anvil.pid
+    },
     restored,
+    onRestart(handler) {
+      recover = handler
+    },
     saveState: () => (closed ? Promise.reject(new EmbeddedChainError('embedded chain is stopped')) : save()),
     noteMined(blocks = 1) {
       if (closed || !(blocks > 0)) return
@@ -216,12 +239,19 @@ async function startOwned(args: {
     stop: () =>
       (stopping ??= (async () => {
         closed = true
+        wakeFromBackoff()
+        await restarting
         let saveError: unknown
-        try {
-          await save()
-        } catch (error) {
-          saveError = error
-          log.warn({ chainId, err: (error as Error).message }, 'embedded chain final save failed; state since the last save is lost')
+        const down = anvil.child.exitCode !== null || anvil.child.signalCode !== null
+        // anvil died and its restart had not worked: nothing to save, and the outbox holds what the saved state lacks.
+        if (down) log.warn({ chainId }, 'embedded chain stopped while anvil was down; the next start replays the outbox')
+        else {
+          try {
+            await save()
+          } catch (error) {
+            saveError = error
+            log.warn({ chainId, err: (error as Error).message }, 'embedded chain final save failed; state since the last save is lost')
+          }
         }
         process.off('exit', exitHook)
         await anvil.stop()
@@ -278,7 +308,8 @@ async function attachToOwner(args: { pidPath: string; chainId: number; log: Log 
       if (answers) {
         args.log.info({ chainId: args.chainId, url, ownerPid: record.gatewayPid }, 'using the embedded chain of another gateway on this data dir')
         const nothing = async () => {}
-        return { owner: false, chainId: args.chainId, url, pid: record.pid, restored: false, saveState: nothing, noteMined: () => {}, stop: nothing }
+        // Its owner restarts its anvil; a restarted one listens on the same port.
+        return { owner: false, chainId: args.chainId, url, pid: record.pid, restored: false, saveState: nothing, noteMined: () => {}, onRestart: () => {}, stop: nothing }
       }
     }
     await sleep(100)
@@ -290,10 +321,54 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 type PidFile = { pid: number; port: number; startedAt: string; gatewayPid?: number }
 
-async function spawnAndRecord(chainId: number, pidPath: string): Promise<AnvilProcess> {
+/**
+ * Loads state.bin (if any) into a freshly spawned anvil and sets its clock to
+ * the last block's. A file anvil cannot decode is kept aside as *.corrupt and a
+ * fresh anvil (on the same port) replaces the one that may hold half of it.
+ */
+async function loadSavedState(
+  anvil: AnvilProcess,
+  ctx: { chainId: number; dir: string; statePath: string; pidPath: string; log: Log; rescued: boolean },
+): Promise<{ anvil: AnvilProcess; restored: boolean }> {
+  const { chainId, dir, statePath, pidPath, log } = ctx
+  const state = await readFile(statePath).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return undefined
+    throw error
+  })
+  if (!state) return { anvil, restored: false }
+  let unloadable: string | undefined
+  if (state.length === 0) unloadable = 'state file is empty'
+  else {
+    try {
+      await rpc(anvil.url, 'anvil_loadState', [`0x${state.toString('hex')}`], { timeoutMs: loadTimeoutMs })
+    } catch (error) {
+      // -32602 is anvil failing to decode the dump. Anything else (no answer, a
+      // refused request) says nothing about the file: keep it and fail.
+      if (!(error instanceof RpcError) || error.code !== -32602) throw error
+      unloadable = error.message
+    }
+  }
+  if (unloadable) {
+    // Kept, not deleted: it may be repairable, and it is the only copy of the history.
+    const corruptPath = join(dir, `state.${new Date().toISOString().replace(/[:.]/g, '-')}.corrupt`)
+    await rename(statePath, corruptPath)
+    log.warn({ chainId, err: unloadable, movedTo: corruptPath }, 'embedded chain state unloadable; starting a fresh chain')
+    // A fresh process, in case the failed load left part of the dump applied.
+    await anvil.stop()
+    return { anvil: await spawnAndRecord(chainId, pidPath, anvil.port), restored: false }
+  }
+  // anvil_loadState restores blocks but not the clock: without this the next
+  // block would be stamped genesis + uptime, earlier than the loaded ones.
+  const latest = await rpc<{ number: string; timestamp: string }>(anvil.url, 'eth_getBlockByNumber', ['latest', false])
+  await rpc(anvil.url, 'evm_setTime', [Number(latest.timestamp)])
+  log.info({ chainId, blocks: Number(latest.number), bytes: state.length, rescued: ctx.rescued }, 'embedded chain state loaded')
+  return { anvil, restored: true }
+}
+
+async function spawnAndRecord(chainId: number, pidPath: string, port?: number): Promise<AnvilProcess> {
   // anvil refuses request bodies over 2 MB by default; anvil_loadState of a
   // 3,000-transaction history is already 2.6 MB of hex.
-  const anvil = await spawnAnvil({ chainId, args: ['--no-request-size-limit'], detached: true })
+  const anvil = await spawnAnvil({ chainId, port, args: ['--no-request-size-limit'], detached: true })
   try {
     const record: PidFile = { pid: anvil.pid, port: anvil.port, startedAt: new Date().toISOString(), gatewayPid: process.pid }
     await writeFileAtomic(pidPath, Buffer.from(`${JSON.stringify(record)}\n`))

@@ -23,6 +23,12 @@ export type Relayer = {
   /** Resolves once every transaction of the chain (default: all chains) is mined, or rejects after timeoutMs. */
   waitIdle(options?: { chainId?: number; timeoutMs?: number }): Promise<void>
   status(): ChainStatus[]
+  /**
+   * Runs `work` while this chain's loop is paused: after a pass in progress has
+   * ended, before the next one starts (the embedded chain's restart replays
+   * the outbox this way, with nothing else sending).
+   */
+  hold<T>(chainId: number, work: () => Promise<T>): Promise<T>
   stop(): Promise<void>
 }
 
@@ -54,7 +60,7 @@ const alreadyKnown = /already known|known transaction|already imported|nonce too
  * sendAndMine).
  */
 export function createRelayer({ store, chains, config, log, now = Date.now }: RelayerParameters): Relayer {
-  type Loop = { chain: Chain; running: Promise<void> | null; again: boolean; timer: NodeJS.Timeout | null; headAt: number; status: ChainStatus }
+  type Loop = { chain: Chain; running: Promise<void> | null; again: boolean; timer: NodeJS.Timeout | null; headAt: number; status: ChainStatus; held: number }
   const loops = new Map<number, Loop>()
   let stopped = true
 
@@ -68,7 +74,7 @@ export function createRelayer({ store, chains, config, log, now = Date.now }: Re
   }
 
   const run = (loop: Loop) => {
-    if (stopped) return
+    if (stopped || loop.held > 0) return
     if (loop.running) {
       loop.again = true
       return
@@ -286,6 +292,7 @@ export function createRelayer({ store, chains, config, log, now = Date.now }: Re
           timer: null,
           headAt: 0,
           status: { chainId: chain.chainId, reachable: true, lastError: null, open: 0 },
+          held: 0,
         }
         loops.set(chain.chainId, loop)
         run(loop)
@@ -311,6 +318,18 @@ export function createRelayer({ store, chains, config, log, now = Date.now }: Re
       }
     },
     status: () => [...loops.values()].map((loop) => ({ ...loop.status })),
+    async hold(chainId, work) {
+      const loop = loops.get(chainId)
+      if (!loop) return work()
+      loop.held++
+      try {
+        while (loop.running) await loop.running
+        return await work()
+      } finally {
+        loop.held--
+        if (loop.held === 0) run(loop)
+      }
+    },
     async stop() {
       stopped = true
       for (const loop of loops.values()) {

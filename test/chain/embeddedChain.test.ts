@@ -274,6 +274,78 @@ describe('embedded chain', () => {
     expect((await sendTransfer(both.find((c) => !c.owner)!.url, 0)).status).toBe('0x1')
   })
 
+  it('anvil killed under a running chain: restarted on its port with the last saved state, through onRestart; stop() then stops the new one', async () => {
+    const log = recordingLog()
+    const chain = await start({ dataDir: tempDir(), log })
+    await sendTransfer(chain.url, 0)
+    await chain.saveState()
+    const saved = await client(chain).getBlock()
+    await sendTransfer(chain.url, 1) // mined after the save: lost with the process
+    const firstPid = chain.pid
+    let recoveries = 0
+    const restarted = new Promise<void>((resolve) =>
+      chain.onRestart(async (respawn) => {
+        recoveries++
+        await respawn()
+        resolve()
+      }),
+    )
+    process.kill(firstPid, 'SIGKILL')
+    await restarted
+    expect(chain.pid).not.toBe(firstPid)
+    expect(isAlive(chain.pid)).toBe(true)
+    // Same URL, so every client keeps working; the chain is the saved one.
+    expect(await client(chain).getBlock()).toEqual(saved)
+    expect(recoveries).toBe(1)
+    expect(log.lines.map((l) => l.msg)).toContain('embedded chain (anvil) exited unexpectedly; restarting it')
+    const newPid = chain.pid
+    await stop(chain)
+    expect(isAlive(newPid)).toBe(false)
+  })
+
+  it('a recovery that fails after its respawn is retried: the half-done anvil is stopped first, one anvil runs', async () => {
+    const log = recordingLog()
+    const chain = await start({ dataDir: tempDir(), log })
+    const pids: number[] = []
+    const done = new Promise<void>((resolve) =>
+      chain.onRestart(async (respawn) => {
+        await respawn()
+        pids.push(chain.pid)
+        if (pids.length === 1) throw new Error('the outbox replay failed')
+        resolve()
+      }),
+    )
+    process.kill(chain.pid, 'SIGKILL')
+    await done
+    expect(pids).toHaveLength(2)
+    expect(isAlive(pids[0]!)).toBe(false)
+    expect(isAlive(pids[1]!)).toBe(true)
+    expect(await client(chain).getBlockNumber()).toBe(0n)
+    // Stopping the half-done one was no crash: one restart loop, two attempts.
+    expect(log.lines.filter((l) => l.msg === 'embedded chain (anvil) exited unexpectedly; restarting it')).toHaveLength(1)
+  })
+
+  it('a restart that fails is retried with backoff; stop() during the backoff ends it without an anvil left', async () => {
+    const log = recordingLog()
+    const chain = await start({ dataDir: tempDir(), log })
+    let attempts = 0
+    const failedOnce = new Promise<void>((resolve) =>
+      chain.onRestart(async () => {
+        attempts++
+        resolve()
+        throw new Error('the RPC port is taken')
+      }),
+    )
+    process.kill(chain.pid, 'SIGKILL')
+    await failedOnce
+    await expect.poll(() => log.lines.some((l) => l.msg === 'embedded chain restart failed')).toBe(true)
+    const dead = chain.pid
+    await stop(chain)
+    expect(log.lines.map((l) => l.msg)).toContain('embedded chain stopped while anvil was down; the next start replays the outbox')
+    expect(attempts).toBe(1)
+    expect(isAlive(dead)).toBe(false)
+  })
+
   it('kills anvil when the gateway exits without stop()', async () => {
     const dataDir = tempDir()
     const gateway = await startChildGateway(dataDir, 1, 1, 'exit')
