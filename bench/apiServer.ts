@@ -31,7 +31,8 @@ const config = ConfigSchema.parse({
   rateLimit: { max: 1_000_000_000, windowMs: 60_000 },
 })
 
-const store = openStore({ dataDir })
+// As `tapgate serve` opens it: WAL checkpoints in a worker thread, not in commits.
+const store = openStore({ dataDir, backgroundCheckpoints: true })
 const gateway = await buildApp({ config, store })
 const bare = Fastify()
 bare.get('/bare', async () => ({ ok: true }))

@@ -41,7 +41,7 @@ export async function startServer(config: Config, say: (line: string) => void = 
   let chains: Chains | undefined
   let relayer: Relayer | undefined
   try {
-    store = openStore({ dataDir: config.dataDir })
+    store = openStore({ dataDir: config.dataDir, backgroundCheckpoints: true, log })
     const demo = config.demo
       ? bootstrapDemo(store, { config, now: Date.now(), secret: loadGatewaySecret({ dataDir: config.dataDir, secretHex: config.secret }) })
       : null

@@ -17,6 +17,7 @@ import { createTeamsRepository } from './teams.js'
 import { createTokensRepository } from './tokens.js'
 import { createTransfersRepository } from './transfers.js'
 import { createUsedSignaturesRepository } from './usedSignatures.js'
+import { startWalCheckpointer, type WalCheckpointer } from './walCheckpointer.js'
 
 /**
  * The data layer: every repository over one connection, plus `tx`, which runs
@@ -27,7 +28,7 @@ import { createUsedSignaturesRepository } from './usedSignatures.js'
  * const store = openStore({ dataDir: './data' })
  * store.tx(() => store.refs.consume(id, Date.now()))
  */
-export function createStore(db: Db) {
+export function createStore(db: Db, checkpointer: WalCheckpointer | null = null) {
   const ping = db.prepare('SELECT 1')
   // Built once: db.transaction() wraps a function in four fresh closures on every call,
   // which cost ~6 µs per transaction (half of an empty BEGIN IMMEDIATE/COMMIT).
@@ -63,7 +64,10 @@ export function createStore(db: Db) {
     ping(): void {
       ping.get()
     },
+    /** The worker that checkpoints the WAL, when this store has one (the server's). */
+    checkpointer,
     close() {
+      checkpointer?.stop()
       if (db.open) db.close()
     },
   }
@@ -71,6 +75,15 @@ export function createStore(db: Db) {
 
 export type Store = ReturnType<typeof createStore>
 
-export function openStore(params: { dataDir: string; busyTimeoutMs?: number }): Store {
-  return createStore(openDatabase(params))
+export type OpenStoreParameters = {
+  dataDir: string
+  busyTimeoutMs?: number
+  /** The long-running server: checkpoint the WAL from a worker thread, not inside commits (see walCheckpointer.ts). */
+  backgroundCheckpoints?: boolean
+  log?: { warn(obj: object, msg?: string): void }
+}
+
+export function openStore({ backgroundCheckpoints = false, log, ...params }: OpenStoreParameters): Store {
+  const db = openDatabase(params)
+  return createStore(db, backgroundCheckpoints ? startWalCheckpointer(db, { log }) : null)
 }
