@@ -5,7 +5,7 @@ import type { Db } from './openDatabase.js'
 export type WalCheckpointer = {
   /** Resolves once the worker has its connection open (or has failed, and commits checkpoint again). */
   ready(): Promise<void>
-  /** What the worker has done so far: checkpoints that moved frames, and how many frames. */
+  /** What the worker has done so far: checkpoints that moved frames, and how many frames they moved. */
   stats(): { checkpoints: number; frames: number }
   /**
    * Ends the worker and waits (at most 2 s) until it has closed its connection,
@@ -30,10 +30,14 @@ const { parentPort, workerData } = require('node:worker_threads')
 const Database = require(workerData.driver)
 const db = new Database(workerData.file, { timeout: 1000 })
 parentPort.postMessage({ ready: true })
+// The pragma counts the frames of the current WAL checkpointed so far; a writer that rewinds the WAL starts it over.
+let before = 0
 const timer = setInterval(() => {
   try {
     const [row] = db.pragma('wal_checkpoint(PASSIVE)')
-    if (row && row.checkpointed > 0) parentPort.postMessage({ frames: row.checkpointed })
+    const moved = row.checkpointed >= before ? row.checkpointed - before : row.checkpointed
+    before = row.checkpointed
+    if (moved > 0) parentPort.postMessage({ frames: moved })
   } catch (error) {
     parentPort.postMessage({ error: String(error && error.message) })
   }
