@@ -46,6 +46,8 @@ const RESPONSE_MAX = 258
 const RETRY_MS = 1_000
 /** How long close() waits for a reader's status thread to stop before giving up on it. */
 const END_TIMEOUT_MS = 3_000
+/** PC/SC codes that mean the context is dead (pcscd went away): invalid handle, no service, service stopped. */
+const CONTEXT_GONE = /0x(80100003|8010001d|8010001e)|Invalid handle|Service not available|service was stopped/i
 /** PC/SC codes that mean the card is gone or unusable until it is tapped again. */
 const CARD_GONE = /0x(80100069|80100068|80100067|80100066|8010002f|80100017|80100009)|Card Reader not connected|No card or connection/i
 
@@ -138,6 +140,7 @@ class PcscReaderSource extends EventEmitter implements ReaderSource {
   private readonly ignored = new Set<Promise<void>>()
   private nfc: Nfc | null = null
   private retry: NodeJS.Timeout | null = null
+  private probe: NodeJS.Timeout | null = null
   private closing: Promise<void> | null = null
 
   constructor(
@@ -151,17 +154,27 @@ class PcscReaderSource extends EventEmitter implements ReaderSource {
 
   private watch(nfc: Nfc) {
     this.nfc = nfc
-    nfc.on('reader', (raw: NfcReader) => this.attach(raw))
-    nfc.on('error', (error: Error) => {
-      // close() cancels nfc-pcsc's reader-list watch, which reports "Command cancelled".
-      if (this.closing || nfc !== this.nfc) return
-      // The watch has stopped (pcscd went away: stopped, restarted, upgraded); its readers end on their own.
-      // Watch again once pcscd answers, so the station does not go deaf until restarted.
-      this.nfc = null
-      setImmediate(() => nfc.close())
-      this.fail(new Error(`lost the PC/SC daemon (${error.message}); retrying every ${RETRY_MS / 1000} s`, { cause: error }))
-      this.scheduleRetry()
-    })
+    nfc.on('reader', (raw: NfcReader) => this.attach(raw, nfc))
+    nfc.on('error', (error: Error) => this.lost(nfc, error))
+    // pcscd going away usually ends nfc-pcsc's reader-list watch with an error, but not always: in one CI run
+    // only the readers failed ("Invalid handle") and the watch stayed silent. The socket tells in any case.
+    this.probe = setInterval(() => void pcscdAnswers().then((up) => up || this.lost(nfc, new Error('pcscd no longer answers on its socket'))), RETRY_MS)
+    this.probe.unref()
+  }
+
+  /**
+   * The watch `nfc` is dead (pcscd went away: stopped, restarted, upgraded); its readers end on their own.
+   * Watch again once pcscd answers, so the station does not go deaf until restarted. Said once per watch.
+   */
+  private lost(nfc: Nfc, error: Error) {
+    // close() cancels nfc-pcsc's reader-list watch, which reports "Command cancelled".
+    if (this.closing || nfc !== this.nfc) return
+    this.nfc = null
+    if (this.probe) clearInterval(this.probe)
+    this.probe = null
+    setImmediate(() => nfc.close())
+    this.fail(new Error(`lost the PC/SC daemon (${error.message}); retrying every ${RETRY_MS / 1000} s`, { cause: error }))
+    this.scheduleRetry()
   }
 
   private scheduleRetry() {
@@ -181,8 +194,10 @@ class PcscReaderSource extends EventEmitter implements ReaderSource {
     }, RETRY_MS)
   }
 
-  private attach(raw: NfcReader) {
+  private attach(raw: NfcReader, nfc: Nfc) {
     raw.autoProcessing = false
+    // A reader whose context died says so before the watch does, if the watch says it at all.
+    raw.on('error', (error: Error) => CONTEXT_GONE.test(errorText(error)) && this.lost(nfc, new Error(errorText(error))))
     const filter = this.p.readerFilter?.toLowerCase()
     if (this.closing || (filter && !raw.name.toLowerCase().includes(filter))) {
       if (!this.closing) this.p.log.info(`ignoring reader "${raw.name}": its name does not contain "${this.p.readerFilter}"`)
@@ -210,6 +225,7 @@ class PcscReaderSource extends EventEmitter implements ReaderSource {
   close(): Promise<void> {
     this.closing ??= (async () => {
       if (this.retry) clearTimeout(this.retry)
+      if (this.probe) clearInterval(this.probe)
       this.nfc?.close()
       await Promise.all([...[...this.readers.values()].map((r) => r.close()), ...this.ignored])
     })()
