@@ -477,7 +477,8 @@ describe.skipIf(missing.length > 0)('PC/SC: pcscd going away and coming back', (
       // Down for a few retries. pcsclite's constructor would spin on the main thread without pcscd: the adapter probes first.
       const ticks = count('tick')
       await sleep(2500)
-      expect(count('tick') - ticks).toBeGreaterThan(15)
+      // 25 at 100 ms; a spinning main thread gives 0 or 1. Loose, for a loaded CI machine.
+      expect(count('tick') - ticks).toBeGreaterThan(5)
 
       expect(out.match(/lost the PC\/SC daemon/g)).toHaveLength(1)
       pcscd = startPrivatePcscd(runDir, confDir)
