@@ -10,7 +10,8 @@
  * pcscd is one per machine (fixed socket and pid file): a running one is reused (.ci/run starts
  * one and exports TAPGATE_PCSCD=running); otherwise this file starts one as root and stops it by
  * PID, after the other clients (another test file may share it) have gone, within a bound.
- * The cards go into vpcd slot 0 (port 35963, "Virtual PCD 00 00"); test/station/vpcd.test.ts uses slot 1.
+ * The cards go into vpcd slot 0 (port 35963, "Virtual PCD 00 00"); test/station/vpcd.test.ts uses slot 1. The two
+ * files take turns on pcscd (test/helpers/pcscLock.ts): a station opening every reader opens the other's slot too.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -27,6 +28,7 @@ import { CardRemovedError, type CardSession, type Reader, type ReaderSource } fr
 import { VirtualNtag424, type CardExchange, type VirtualNtag424Options } from '../../station/virtual-card/ntag424.js'
 import { insertCard, type InsertedCard } from '../../station/virtual-card/vpcd.js'
 import { call, createTestGateway, makeTempDir, seedSunChip, seedSunProfile, seedTeam, type TestGateway } from '../helpers/gateway.js'
+import { lockPcsc } from '../helpers/pcscLock.js'
 import { exited, repoRoot, stopChild } from '../helpers/processes.js'
 
 const CI = process.env.CI === 'true'
@@ -120,6 +122,7 @@ class CopiedChip extends VirtualNtag424 {
 
 describe.skipIf(missing.length > 0)('PC/SC end to end: virtual card → vpcd → pcscd → nfc-pcsc → readTap → gateway', () => {
   let pcscd: PcscdProcess | undefined
+  let releasePcsc: (() => void) | undefined
   let gw: TestGateway
   let token: string
   let source: ReaderSource
@@ -145,6 +148,8 @@ describe.skipIf(missing.length > 0)('PC/SC end to end: virtual card → vpcd →
   let removedWaiter: (() => void) | null = null
 
   beforeAll(async () => {
+    // Waits for the other PC/SC test file, if it runs now (pcscE2e's part takes ~30 s).
+    releasePcsc = await lockPcsc(90_000)
     pcscd = await usePcscd()
 
     gw = await createTestGateway()
@@ -176,12 +181,13 @@ describe.skipIf(missing.length > 0)('PC/SC end to end: virtual card → vpcd →
       removedEvents++
       removedWaiter?.()
     })
-  })
+  }, 120_000)
 
   afterAll(async () => {
     await source?.close()
     await gw?.close()
     await pcscd?.stop()
+    releasePcsc?.()
   })
 
   /** The next card event of the slot (within 5 s). */

@@ -17,6 +17,7 @@ import { extractSunFields, NDEF_URI_PREFIXES, toHex, verifySunMessage } from '..
 import { PCSCD_BINARY, usePcscd, type PcscdProcess } from '../../station/pcsc/pcscdProcess.js'
 import { VirtualNtag424 } from '../../station/virtual-card/ntag424.js'
 import { insertCard } from '../../station/virtual-card/vpcd.js'
+import { lockPcsc } from '../helpers/pcscLock.js'
 
 const CI = process.env.CI === 'true'
 const SLOT_PORT = 35964
@@ -53,10 +54,13 @@ test('the PC/SC stack for the vpcd tests is installed (required under CI=true)',
 
 describe.skipIf(missing.length > 0)('through pcscd and vpcd', () => {
   let pcscd: PcscdProcess | undefined
+  let releasePcsc: (() => void) | undefined
   let nfc: Nfc
   let reader: PcscReader
 
   beforeAll(async () => {
+    // Waits for the other PC/SC test file, if it runs now (pcscE2e's part takes ~30 s).
+    releasePcsc = await lockPcsc(90_000)
     pcscd = await usePcscd()
     nfc = new NFC!()
     nfc.on('error', () => {})
@@ -72,11 +76,12 @@ describe.skipIf(missing.length > 0)('through pcscd and vpcd', () => {
         }
       })
     })
-  })
+  }, 120_000)
 
   afterAll(async () => {
     nfc?.close()
     await pcscd?.stop()
+    releasePcsc?.()
   })
 
   /** Resolves at the next `card` event of our reader whose FF CA answer is `uid` (the slot may hold someone else's card first). */
