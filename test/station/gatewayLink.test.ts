@@ -57,6 +57,16 @@ function seedGateway(gw: Gateway, dataDir: string): { teamId: number; token: str
   return { teamId, token }
 }
 
+/** A seeded gateway on a fresh data dir, closed after the test, and an empty station queue dir. */
+async function seededGateway(): Promise<{ dataDir: string; queueDir: string; gw: Gateway; token: string }> {
+  const dataDir = testDir()
+  const queueDir = path.join(testDir(), 'queue')
+  const gw = await startGateway(dataDir)
+  cleanups.push(() => gw.close())
+  const { token } = seedGateway(gw, dataDir)
+  return { dataDir, queueDir, gw, token }
+}
+
 function collectingLog() {
   const lines: string[] = []
   const push = (line: string) => void lines.push(line)
@@ -92,11 +102,9 @@ afterEach(async () => {
 
 describe('station ↔ gateway over WebSocket', () => {
   test('verdicts come back; taps read while the gateway is down are queued on disk and drain in order once it is back', async () => {
-    const dataDir = testDir()
-    const queueDir = path.join(testDir(), 'queue')
-    let gw = await startGateway(dataDir)
-    cleanups.push(() => gw.close())
-    const { token } = seedGateway(gw, dataDir)
+    const seeded = await seededGateway()
+    const { dataDir, queueDir, token } = seeded
+    let gw = seeded.gw
     const port = gw.port
 
     const { lines, log } = collectingLog()
@@ -141,6 +149,8 @@ describe('station ↔ gateway over WebSocket', () => {
 
     // Back on the same data dir and port: the queue drains in order.
     gw = await startGateway(dataDir, port)
+    const restarted = gw
+    cleanups.push(() => restarted.close())
     await until('the queue to drain', () => queueFiles(queueDir).length === 0 && verdicts.length === 5)
     expect(verdicts.slice(2).map((v) => [v.tap.rfUid, v.verdict.accepted && v.verdict.counter])).toEqual([
       [UID_A, 3],
@@ -163,11 +173,7 @@ describe('station ↔ gateway over WebSocket', () => {
   })
 
   test('taps still queued when the station stops are sent by the next run', async () => {
-    const dataDir = testDir()
-    const queueDir = path.join(testDir(), 'queue')
-    const gw = await startGateway(dataDir)
-    cleanups.push(() => gw.close())
-    const { token } = seedGateway(gw, dataDir)
+    const { queueDir, gw, token } = await seededGateway()
     const reader = createVirtualReader()
     const { log } = collectingLog()
     // A gateway nobody listens on: the tap stays queued.
@@ -187,11 +193,7 @@ describe('station ↔ gateway over WebSocket', () => {
   })
 
   test('a bad token: the link reports 401 clearly, stops trying, and keeps the tap', async () => {
-    const dataDir = testDir()
-    const queueDir = path.join(testDir(), 'queue')
-    const gw = await startGateway(dataDir)
-    cleanups.push(() => gw.close())
-    seedGateway(gw, dataDir)
+    const { queueDir, gw } = await seededGateway()
     let upgrades = 0
     gw.app.server.on('upgrade', () => upgrades++)
 
@@ -215,11 +217,7 @@ describe('station ↔ gateway over WebSocket', () => {
   })
 
   test('a station token revoked while connected closes the socket (4401) before the next tap is verified', async () => {
-    const dataDir = testDir()
-    const queueDir = path.join(testDir(), 'queue')
-    const gw = await startGateway(dataDir)
-    cleanups.push(() => gw.close())
-    const { token } = seedGateway(gw, dataDir)
+    const { queueDir, gw, token } = await seededGateway()
     const { lines, log } = collectingLog()
     const link = new GatewayLink({ gateway: gw.url, token, queueDir, log, initialBackoffMs: 10 })
     cleanups.push(() => link.close())
@@ -268,10 +266,7 @@ describe('GET /station/ws', () => {
   })
 
   test('answers { id, verdict } per tap, in order; a bad tap gets validation_failed, a non-JSON frame invalid_message', async () => {
-    const dataDir = testDir()
-    const gw = await startGateway(dataDir)
-    cleanups.push(() => gw.close())
-    const { token } = seedGateway(gw, dataDir)
+    const { gw, token } = await seededGateway()
     const ws = await open(gw, { 'x-station-token': token })
     await new Promise((resolve) => ws.once('open', resolve))
     const answers: unknown[] = []
