@@ -38,7 +38,6 @@ beforeAll(async () => {
 })
 afterAll(async () => gw?.close())
 
-const now = () => Date.now() + gw.clock.offsetMs
 const ownerOf = (tokenId: bigint) => gw.publicClient.readContract({ address: contract, abi: phygitalTokenAbi, functionName: 'ownerOf', args: [tokenId] })
 const claimNonceOf = (recipient: Address) =>
   gw.publicClient.readContract({ address: contract, abi: phygitalTokenAbi, functionName: 'getClaimNonce', args: [recipient] })
