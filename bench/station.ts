@@ -449,10 +449,10 @@ async function pcscPart(deadline: number): Promise<PcscResult> {
 // ---------------------------------------------------------------- part 2a: in-process virtual reader
 
 type RecordedTap = { atr: string; exchanges: { command: Buffer; response: Buffer }[]; uid: string; counter: number; mode: string }
+/** Part 2a's taps, read once from the in-process virtual reader: the APDU times and how long it took. */
+type Recording = { apdus: number[]; seconds: number }
 type GatewayRun = {
   samples: Sample[]
-  recordApdus: number[]
-  recordSeconds: number
   failures: string[]
   seconds: number
   /** Checkpoints in a worker: what it did (null: SQLite's auto-checkpoint, inside commits). */
@@ -539,7 +539,7 @@ async function recordVirtualTaps(n: number, apdus: number[]): Promise<RecordedTa
 }
 
 async function virtualTapsPart(taps: RecordedTap[], deadline: number, backgroundCheckpoints: boolean): Promise<GatewayRun> {
-  const run: GatewayRun = { samples: [], recordApdus: [], recordSeconds: 0, failures: [], seconds: 0, worker: null }
+  const run: GatewayRun = { samples: [], failures: [], seconds: 0, worker: null }
   const gw = await openGateway([], { backgroundCheckpoints })
   await gw.store.checkpointer?.ready()
   const reader = new ReplayReader()
@@ -693,7 +693,7 @@ function tailCauses(samples: Sample[]): string {
   return `${slow.length} of ${samples.length} taps took ≥ ${TARGET_P99_MS} ms: ${parts.join(', ')}`
 }
 
-function printGateway(run: GatewayRun, inCommit: GatewayRun, fixture: FixtureRun): void {
+function printGateway(run: GatewayRun, inCommit: GatewayRun, recording: Recording, fixture: FixtureRun): void {
   console.log('\n2. Gateway work alone, no PC/SC: sink.submit (SUN verification, counter check, ref + tap log committed to SQLite, pino line)')
   for (const f of [...run.failures, ...fixture.failures]) console.log(`   problem: ${f}`)
   const rows: string[][] = [['ms per tap', 'taps', 'median', 'p95', 'p99', 'max', 'CPU p50', `target p99 < ${TARGET_P99_MS} ms`]]
@@ -716,7 +716,7 @@ function printGateway(run: GatewayRun, inCommit: GatewayRun, fixture: FixtureRun
   const checkpoints = inCommit.samples.filter((x) => x.checkpoint)
   console.log(
     `   a. ${GATEWAY_WARMUP} + ${run.samples.length} taps of chips ${chips.map((c) => c.uid).join(', ')} (AES, AES, LRP) round-robin, read first from the ` +
-      `in-process virtual reader (no latency; ${run.recordSeconds.toFixed(1)} s), then replayed → Station → sink on one gateway ` +
+      `in-process virtual reader (no latency; ${recording.seconds.toFixed(1)} s), then replayed → Station → sink on one gateway ` +
       `(${run.seconds.toFixed(1)} s), so the card's SUN generation is not in the process while the gateway is timed; the first ${GATEWAY_WARMUP} not counted.`,
   )
   console.log(`      ${tailCauses(run.samples)}.`)
@@ -743,7 +743,7 @@ function printGateway(run: GatewayRun, inCommit: GatewayRun, fixture: FixtureRun
   console.log("   CPU p50: this process's CPU time over a median tap (all threads).")
 }
 
-function printApdu(pcscApdus: number[], run: GatewayRun): void {
+function printApdu(pcscApdus: number[], recording: Recording): void {
   console.log('\n3. Per-APDU round trip (the transmit of one command, as readTap sees it)')
   const rows = [['', 'APDUs', 'median', 'p95']]
   const row = (name: string, ms: number[]) => {
@@ -752,7 +752,7 @@ function printApdu(pcscApdus: number[], run: GatewayRun): void {
     rows.push([name, String(ms.length), msText(pct(s, 0.5)), msText(pct(s, 0.95))])
   }
   row('over pcscd/vpcd (part 1)', pcscApdus)
-  row('in-process virtual reader, no latency (part 2a)', run.recordApdus)
+  row('in-process virtual reader, no latency (part 2a)', recording.apdus)
   printTable(rows)
   console.log(
     [
@@ -785,17 +785,16 @@ async function main(): Promise<void> {
   const remaining = () => runStarted + RUN_TIMEOUT_MS - 10_000
   gcObserver.observe({ entryTypes: ['gc'] })
   onCleanup('stopping the GC observer', () => gcObserver.disconnect())
-  const recordApdus: number[] = []
-  const recording = performance.now()
-  const taps = await recordVirtualTaps(GATEWAY_WARMUP + GATEWAY_TAPS, recordApdus)
-  const recordSeconds = (performance.now() - recording) / 1000
+  const recordStarted = performance.now()
+  const apdus: number[] = []
+  const taps = await recordVirtualTaps(GATEWAY_WARMUP + GATEWAY_TAPS, apdus)
+  const recording: Recording = { apdus, seconds: (performance.now() - recordStarted) / 1000 }
   // tapgate's configuration first: the second run gets the warmer process (JIT), which favours SQLite's default.
   const virtual = await virtualTapsPart(taps, Math.min(remaining(), Date.now() + 40_000), true)
   const inCommit = await virtualTapsPart(taps, Math.min(remaining(), Date.now() + 40_000), false)
-  Object.assign(virtual, { recordApdus, recordSeconds })
   const fixture = await fixturePart(remaining())
-  printGateway(virtual, inCommit, fixture)
-  printApdu(pcscApdus, virtual)
+  printGateway(virtual, inCommit, recording, fixture)
+  printApdu(pcscApdus, recording)
 
   await cleanup()
   clearTimeout(bound)
