@@ -12,6 +12,7 @@ import { openStore } from '../src/db/store.js'
 import { importData, parseImportFile } from '../src/importer/importData.js'
 import { loadGatewaySecret } from '../src/keys/gatewaySecret.js'
 import { testDir, testStore } from './helpers/gateway.js'
+import { collectOutput } from './helpers/processes.js'
 
 // The CLI as users run it: `node src/cli/tapgate.js …` in the repo root, against a temp data dir.
 const repoRoot = fileURLToPath(new URL('..', import.meta.url))
@@ -123,31 +124,26 @@ type Served = {
 /** Starts `tapgate serve` (killed by PID in afterEach if still running). */
 function startServe(dataDir: string, env: Record<string, string> = {}): Served {
   const child = spawnCli(['serve'], dataDir, { PORT: '0', ...env })
-  let stdout = ''
-  let stderr = ''
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('close', (code, signal) => resolve({ code, signal })),
-  )
+  const output = collectOutput(child)
+  const { exited } = output
   const waitFor = (pattern: RegExp) =>
     withTimeout(
       new Promise<RegExpMatchArray>((resolve, reject) => {
         const check = () => {
-          const match = stdout.match(pattern)
+          const match = output.stdout().match(pattern)
           if (match) {
             child.stdout!.off('data', check)
             resolve(match)
           }
         }
         child.stdout!.on('data', check)
-        void exited.then(() => reject(new Error(`serve exited before printing ${pattern}:\n${stdout}\n${stderr}`)))
+        void exited.then(() => reject(new Error(`serve exited before printing ${pattern}:\n${output.stdout()}\n${output.stderr()}`)))
         check()
       }),
       10_000,
       `serve to print ${pattern}`,
     )
-  return { child, stdout: () => stdout, stderr: () => stderr, waitFor, exited }
+  return { child, stdout: output.stdout, stderr: output.stderr, waitFor, exited }
 }
 
 /** SIGINT by PID, then a bounded wait for the exit. */

@@ -41,6 +41,23 @@ export function startServe({ cwd, env, track }: { cwd: string; env: NodeJS.Proce
   })
 }
 
+export type ChildOutput = {
+  stdout: () => string
+  stderr: () => string
+  /** Resolves once the child has exited and its output is complete ('close': 'exit' can come before the last chunk). */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
+}
+
+/** Collects a child's stdout and stderr as text. */
+export function collectOutput(child: ChildProcess): ChildOutput {
+  let stdout = ''
+  let stderr = ''
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('close', (code, signal) => resolve({ code, signal })))
+  return { stdout: () => stdout, stderr: () => stderr, exited }
+}
+
 /** Resolves true when the child has exited, or false after `ms`. */
 export function exited(child: ChildProcess, ms: number): Promise<boolean> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true)

@@ -15,7 +15,7 @@ import type { StationTap, TapVerdict } from '../../station/tap.js'
 import { VirtualNtag424 } from '../../station/virtual-card/ntag424.js'
 import { createVirtualReader, type VirtualReader } from '../../station/virtual-card/virtualReader.js'
 import { seedTeam, testDir, type TeamSeed } from '../helpers/gateway.js'
-import { cliPath, repoRoot, stopChild } from '../helpers/processes.js'
+import { cliPath, collectOutput, repoRoot, stopChild } from '../helpers/processes.js'
 
 const seed = JSON.parse(fs.readFileSync(path.join(repoRoot, 'fixtures/taps/seed.json'), 'utf8')) as {
   teams: [TeamSeed & { chipProfiles: { mode: string; metaKey: string; fileKey: string }[] }]
@@ -295,14 +295,7 @@ describe('tapgate station (run mode)', () => {
   function station(args: string[], cwd: string) {
     const child: ChildProcess = spawn(process.execPath, [cliPath, 'station', ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] })
     cleanups.push(() => stopChild(child))
-    let stdout = ''
-    let stderr = ''
-    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))
-    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-      child.once('exit', (code, signal) => resolve({ code, signal })),
-    )
-    return { child, exited, stdout: () => stdout, stderr: () => stderr }
+    return { child, ...collectOutput(child) }
   }
   const fixture = (name: string) => path.join(repoRoot, 'fixtures/taps', name)
 

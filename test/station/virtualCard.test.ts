@@ -1,5 +1,4 @@
 import { spawn, type ChildProcess } from 'node:child_process'
-import { readFileSync } from 'node:fs'
 import net from 'node:net'
 import { afterEach, describe, expect, test } from 'vitest'
 import { parseVpcdAddress, virtualCardSettings } from '../../src/cli/commands/virtualCard.js'
@@ -18,7 +17,8 @@ import { CardRemovedError, type CardSession } from '../../station/reader.js'
 import { NTAG424_ATR, VirtualNtag424, type VirtualNtag424Options } from '../../station/virtual-card/ntag424.js'
 import { createVirtualReader } from '../../station/virtual-card/virtualReader.js'
 import { insertCard, VpcdUnreachableError } from '../../station/virtual-card/vpcd.js'
-import { cliPath, exited, repoRoot, stopChild } from '../helpers/processes.js'
+import { cliPath, collectOutput, exited, repoRoot, stopChild } from '../helpers/processes.js'
+import { sunVectors, type SunVector } from '../helpers/sunVectors.js'
 
 const ZERO = '00000000000000000000000000000000'
 const META = '0C3B25D92B38AE443229DD59AD34B85D'
@@ -243,24 +243,7 @@ describe('APDUs', () => {
   })
 })
 
-type Vector = {
-  id: string
-  kind: string
-  mode?: 'AES' | 'LRP'
-  url?: string
-  keys?: { sdmMetaReadKey?: string; sdmFileReadKey?: string }
-  input: { piccData?: string; encFileData?: string | null; sdmmac: string; macInput: string; uid?: string; ctr?: string }
-  expected: {
-    valid: boolean
-    uid?: string
-    readCtr?: number
-    fileData?: string | null
-    intermediate?: { decryptedPiccData?: string }
-  }
-  ndef?: { uriIdentifierCode: number; offsets: { piccData: number; encFileData?: number; macInput: number; mac: number } }
-}
-
-const vectors = (JSON.parse(readFileSync(new URL('../vectors/sun-public.json', import.meta.url), 'utf8')) as { vectors: Vector[] }).vectors
+const vectors = sunVectors
 const reproducible = vectors.filter((v) => v.kind === 'sun' && v.expected.valid)
 
 /**
@@ -268,8 +251,9 @@ const reproducible = vectors.filter((v) => v.kind === 'sun' && v.expected.valid)
  * vector has none, the fields in a plain example URL) with the mirrored values turned
  * back into placeholders, and the chip's randomness as the published PICCData shows it.
  */
-function cardFor(v: Vector): { options: VirtualNtag424Options; url: string } {
+function cardFor(v: SunVector): { options: VirtualNtag424Options; url: string } {
   const i = v.input
+  if (i.sdmmac === undefined || i.macInput === undefined) throw new Error(`${v.id}: a SUN vector without sdmmac and macInput`)
   const url =
     v.url ??
     (i.piccData !== undefined ? `https://example.com/tap?e=${i.piccData}&c=${i.sdmmac}` : `https://example.com/tap?uid=${i.uid}&ctr=${i.ctr}&cmac=${i.sdmmac}`)
@@ -557,19 +541,15 @@ describe('tapgate virtual-card', () => {
   function cli(args: string[]) {
     const child = spawn(process.execPath, [cliPath, 'virtual-card', ...args], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] })
     children.add(child)
-    let stdout = ''
-    let stderr = ''
-    child.stdout!.setEncoding('utf8').on('data', (c: string) => (stdout += c))
-    child.stderr!.setEncoding('utf8').on('data', (c: string) => (stderr += c))
-    const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+    const { stdout, stderr, exited } = collectOutput(child)
     const waitFor = async (re: RegExp) => {
       const until = Date.now() + 15_000
-      while (!re.test(stdout)) {
-        if (Date.now() > until || child.exitCode !== null) throw new Error(`no ${re} in stdout: ${stdout}\nstderr: ${stderr}`)
+      while (!re.test(stdout())) {
+        if (Date.now() > until || child.exitCode !== null) throw new Error(`no ${re} in stdout: ${stdout()}\nstderr: ${stderr()}`)
         await new Promise((r) => setTimeout(r, 10))
       }
     }
-    return { child, exit, waitFor, stdout: () => stdout, stderr: () => stderr }
+    return { child, exit: exited.then(({ code }) => code), waitFor, stdout, stderr }
   }
 
   const keys = ['--uid', UID, '--meta-key', META, '--file-key', FILE]

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs'
 import { describe, expect, test } from 'vitest'
 import {
   createSunVerifier,
@@ -15,18 +14,9 @@ import {
   type SunOffsetLayout,
   type SunResult,
 } from '../../src/sun/index.js'
+import { sunVectors as publishedVectors, type SunVector } from '../helpers/sunVectors.js'
 
-type SunVector = {
-  id: string
-  kind: string
-  mode?: 'AES' | 'LRP'
-  url?: string
-  keys?: { sdmMetaReadKey?: string; sdmFileReadKey?: string }
-  input: { piccData?: string; encFileData?: string | null; sdmmac?: string; macInput?: string; uid?: string; ctr?: string; counter?: number }
-  expected: { valid?: boolean; uid?: string; readCtr?: number; fileData?: string | null; ascii?: string }
-}
-
-const vectors = (JSON.parse(readFileSync(new URL('../vectors/sun-public.json', import.meta.url), 'utf8')) as { vectors: SunVector[] }).vectors
+const vectors = publishedVectors
 const sunVectors = vectors.filter((v) => v.kind === 'sun')
 const encrypted = sunVectors.filter((v) => v.input.piccData !== undefined && v.expected.valid)
 const plainMirrors = sunVectors.filter((v) => v.input.piccData === undefined && v.expected.valid)
