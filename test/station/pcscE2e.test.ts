@@ -29,9 +29,9 @@ import { VirtualNtag424, type CardExchange, type VirtualNtag424Options } from '.
 import { insertCard, type InsertedCard } from '../../station/virtual-card/vpcd.js'
 import { call, createTestGateway, makeTempDir, seedSunChip, seedSunProfile, seedTeam, type TestGateway } from '../helpers/gateway.js'
 import { lockPcsc } from '../helpers/pcscLock.js'
+import { CI, nfcPcscProblem } from '../helpers/pcscStack.js'
 import { exited, repoRoot, stopChild } from '../helpers/processes.js'
 
-const CI = process.env.CI === 'true'
 const SLOT = { port: 35963, reader: 'Virtual PCD 00 00', other: 'Virtual PCD 00 01' }
 const META = '5ACE7E50AB65D5D51FD5BF5A16B8205B'
 const FILE = '97D1F3FCC8A6B3A4F1AE6F1E3B4BD5A0'
@@ -46,17 +46,6 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 const newUid = () => `04${randomBytes(6).toString('hex').toUpperCase()}`
 
 const socketAccepts = async (socket = SOCKET) => (await pcscdReachable({ PCSCLITE_CSOCK_NAME: socket })).ok
-
-/** Whether openPcscReaders can load nfc-pcsc and libpcsclite here (null) or why not. */
-async function nfcPcscProblem(): Promise<string | null> {
-  const specifier = 'nfc-pcsc'
-  try {
-    await import(specifier)
-    return null
-  } catch (error) {
-    return `nfc-pcsc (${(error as Error).message.split('\n')[0]}): apt-get install pcscd libpcsclite-dev, then npm install`
-  }
-}
 
 const pcscdRunning = await socketAccepts()
 const nfcPcsc = await nfcPcscProblem()
