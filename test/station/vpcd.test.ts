@@ -18,8 +18,8 @@ import { PCSCD_BINARY, usePcscd, type PcscdProcess } from '../../station/pcsc/pc
 import { VirtualNtag424 } from '../../station/virtual-card/ntag424.js'
 import { insertCard } from '../../station/virtual-card/vpcd.js'
 import { lockPcsc } from '../helpers/pcscLock.js'
+import { CI } from '../helpers/pcscStack.js'
 
-const CI = process.env.CI === 'true'
 const SLOT_PORT = 35964
 const SLOT_READER = 'Virtual PCD 00 01'
 const META = '0C3B25D92B38AE443229DD59AD34B85D'
