@@ -11,8 +11,9 @@ import {MessageHashUtils} from "@openzeppelin/contracts/utils/cryptography/Messa
  * @title Guestbook
  * @notice ERC-1155 attendance tokens: one token id per event, one unit per mint. The owner (the
  * gateway's relayer) mints directly, or anyone submits a signature from `signVerifier` to
- * `mintWithSig` (same IYK-style scheme as PhygitalToken: keccak256(abi.encodePacked(blockExpiry,
- * account, id, this, nonce)), EIP-191, valid while block.number < blockExpiry, once per nonce).
+ * `mintWithSig` (the hash has PhygitalToken's form: keccak256(abi.encodePacked(blockExpiry,
+ * account, id, this, chainid, nonce)), EIP-191, valid while block.number < blockExpiry, once per
+ * nonce; here the nonce is the account's, since a mint moves no existing token).
  * With transfers paused the tokens are soulbound: they can be minted and burned, not moved.
  */
 contract Guestbook is ERC1155, Ownable {
@@ -85,7 +86,7 @@ contract Guestbook is ERC1155, Ownable {
 
     /// The 32 bytes the signVerifier personal_signs (EIP-191) to let `account` mint one `id`.
     function getMintSigningHash(uint256 blockExpiry, address account, uint256 id) public view returns (bytes32) {
-        return keccak256(abi.encodePacked(blockExpiry, account, id, address(this), mintNonces[account]));
+        return keccak256(abi.encodePacked(blockExpiry, account, id, address(this), block.chainid, mintNonces[account]));
     }
 
     function mintWithSig(address account, uint256 id, bytes calldata data, bytes calldata sig, uint256 blockExpiry) external {

@@ -13,14 +13,16 @@ import {MessageHashUtils} from "@openzeppelin/contracts/utils/cryptography/Messa
  * @notice A "managed" ERC-721 for NFC-chipped objects. Tokens move only with a signature from
  * `signVerifier` (the gateway's key), pulled by anyone (in practice the gateway's relayer):
  * `mintNFT` for an unminted token, `claimNFT` to move a minted one to the person who tapped the chip.
- * The scheme is IYK's: keccak256(abi.encodePacked(blockExpiry, recipient, tokenId, this, nonce))
- * signed with EIP-191 personal_sign, valid while block.number < blockExpiry, once per recipient nonce.
+ * The signed hash is keccak256(abi.encodePacked(blockExpiry, recipient, tokenId, this, chainid, nonce))
+ * (EIP-191 personal_sign), valid while block.number < blockExpiry. `nonce` is the token's own,
+ * advanced by every move of the token: a signature handed out for one recipient is dead as soon as
+ * the token went anywhere else, and works at most once. The chain id keeps it to this chain.
  * Ordinary transfers and approvals are disabled: whoever holds the chip decides who holds the token.
  */
 contract PhygitalToken is ERC721, Ownable, IERC4906 {
     /// The block number is not below `blockExpiry`.
     error SignatureExpired(uint256 blockExpiry);
-    /// The signature is malformed, or its signer is not `signVerifier` (which covers a used nonce).
+    /// The signature is malformed, or its signer is not `signVerifier` (which covers a stale token nonce).
     error InvalidSignature();
     /// transferFrom / safeTransferFrom: tokens move only through claimNFT.
     error PublicTransfersDisabled();
@@ -32,8 +34,8 @@ contract PhygitalToken is ERC721, Ownable, IERC4906 {
     address private _signVerifier;
     string private _baseTokenURI;
 
-    /// Per-recipient nonce inside the signed hash; bumped by every successful mintNFT / claimNFT.
-    mapping(address => uint256) private claimNonces;
+    /// Per-token nonce inside the signed hash; advanced in _update, i.e. by every move of the token.
+    mapping(uint256 => uint256) private _tokenNonces;
 
     constructor(
         string memory name_,
@@ -52,35 +54,35 @@ contract PhygitalToken is ERC721, Ownable, IERC4906 {
         return _signVerifier;
     }
 
-    function getClaimNonce(address recipient) external view returns (uint256) {
-        return claimNonces[recipient];
+    /// How many times `tokenId` has moved (mint included): the nonce its next signature must carry.
+    function getTokenNonce(uint256 tokenId) external view returns (uint256) {
+        return _tokenNonces[tokenId];
     }
 
-    /// The 32 bytes the signVerifier personal_signs (EIP-191) to let `recipient` receive `tokenId`.
+    /// The 32 bytes the signVerifier personal_signs (EIP-191) to let `recipient` receive `tokenId` now, on this chain.
     function getClaimSigningHash(uint256 blockExpiry, address recipient, uint256 tokenId) public view returns (bytes32) {
-        return keccak256(abi.encodePacked(blockExpiry, recipient, tokenId, address(this), claimNonces[recipient]));
+        return keccak256(abi.encodePacked(blockExpiry, recipient, tokenId, address(this), block.chainid, _tokenNonces[tokenId]));
     }
 
     /// Mints the unminted `tokenId` to `recipient`.
     function mintNFT(bytes calldata sig, uint256 blockExpiry, address recipient, uint256 tokenId) external {
-        _useSignature(sig, blockExpiry, recipient, tokenId);
+        _checkSignature(sig, blockExpiry, recipient, tokenId);
         _safeMint(recipient, tokenId);
     }
 
     /// Moves the minted `tokenId` from its current owner to `recipient`, without the owner's approval.
     function claimNFT(bytes calldata sig, uint256 blockExpiry, address recipient, uint256 tokenId) external {
-        _useSignature(sig, blockExpiry, recipient, tokenId);
+        _checkSignature(sig, blockExpiry, recipient, tokenId);
         _safeTransfer(_requireOwned(tokenId), recipient, tokenId, "");
     }
 
-    function _useSignature(bytes calldata sig, uint256 blockExpiry, address recipient, uint256 tokenId) private {
+    function _checkSignature(bytes calldata sig, uint256 blockExpiry, address recipient, uint256 tokenId) private view {
         if (block.number >= blockExpiry) revert SignatureExpired(blockExpiry);
         bytes32 digest = MessageHashUtils.toEthSignedMessageHash(getClaimSigningHash(blockExpiry, recipient, tokenId));
         (address signer, ECDSA.RecoverError err, ) = ECDSA.tryRecoverCalldata(digest, sig);
         // NoError implies signer != 0, so a zero signVerifier accepts no signature at all.
+        // The nonce is used up by the move itself (_update), before the receiver callback.
         if (err != ECDSA.RecoverError.NoError || signer != _signVerifier) revert InvalidSignature();
-        // Before the receiver callback, so a signature cannot be replayed from onERC721Received.
-        claimNonces[recipient]++;
     }
 
     // ---------------------------------------------------------------- owner (the gateway's relayer)
@@ -118,8 +120,13 @@ contract PhygitalToken is ERC721, Ownable, IERC4906 {
     // The ABI keeps ERC-721's functions, signatures and mutability.
 
     /// transferFrom and both safeTransferFrom pass the caller as `auth`; mint and claim pass address(0).
+    /// Every balance change passes here, so this is where the token's nonce moves: any signature
+    /// made before the move is dead, and _safeMint / _safeTransfer call the receiver only after it.
     function _update(address to, uint256 tokenId, address auth) internal override returns (address) {
         if (auth != address(0)) revert PublicTransfersDisabled();
+        unchecked {
+            _tokenNonces[tokenId]++;
+        }
         return super._update(to, tokenId, auth);
     }
 

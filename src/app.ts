@@ -1,16 +1,17 @@
 import rateLimit, { normalizeIP } from '@fastify/rate-limit'
-import Fastify, { type FastifyInstance } from 'fastify'
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod'
 import { type Chains, createChains } from './chain/chains.js'
 import type { Config } from './config.js'
 import type { Store } from './db/store.js'
 import { BaseError } from './errors.js'
-import { loadGatewaySecret } from './keys/gatewaySecret.js'
+import { openGatewaySecret } from './keys/secretCheck.js'
 import { loggerOptions } from './logger.js'
 import auth from './plugins/auth.js'
 import errorHandler from './plugins/errorHandler.js'
 import openapi from './plugins/openapi.js'
 import services from './plugins/services.js'
+import { clientErrorHandler, frameworkErrors, MAX_PARAM_LENGTH, requestTimeouts } from './plugins/transportErrors.js'
 import chipGroups from './routes/chipGroups.js'
 import events from './routes/events.js'
 import health from './routes/health.js'
@@ -30,6 +31,8 @@ export type BuildAppOptions = {
   store: Store
   /** Where log lines go (default stdout); tests pass a stream to inspect them. */
   logStream?: NodeJS.WritableStream
+  /** A logger made before the app (server.ts: the chain logs before the app exists); takes the place of logStream. */
+  logger?: FastifyBaseLogger
   now?: () => number
   /** Default: the configured chains, without the embedded one (server.ts starts that). */
   chains?: Chains
@@ -44,10 +47,20 @@ export type BuildAppOptions = {
  * const app = await buildApp({ config, store })
  * const res = await app.inject({ url: '/health' })
  */
-export async function buildApp({ config, store, logStream, now = Date.now, chains = createChains({ config }), relayer }: BuildAppOptions): Promise<FastifyInstance> {
+export async function buildApp({ config, store, logStream, logger, now = Date.now, chains = createChains({ config }), relayer }: BuildAppOptions): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: loggerOptions(config.logLevel, config.tapPath, logStream),
+    ...(logger ? { loggerInstance: logger } : { logger: loggerOptions(config.logLevel, config.tapPath, logStream) }),
     bodyLimit: 1024 * 1024,
+    // Behind a reverse proxy, request.ip (the rate-limit key) is the proxy's own address unless it is trusted.
+    trustProxy: config.trustProxy,
+    // A client trickling its request is cut off (Fastify's default, 0, waits forever); see transportErrors.ts.
+    requestTimeout: config.requestTimeoutMs,
+    http: requestTimeouts(config.requestTimeoutMs),
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    // Refusals before any route runs, in the API's error shape rather than Fastify's.
+    frameworkErrors,
+    return503OnClosing: false,
+    clientErrorHandler: clientErrorHandler(config.requestTimeoutMs),
   })
   // The API speaks JSON only: without this, Fastify's built-in text/plain parser
   // turns a text body into a string and the caller gets a misleading 400.
@@ -55,8 +68,8 @@ export async function buildApp({ config, store, logStream, now = Date.now, chain
   app.setValidatorCompiler(validatorCompiler)
   app.setSerializerCompiler(serializerCompiler)
 
-  const secret = loadGatewaySecret({ dataDir: config.dataDir, secretHex: config.secret })
-  await app.register(services, { services: { store, config, now, version, secret, keyring: createKeyring(store, secret), chains, relayer } })
+  const secret = openGatewaySecret(store, { dataDir: config.dataDir, secretHex: config.secret })
+  await app.register(services, { services: { store, config, now, version, secret, keyring: createKeyring(store, secret, config.taps), chains, relayer } })
   await app.register(errorHandler)
   await app.register(auth)
   await app.register(rateLimit, {

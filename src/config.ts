@@ -1,4 +1,5 @@
 import fs from 'node:fs'
+import net from 'node:net'
 import path from 'node:path'
 import { z } from 'zod'
 
@@ -8,6 +9,36 @@ const nonNegativeInt = z.coerce.number().int().min(0)
 const bool = z.union([z.boolean(), z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1')])
 
 const rpcUrl = z.url({ protocol: /^https?$/ })
+
+const proxyNames = new Set(['loopback', 'linklocal', 'uniquelocal'])
+/** An address or CIDR range as proxy-addr (Fastify's trustProxy) takes it, or one of its names. */
+const isProxyAddress = (text: string): boolean => {
+  if (proxyNames.has(text)) return true
+  const [address = '', prefix, extra] = text.split('/')
+  const family = net.isIP(address)
+  if (family === 0 || extra !== undefined) return false
+  return prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128))
+}
+const trustProxyForms = 'Must be true, false, or a comma-separated list of IP addresses and CIDR ranges'
+/**
+ * Fastify's trustProxy: true (believe every hop) or the proxies' addresses. Env gives
+ * text: "true"/"false" or a comma list. A hop count is refused rather than passed on:
+ * Fastify 5 ignores it (it cannot check the peer is the proxy), so it would trust nobody, silently.
+ */
+const trustProxy = z.unknown().transform((value, ctx): boolean | string[] => {
+  const text = typeof value === 'string' ? value.trim() : undefined
+  const parsed = text === 'true' || text === 'false' ? text === 'true' : text !== undefined ? text.split(',').map((part) => part.trim()) : value
+  if (typeof parsed === 'boolean') return parsed
+  if (typeof parsed === 'number' || (text !== undefined && /^\d+$/.test(text))) {
+    ctx.addIssue({ code: 'custom', message: "A hop count is not supported (Fastify cannot check it is the proxy talking): list the proxy's addresses, e.g. 127.0.0.1" })
+    return z.NEVER
+  }
+  if (Array.isArray(parsed) && parsed.length > 0 && parsed.every((entry) => typeof entry === 'string' && isProxyAddress(entry.trim())))
+    return parsed.map((entry: string) => entry.trim())
+  ctx.addIssue({ code: 'custom', message: trustProxyForms })
+  return z.NEVER
+})
+
 const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'Must be an environment variable name')
 // A private key in the config file would end up in backups, tickets and screenshots.
 const noKeyHere = z
@@ -40,6 +71,7 @@ export type ChainSettings = z.infer<typeof ChainSettings>
 const chainDefaults = {
   embedded: true,
   saveEveryBlocks: 100,
+  idleBlockSeconds: 12,
   signatureBlocks: 100,
   relayedSignatureBlocks: 1_000_000,
   replaceAfterSeconds: 60,
@@ -68,6 +100,10 @@ export const ConfigSchema = z
     tapPath: z.string().regex(/^\/[\w\-./]*$/, 'Must be a URL path starting with /').default('/tap'),
     /** The gateway's public origin (e.g. https://tap.example.com), used to rebuild the URL a chip wrote; default: from the request. */
     publicBaseUrl: z.url({ protocol: /^https?$/ }).optional(),
+    /** Behind a reverse proxy: whose X-Forwarded-For/-Proto/-Host to believe (client IP for rate limits). */
+    trustProxy: trustProxy.default(false),
+    /** A request's headers and body must arrive within this; a client trickling bytes is answered 408 and cut off. */
+    requestTimeoutMs: positiveInt.default(30_000),
     rateLimit: z
       .object({
         max: positiveInt.default(120),
@@ -82,12 +118,24 @@ export const ConfigSchema = z
       })
       .strict()
       .default({ delaySeconds: 0, windowSeconds: 24 * 60 * 60 }),
+    /** Tap counters: how far above the last accepted one a tap's counter may be (taps/counterRules.ts). */
+    taps: z
+      .object({
+        /** NTAG 21x (no MAC on the counter): a larger jump is refused as counter_jump. */
+        maxCounterJump: positiveInt.default(1000),
+        /** NTAG 424 DNA: the same limit, off when unset (the MAC proves the chip wrote the counter). */
+        ntag424MaxCounterJump: positiveInt.optional(),
+      })
+      .strict()
+      .default({ maxCounterJump: 1000 }),
     chain: z
       .object({
         /** Run a local anvil as chain 31337 (state in <dataDir>/chain/31337). */
         embedded: bool.default(chainDefaults.embedded),
         /** Save the embedded chain's state after this many blocks (and on stop). */
         saveEveryBlocks: positiveInt.default(chainDefaults.saveEveryBlocks),
+        /** The embedded chain mines an empty block after this many seconds without one (0: never), so blockExpiry is a bound in time. */
+        idleBlockSeconds: nonNegativeInt.default(chainDefaults.idleBlockSeconds),
         /** GET /phygitals/transfer-signature: blockExpiry = current block + this. */
         signatureBlocks: positiveInt.default(chainDefaults.signatureBlocks),
         /** Signatures inside relayed transfers: valid this many blocks past the last head seen. */
@@ -138,13 +186,18 @@ const envSettings: ReadonlyArray<readonly [string, readonly string[]]> = [
   ['TAPGATE_SECRET', ['secret']],
   ['TAPGATE_TAP_PATH', ['tapPath']],
   ['TAPGATE_PUBLIC_BASE_URL', ['publicBaseUrl']],
+  ['TAPGATE_TRUST_PROXY', ['trustProxy']],
+  ['TAPGATE_REQUEST_TIMEOUT_MS', ['requestTimeoutMs']],
   ['TAPGATE_RATE_LIMIT_MAX', ['rateLimit', 'max']],
   ['TAPGATE_RATE_LIMIT_WINDOW_MS', ['rateLimit', 'windowMs']],
   ['TAPGATE_CLAIM_DELAY_SECONDS', ['claim', 'delaySeconds']],
   ['TAPGATE_CLAIM_WINDOW_SECONDS', ['claim', 'windowSeconds']],
+  ['TAPGATE_MAX_COUNTER_JUMP', ['taps', 'maxCounterJump']],
+  ['TAPGATE_NTAG424_MAX_COUNTER_JUMP', ['taps', 'ntag424MaxCounterJump']],
   ['TAPGATE_EMBEDDED_CHAIN', ['chain', 'embedded']],
   ['TAPGATE_ENS_RPC_URL', ['chain', 'ensRpcUrl']],
   ['TAPGATE_SIGNATURE_BLOCKS', ['chain', 'signatureBlocks']],
+  ['TAPGATE_IDLE_BLOCK_SECONDS', ['chain', 'idleBlockSeconds']],
   ['TAPGATE_STATION', ['station', 'enabled']],
 ]
 

@@ -1,7 +1,7 @@
 import type { FastifyServerOptions } from 'fastify'
 
-// Ref ids and OTP codes travel in these paths; a log line must not carry them.
-const secretPath = /\/(refs|otps)\/[^/?#]+/gi
+// Ref ids and OTP codes travel in the segment after these; a log line must not carry them.
+const secretSegments = new Set(['refs', 'otps'])
 
 const decoded = (url: string): string => {
   try {
@@ -11,16 +11,86 @@ const decoded = (url: string): string => {
   }
 }
 
+/** Percent-decoding that never throws: runs of %XX as UTF-8 (bad bytes become U+FFFD), %2F included. */
+const decodeOnce = (text: string): string =>
+  text.replace(/(?:%[0-9a-f]{2})+/gi, (run) => Buffer.from(run.replace(/%/g, ''), 'hex').toString('utf8'))
+
+/** Rounds of decoding before a path counts as hostile (`%252F` is two; real clients need one). */
+const MAX_DECODE_ROUNDS = 8
+
 /**
- * The URL as it may appear in a log line. Decoded first: the router matches
- * `/ref%73/…` as `/refs/…`. Below the tap path everything is redacted: a tap
- * URL refused for load (429) or a missing key (503) is still unspent, so a
- * log reader could replay it.
+ * The path's segments as any server on the way might read them: decoded until nothing is left to
+ * decode, split on `/`, `\` and a decoded `?` or `#`, empty and `.` segments dropped.
+ * @returns null when the path is still encoded after MAX_DECODE_ROUNDS
+ */
+function pathSegments(path: string): string[] | null {
+  let plain = path
+  for (let round = 0; plain.includes('%'); round++) {
+    const next = decodeOnce(plain)
+    if (next === plain) break
+    if (round === MAX_DECODE_ROUNDS) return null
+    plain = next
+  }
+  return plain.split(/[/\\?#]/).filter((segment) => segment !== '' && segment !== '.')
+}
+
+/** A segment as a lenient router compares it: no `;params`, no trailing dots or blanks, any case. */
+const nameOf = (segment: string): string =>
+  segment
+    .split(';')[0]!
+    .replace(/[.\s]+$/, '')
+    .trim()
+    .toLowerCase()
+
+/** `..` resolved; each kept segment's index in `segments`. */
+function resolvedIndexes(segments: string[]): number[] {
+  const kept: number[] = []
+  segments.forEach((segment, i) => (segment === '..' ? kept.pop() : kept.push(i)))
+  return kept
+}
+
+/** Indexes (into `segments`) of the segments that follow a refs/otps segment, read as given or with `..` resolved. */
+function secretIndexes(segments: string[]): Set<number> {
+  const secret = new Set<number>()
+  const mark = (order: number[]) =>
+    order.forEach((index, k) => {
+      if (secretSegments.has(nameOf(segments[index]!)) && k + 1 < order.length) secret.add(order[k + 1]!)
+    })
+  mark(segments.map((_, i) => i))
+  mark(resolvedIndexes(segments))
+  return secret
+}
+
+let tapNamesCache: { tapPath: string; names: string[] } | undefined
+/** The configured tap path's segment names (one tap path per process: computed once). */
+function tapNamesOf(tapPath: string): string[] {
+  if (tapNamesCache?.tapPath !== tapPath) tapNamesCache = { tapPath, names: (pathSegments(tapPath) ?? []).map(nameOf) }
+  return tapNamesCache.names
+}
+
+const startsWithPath = (names: string[], prefix: string[]) => prefix.length <= names.length && prefix.every((name, i) => names[i] === name)
+
+/**
+ * The URL as it may appear in a log line. Below the tap path everything is
+ * redacted: a tap URL refused for load (429) or a missing key (503) is still
+ * unspent, so a log reader could replay it. Matching is on the path as any
+ * router or proxy might normalise it (`/otps//…`, `/otps%2F…`, `/ref%73/…`,
+ * `/otps./…`, `/x/../otps/…`, `/OTPS/…`): a lenient one upstream could serve
+ * a code that a literal match here would leave in clear. A path that names a
+ * secret is logged normalised, each secret segment replaced.
  */
 export const redactUrl = (url: string, tapPath = '/tap'): string => {
-  const plain = decoded(url)
-  if (plain.startsWith(tapPath) && /^([/?#]|$)/.test(plain.slice(tapPath.length))) return `${tapPath}[redacted]`
-  return plain.replace(secretPath, '/$1/[redacted]')
+  const cut = url.search(/[?#]/)
+  const path = cut === -1 ? url : url.slice(0, cut)
+  const rest = cut === -1 ? '' : url.slice(cut)
+  const segments = pathSegments(path)
+  if (segments === null) return '/[redacted]'
+  const names = segments.map(nameOf)
+  const tapNames = tapNamesOf(tapPath)
+  if (startsWithPath(names, tapNames) || startsWithPath(resolvedIndexes(segments).map((i) => names[i]!), tapNames)) return `${tapPath}[redacted]`
+  if (!names.some((name) => secretSegments.has(name))) return decoded(url)
+  const secret = secretIndexes(segments)
+  return `/${segments.map((segment, i) => (secret.has(i) ? '[redacted]' : segment)).join('/')}${decoded(rest)}`
 }
 
 /**

@@ -3,10 +3,12 @@ import { buildApp } from './app.js'
 import { bootstrapDemo } from './bootstrapDemo.js'
 import type { Config } from './config.js'
 import { openStore, type Store } from './db/store.js'
-import { loadGatewaySecret } from './keys/gatewaySecret.js'
+import { checkGatewaySecret, openGatewaySecret } from './keys/secretCheck.js'
+import { dataDirExposure } from './paths.js'
 import { EMBEDDED_CHAIN_ID } from './chain/chainKeys.js'
 import { type Chains, createChains } from './chain/chains.js'
 import { startEmbeddedChain } from './chain/embeddedChain.js'
+import { createGatewayLogger } from './gatewayLogger.js'
 import { createRelayer, type Relayer } from './relayer/relayer.js'
 import { restoreEmbeddedChain } from './relayer/restoreEmbeddedChain.js'
 import { startInProcessStation } from '../station/inProcessStation.js'
@@ -24,14 +26,15 @@ export type StartServerReturnType = {
  * Opens the data dir, seeds the demo team on first start, and listens.
  * `say` prints the human-facing start-up text (the demo key appears there once, never in logs).
  */
-export async function startServer(config: Config, say: (line: string) => void = console.log): Promise<StartServerReturnType> {
+export async function startServer(
+  config: Config,
+  say: (line: string) => void = console.log,
+  options: { /** Where log lines go (default stdout); tests pass a stream to read them. */ logStream?: NodeJS.WritableStream } = {},
+): Promise<StartServerReturnType> {
   let app: FastifyInstance | undefined
-  // The chain and the relayer log through the app's logger, which exists only once the app is built.
-  const log = {
-    info: (obj: object, msg?: string) => app?.log.info(obj, msg),
-    warn: (obj: object, msg?: string) => app?.log.warn(obj, msg),
-    error: (obj: object, msg?: string) => app?.log.error(obj, msg),
-  }
+  // One logger before anything starts, shared by the chain, the store, the relayer and the app:
+  // the chain's start-up lines come before the app exists.
+  const log = createGatewayLogger(config.logLevel, config.tapPath, options.logStream)
   // anvil boots while the database opens and the app is built.
   const embeddedStart = config.chain.embedded
     ? startEmbeddedChain({ dataDir: config.dataDir, saveEveryBlocks: config.chain.saveEveryBlocks, log })
@@ -42,12 +45,16 @@ export async function startServer(config: Config, say: (line: string) => void = 
   let relayer: Relayer | undefined
   try {
     store = openStore({ dataDir: config.dataDir, backgroundCheckpoints: true, log })
-    const demo = config.demo
-      ? bootstrapDemo(store, { config, now: Date.now(), secret: loadGatewaySecret({ dataDir: config.dataDir, secretHex: config.secret }) })
-      : null
+    // Before anything is sealed or served: a secret that cannot open the stored chip keys stops the start here.
+    const secretSource = { dataDir: config.dataDir, secretHex: config.secret }
+    const secret = openGatewaySecret(store, secretSource)
+    checkGatewaySecret(store, secret, secretSource)
+    const demo = config.demo ? bootstrapDemo(store, { config, now: Date.now(), secret }) : null
     chains = createChains({ config, embedded: await embeddedStart })
     relayer = createRelayer({ store, chains, config, log })
-    app = await buildApp({ config, store, chains, relayer })
+    app = await buildApp({ config, store, chains, relayer, logger: log })
+    const exposure = dataDirExposure(config.dataDir)
+    if (exposure) app.log.warn({ dataDir: config.dataDir }, exposure)
     const embedded = chains.get(EMBEDDED_CHAIN_ID)
     if (embedded && chains.embedded?.owner) {
       const restore = () => restoreEmbeddedChain({ store: store!, chain: embedded, log, now: Date.now() })
@@ -100,10 +107,11 @@ function printDemo(say: (line: string) => void, url: string, tapPath: string, ap
   say(`Its API key is shown only this once; keep it:`)
   say(`  ${apiKey}`)
   say('')
-  say('Try:')
+  // The key once, above: a terminal's scroll-back and a screen share hold every copy printed.
+  say('Try (API_KEY=<the key above>):')
   say(`  curl ${url}/health`)
-  say(`  curl -H 'x-service-api-key: ${apiKey}' ${url}/chip-groups`)
-  say(`  curl -H 'x-service-api-key: ${apiKey}' ${url}/events`)
+  say(`  curl -H "x-service-api-key: $API_KEY" ${url}/chip-groups`)
+  say(`  curl -H "x-service-api-key: $API_KEY" ${url}/events`)
   say(`  npx tapgate tap --uid 04DE5F1EACC040        # prints a ref id`)
   say(`  curl ${url}/refs/<ref id>                   # first query: isValidRef true + OTPs`)
   say(`  open ${url}${tapPath}?e=EF963FF7828658A599F3041510671E88&c=94EED9EE65337086`)

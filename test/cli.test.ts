@@ -5,7 +5,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import Database from 'better-sqlite3'
 import { afterEach, describe, expect, test } from 'vitest'
-import { authenticateApiKey, createTeam } from '../src/auth/apiKeys.js'
+import { authenticateApiKey, createApiKey, createTeam } from '../src/auth/apiKeys.js'
 import { bootstrapDemo } from '../src/bootstrapDemo.js'
 import { ConfigSchema } from '../src/config.js'
 import { openStore } from '../src/db/store.js'
@@ -243,6 +243,55 @@ describe('team and key commands', () => {
     expect(again.stderr).toContain(`No active key has the prefix ${key.prefix}`)
   })
 
+  test('key revoke with a whole key: a wrong key sharing the real one\'s prefix revokes nothing (exit 1); the real key revokes it', async () => {
+    const dataDir = tempDir()
+    const seed = open(dataDir)
+    const team = createTeam(seed, { name: 'Acme', now: Date.now() })
+    const key = seed.tx(() => createApiKey(seed, { teamId: team.teamId, label: 'kiosk', now: Date.now() }))
+    seed.close()
+    // Same 10-character prefix, different key: only the hash can tell them apart.
+    const lastChar = key.apiKey.at(-1) === 'A' ? 'B' : 'A'
+    const wrong = `${key.apiKey.slice(0, -1)}${lastChar}`
+    expect(wrong.slice(0, 10)).toBe(key.prefix)
+
+    const refused = await runCli(['key', 'revoke', '--prefix', wrong], dataDir)
+    expect(refused.code).toBe(1)
+    expect(refused.stdout).toBe('')
+    expect(refused.stderr).toContain(`No active key matches that key (prefix ${key.prefix})`)
+    expect(refused.stderr).not.toContain(wrong)
+    const store = open(dataDir)
+    expect(authenticateApiKey(store, key.apiKey).id).toBe(team.teamId)
+    expect(store.apiKeys.listByPrefix(key.prefix).map((k) => k.revokedAt)).toEqual([null])
+
+    // Something longer than a prefix but shorter than a key is neither: refused, nothing revoked.
+    const partial = await runCli(['key', 'revoke', '--prefix', key.apiKey.slice(0, 20)], dataDir)
+    expect(partial.code).toBe(2)
+    expect(partial.stderr).toContain('--prefix takes a key prefix (10 characters) or a whole key')
+    expect(authenticateApiKey(store, key.apiKey).id).toBe(team.teamId)
+
+    const revoked = await runCli(['key', 'revoke', '--prefix', key.apiKey], dataDir)
+    expect(revoked.code).toBe(0)
+    expect(JSON.parse(revoked.stdout)).toEqual({ revoked: 1 })
+    expect(thrown(() => authenticateApiKey(store, key.apiKey))).toMatchObject({ code: 'invalid_api_key' })
+    expect(authenticateApiKey(store, team.apiKey).id).toBe(team.teamId)
+  })
+
+  test('team create --redirect-url takes only what import takes: a javascript: or ftp: URL is exit 2 and creates no team', async () => {
+    const dataDir = tempDir()
+    for (const url of ['javascript:alert(1)', 'JavaScript://%0Aalert(1)', 'ftp://files.example/x', 'data:text/html,<b>x</b>', 'https:/acme.example', 'not a url']) {
+      const result = await runCli(['team', 'create', '--name', 'Acme', '--redirect-url', url], dataDir)
+      expect(result.code, url).toBe(2)
+      expect(result.stdout).toBe('')
+      expect(result.stderr, url).toContain('--redirect-url: ')
+      expect(() => parseImportFile({ teams: [{ name: 'Acme', redirectUrl: url }] }), url).toThrow()
+    }
+    expect(open(dataDir).teams.list()).toEqual([])
+    // The URL is stored as typed.
+    const ok = await runCli(['team', 'create', '--name', 'Acme', '--redirect-url', 'HTTPS://Acme.example/a/../tap'], dataDir)
+    expect(ok.code).toBe(0)
+    expect(open(dataDir).teams.list().map((t) => t.redirectUrl)).toEqual(['HTTPS://Acme.example/a/../tap'])
+  })
+
   test('key create without --team is a usage error (exit 2)', async () => {
     const result = await runCli(['key', 'create'], tempDir())
     expect(result.code).toBe(2)
@@ -406,6 +455,9 @@ describe('serve', () => {
     const [apiKey] = [...keys] as [string]
     expect(apiKey).toMatch(API_KEY)
     expect(server.stdout().split('\n').filter((line) => line.trim() === apiKey)).toHaveLength(1)
+    // Once in all: the suggested commands name it without repeating it.
+    expect(server.stdout().split(apiKey).length - 1, server.stdout()).toBe(1)
+    expect(server.stdout()).toContain(`-H "x-service-api-key: $API_KEY" ${url}/chip-groups`)
     for (const hint of [`curl ${url}/health`, `${url}/chip-groups`, `${url}/refs/`, `${url}/docs`, `${url}/openapi.json`, `${url}/tap?e=`])
       expect(server.stdout()).toContain(hint)
 
@@ -600,8 +652,9 @@ describe('the demo chip at /tap', () => {
     expect(page).toContain('04DE5F1EACC040')
     expect(page).toContain('Tapgate Hoodie #1')
     const again = await fetch(tapUrl, { redirect: 'manual' })
-    expect(again.status).toBe(409)
-    expect(await again.text()).toContain('already been used')
+    // Refused as a replay: the public page says only that (the reason is in the tap log).
+    expect(again.status).toBe(400)
+    expect(await again.text()).toContain('This tap was not accepted')
     expect(await interrupt(server)).toEqual({ code: 0, signal: null })
   })
 })

@@ -146,6 +146,7 @@ describe('importData', () => {
       randomUid: 0,
       fileKey: null,
       keyVersion: 1,
+      counterMirror: null,
     })
     expect(store.chips.get('04AABBCCDDEE02')).toMatchObject({ groupId: auto.id, kind: 'ntag21x', redirectUrl: 'https://acme.example/chip-2' })
     expect(store.chips.get('04AABBCCDDEE03')).toMatchObject({ groupId: null, kind: 'ntag424' })

@@ -123,6 +123,53 @@ describe('logs', () => {
   })
 })
 
+describe('logs under path tricks', () => {
+  test('double slashes, encoded slashes, dot segments, trailing dots and case never put an OTP code, ref id or tap URL in the log', async () => {
+    const log = logCapture()
+    gw = await createTestGateway({ config: { logLevel: 'info' }, logStream: log.stream })
+    // One made-up secret per trick, so a leak names the trick that let it through.
+    const secret = (i: number) => `S3cr3t${String(i).padStart(2, '0')}xxxxxxxxxxxxx`
+    const tricks = [
+      (s: string) => `/otps//${s}`,
+      (s: string) => `/refs//${s}?includeMetadata=true`,
+      (s: string) => `//otps/${s}`,
+      (s: string) => `/otps///${s}/`,
+      (s: string) => `/otps%2F${s}`,
+      (s: string) => `/refs%2f${s}`,
+      (s: string) => `/otps/%2F${s}`,
+      (s: string) => `/otps%252F${s}`,
+      (s: string) => `/otps%5C${s}`,
+      (s: string) => `/otps./${s}`,
+      (s: string) => `/otps.../${s}`,
+      (s: string) => `/otps/./${s}`,
+      (s: string) => `/refs/x/../${s}`,
+      (s: string) => `/x/../otps/${s}`,
+      (s: string) => `/OTPS//${s}`,
+      (s: string) => `/Refs%2F${s}`,
+      (s: string) => `/%6f%74%70%73//${s}`,
+      (s: string) => `/otps;x/${s}`,
+      (s: string) => `//tap?e=${s}&c=94EED9EE65337086`,
+      (s: string) => `/./tap?e=${s}`,
+      (s: string) => `/TAP?e=${s}`,
+      (s: string) => `/tap%3Fe=${s}`,
+    ]
+    const secrets = tricks.map((_, i) => secret(i))
+    for (const [i, trick] of tricks.entries()) {
+      const res = await gw.app.inject({ url: trick(secrets[i]!) })
+      expect(res.statusCode, trick(secrets[i]!)).toBeLessThan(500)
+    }
+    const incoming = () => log.text().split('\n').filter((line) => line.includes('"incoming request"'))
+    for (let i = 0; i < 50 && incoming().length < tricks.length; i++) await new Promise((resolve) => setTimeout(resolve, 10))
+    expect(incoming()).toHaveLength(tricks.length)
+    for (const [i, line] of incoming().entries()) {
+      expect(line, `${tricks[i]!('…')} leaked into the log`).not.toContain(secrets[i])
+      expect(line).toContain('[redacted]')
+    }
+    // The secrets appear nowhere else either (error lines, completion lines).
+    for (const s of secrets) expect(log.text()).not.toContain(s)
+  })
+})
+
 describe('rate limits (per client)', () => {
   const limited = { config: { logLevel: 'silent' as const, rateLimit: { max: 3, windowMs: 60_000 } } }
 
@@ -186,5 +233,20 @@ describe('redactUrl', () => {
     expect(redactUrl('/refs/abc?includeMetadata=true')).toBe('/refs/[redacted]?includeMetadata=true')
     expect(redactUrl('/ref%73/abc')).toBe('/refs/[redacted]')
     expect(redactUrl('/chip-groups')).toBe('/chip-groups')
+  })
+
+  test('matches on the path as the router and other servers may read it: slashes collapsed or encoded, dot segments, trailing dots, any case', () => {
+    expect(redactUrl('/otps//abc')).toBe('/otps/[redacted]')
+    expect(redactUrl('/refs//abc?includeMetadata=true')).toBe('/refs/[redacted]?includeMetadata=true')
+    expect(redactUrl('/otps%2Fabc')).toBe('/otps/[redacted]')
+    expect(redactUrl('/otps%252Fabc')).toBe('/otps/[redacted]')
+    expect(redactUrl('/otps./abc')).toBe('/otps./[redacted]')
+    expect(redactUrl('/refs/x/../abc')).toBe('/refs/[redacted]/../[redacted]')
+    expect(redactUrl('/OTPS/abc/extra')).toBe('/OTPS/[redacted]/extra')
+    expect(redactUrl('//tap?e=abc')).toBe('/tap[redacted]')
+    expect(redactUrl('/Tap/?e=abc')).toBe('/tap[redacted]')
+    // Nothing else is rewritten.
+    expect(redactUrl('/chip-groups?x=1')).toBe('/chip-groups?x=1')
+    expect(redactUrl('/phygitals/claim-registration?recipient=0xab')).toBe('/phygitals/claim-registration?recipient=0xab')
   })
 })

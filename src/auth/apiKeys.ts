@@ -3,7 +3,12 @@ import type { Store } from '../db/store.js'
 import type { TeamRow } from '../db/teams.js'
 import { ConflictError, NotFoundError, UnauthorizedError } from '../errors.js'
 
-const PREFIX_LENGTH = 10
+/** How many leading characters of a key are stored in clear, to tell keys apart (`tg_` + 7). */
+export const API_KEY_PREFIX_LENGTH = 10
+const PREFIX_LENGTH = API_KEY_PREFIX_LENGTH
+
+/** A whole API key: `tg_` + 24 random bytes in base64url. */
+export const API_KEY_PATTERN = /^tg_[\w-]{32}$/
 
 export const hashApiKey = (key: string): string => crypto.createHash('sha256').update(key).digest('hex')
 
@@ -24,10 +29,19 @@ export function createApiKey(store: Store, p: { teamId: number; label?: string |
   return { teamId: p.teamId, apiKey, prefix }
 }
 
-/** @returns the number of keys revoked (0 when the prefix matched none that were active) */
+/**
+ * Revokes by prefix (the 10 characters `key list` shows) or by the whole key. Anything longer than a
+ * prefix is taken as a whole key and must match a stored hash: cutting it down to its prefix would
+ * revoke the real key for anyone who knows only its first 10 characters.
+ *
+ * @returns the number of keys revoked (0 when nothing active matched)
+ */
 export function revokeApiKey(store: Store, p: { keyOrPrefix: string; now: number }): number {
-  const prefix = p.keyOrPrefix.slice(0, PREFIX_LENGTH)
-  return store.tx(() => store.apiKeys.revokeByPrefix(prefix, p.now))
+  return store.tx(() =>
+    p.keyOrPrefix.length <= PREFIX_LENGTH
+      ? store.apiKeys.revokeByPrefix(p.keyOrPrefix, p.now)
+      : store.apiKeys.revokeByHash(hashApiKey(p.keyOrPrefix), p.now),
+  )
 }
 
 /**

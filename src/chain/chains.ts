@@ -1,5 +1,5 @@
 import type { Config } from '../config.js'
-import { UnavailableError } from '../errors.js'
+import { BadRequestError, UnavailableError } from '../errors.js'
 import type { EnsResolver } from '../phygitals/resolveRecipient.js'
 import { type ChainSigner, EMBEDDED_CHAIN_ID, loadChainSigners } from './chainKeys.js'
 import type { EmbeddedChain } from './embeddedChain.js'
@@ -16,9 +16,9 @@ export type Chains = {
   /** Every chain with keys, embedded first. */
   list(): Chain[]
   get(chainId: number): Chain | undefined
-  /** The chain of a token or contract, to read from; 503 when the gateway has no RPC and keys for it or it is not running. */
+  /** The chain of a token or contract, to read from; 400 chain_not_configured when the gateway has no RPC and keys for it, 503 when it is not running here. */
   require(chainId: number): Chain
-  /** Keys to sign and queue with: works while the RPC is down. 503 chain_not_configured when the gateway has no keys for the chain. */
+  /** Keys to sign and queue with: works while the RPC is down. 400 chain_not_configured when the gateway has no keys for the chain. */
   signer(chainId: number): ChainSigner
   /** Like signer(), but undefined instead of an error. */
   findSigner(chainId: number): ChainSigner | undefined
@@ -37,8 +37,9 @@ export type OpenChainsParameters = {
   rpcTimeoutMs?: number
 }
 
+// 400, not 503: nothing will change by retrying; the chain id names a chain this gateway was never set up for.
 const notConfigured = (chainId: number) =>
-  new UnavailableError(
+  new BadRequestError(
     'chain_not_configured',
     chainId === EMBEDDED_CHAIN_ID
       ? 'The embedded chain (31337) is turned off on this gateway'

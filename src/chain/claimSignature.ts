@@ -12,19 +12,21 @@ export type ClaimSignatureParams = {
   tokenId: bigint
   /** The PhygitalToken or Guestbook contract the signature is for. */
   contract: Address
-  /** The recipient's current `getClaimNonce` (PhygitalToken) or `getMintNonce` (Guestbook). */
+  /** The chain the contract is on: a signature never verifies on another chain. */
+  chainId: bigint
+  /** PhygitalToken: the token's `getTokenNonce` (it moves with every move of the token); Guestbook: the account's `getMintNonce`. */
   nonce: bigint
 }
 
 /**
- * The hash PhygitalToken.mintNFT/claimNFT and Guestbook.mintWithSig check, as IYK's contracts do:
- * keccak256(abi.encodePacked(uint256 blockExpiry, address recipient, uint256 tokenId, address contract, uint256 nonce)),
+ * The hash PhygitalToken.mintNFT/claimNFT and Guestbook.mintWithSig check:
+ * keccak256(abi.encodePacked(uint256 blockExpiry, address recipient, uint256 tokenId, address contract, uint256 chainId, uint256 nonce)),
  * which the signVerifier key signs with EIP-191 personal_sign. Equals the contracts' getClaimSigningHash / getMintSigningHash.
  */
 export function claimSigningHash(p: ClaimSignatureParams): Hex {
   return keccak256(encodePacked(
-    ['uint256', 'address', 'uint256', 'address', 'uint256'],
-    [p.blockExpiry, p.recipient, p.tokenId, p.contract, p.nonce],
+    ['uint256', 'address', 'uint256', 'address', 'uint256', 'uint256'],
+    [p.blockExpiry, p.recipient, p.tokenId, p.contract, p.chainId, p.nonce],
   ))
 }
 

@@ -54,7 +54,7 @@ const commands: Record<string, CommandSpec> = {
     summary: 'Create or list teams',
     options: {
       name: { type: 'string', value: 'N', description: 'Team name' },
-      'redirect-url': { type: 'string', value: 'URL', description: "Where taps of the team's chips redirect" },
+      'redirect-url': { type: 'string', value: 'URL', description: "Where taps of the team's chips redirect (http or https, as in an import file)" },
     },
     load: () => import('./commands/team.js'),
   },
@@ -64,7 +64,7 @@ const commands: Record<string, CommandSpec> = {
     options: {
       team: teamOption,
       label: { type: 'string', value: 'L', description: 'A note to tell keys apart' },
-      prefix: { type: 'string', value: 'P', description: 'Key prefix (as listed) or the whole key' },
+      prefix: { type: 'string', value: 'P', description: 'Key prefix (10 characters, as listed) or the whole key, which must be the key itself' },
     },
     load: () => import('./commands/key.js'),
   },
@@ -83,6 +83,19 @@ const commands: Record<string, CommandSpec> = {
       json: { type: 'boolean', description: 'Print JSON instead of the bare ref id' },
     },
     load: () => import('./commands/tap.js'),
+  },
+  taps: {
+    usage: 'taps list [--team ID] [--refused] [--limit N] [--json] | taps set-counter --uid UID --team ID --counter N',
+    summary: "Read the tap log (why taps were refused); move a chip's last accepted counter after checking it",
+    options: {
+      team: teamOption,
+      refused: { type: 'boolean', description: 'Only refused taps' },
+      limit: { type: 'string', value: 'N', description: 'At most N rows, newest first (default 50)' },
+      json: { type: 'boolean', description: 'Print JSON instead of one line per tap' },
+      uid: { type: 'string', value: 'UID', description: 'Chip UID (set-counter)' },
+      counter: { type: 'string', value: 'N', description: 'The last accepted counter to set (set-counter); the next tap must be above it' },
+    },
+    load: () => import('./commands/taps.js'),
   },
   profile: {
     usage:
@@ -153,10 +166,10 @@ const commands: Record<string, CommandSpec> = {
     load: () => import('./commands/virtualCard.js'),
   },
   sun: {
-    usage: 'sun verify URL --meta-key HEX --file-key HEX […]',
+    usage: 'sun verify URL [--meta-key HEX] [--file-key HEX] […] (the keys the URL needs: SUN both, a plain uid/ctr/cmac mirror --file-key)',
     summary: 'Check one tap URL against SUN keys (no database; docs/sun-verify.md)',
     options: {
-      'meta-key': { type: 'string', value: 'HEX', description: 'SDM meta read key (32 hex); never printed' },
+      'meta-key': { type: 'string', value: 'HEX', description: 'SDM meta read key (32 hex; not for a plain uid/ctr/cmac mirror); never printed' },
       'file-key': { type: 'string', value: 'HEX', description: 'SDM file read key (32 hex); never printed' },
       mode: { type: 'string', value: 'aes|lrp', description: "The chip's mode (default: from the PICCData length)" },
       ...layoutOptions,

@@ -23,6 +23,7 @@ export function createApiKeysRepository(db: Db) {
   const revoke = db.prepare<[number, string]>(
     'UPDATE api_keys SET revoked_at = ? WHERE prefix = ? AND revoked_at IS NULL',
   )
+  const revokeHash = db.prepare<[number, string]>('UPDATE api_keys SET revoked_at = ? WHERE key_hash = ? AND revoked_at IS NULL')
   return {
     insert: (k: { teamId: number; prefix: string; hash: string; label: string | null; now: number }) =>
       Number(insert.run(k.teamId, k.prefix, k.hash, k.label, k.now).lastInsertRowid),
@@ -30,5 +31,6 @@ export function createApiKeysRepository(db: Db) {
     listByTeam: (teamId: number) => byTeam.all(teamId),
     listByPrefix: (prefix: string) => byPrefix.all(prefix),
     revokeByPrefix: (prefix: string, now: number) => revoke.run(now, prefix).changes,
+    revokeByHash: (hash: string, now: number) => revokeHash.run(now, hash).changes,
   }
 }

@@ -52,7 +52,7 @@ const columns = `id, chain_id AS chainId, sender, nonce, kind, to_address AS toA
 
 /**
  * The relayer's outbox and the per-chain counters that go with it: relayer
- * nonces, the last head and fee data seen, and the claim nonces our relayed
+ * nonces, the last head and fee data seen, and the token nonces our relayed
  * transfers sign with.
  */
 export function createChainTxsRepository(db: Db) {
@@ -119,17 +119,14 @@ export function createChainTxsRepository(db: Db) {
        max_priority_fee_per_gas = excluded.max_priority_fee_per_gas, updated_at = excluded.updated_at`,
   )
 
-  const nextClaimNonce = db.prepare<[number, string, string, number, number], { nonce: number }>(
-    `INSERT INTO claim_nonces (chain_id, contract, recipient, next_nonce) VALUES (?, ?, ?, ? + 1)
-     ON CONFLICT (chain_id, contract, recipient) DO UPDATE SET next_nonce = max(next_nonce, ?) + 1
+  const nextTokenNonce = db.prepare<[number, string, string, number, number], { nonce: number }>(
+    `INSERT INTO token_nonces (chain_id, contract, token_id, next_nonce) VALUES (?, ?, ?, ? + 1)
+     ON CONFLICT (chain_id, contract, token_id) DO UPDATE SET next_nonce = max(next_nonce, ?) + 1
      RETURNING next_nonce - 1 AS nonce`,
   )
-  const setClaimNonce = db.prepare<[number, string, string, number]>(
-    `INSERT INTO claim_nonces (chain_id, contract, recipient, next_nonce) VALUES (?, ?, ?, ?)
-     ON CONFLICT (chain_id, contract, recipient) DO UPDATE SET next_nonce = excluded.next_nonce`,
-  )
-  const peekClaimNonce = db.prepare<[number, string, string], { next: number }>(
-    'SELECT next_nonce AS next FROM claim_nonces WHERE chain_id = ? AND contract = ? AND recipient = ?',
+  const setTokenNonce = db.prepare<[number, string, string, number]>(
+    `INSERT INTO token_nonces (chain_id, contract, token_id, next_nonce) VALUES (?, ?, ?, ?)
+     ON CONFLICT (chain_id, contract, token_id) DO UPDATE SET next_nonce = excluded.next_nonce`,
   )
 
   return {
@@ -173,13 +170,11 @@ export function createChainTxsRepository(db: Db) {
     getHead: (chainId: number) => getHead.get(chainId),
     setHead: (head: ChainHead) => setHead.run(head),
 
-    /** The claim nonce a relayed transfer to `recipient` signs with; `floor` is the on-chain value when known. */
-    allocateClaimNonce: (chainId: number, contract: string, recipient: string, floor = 0) =>
-      nextClaimNonce.get(chainId, contract, recipient, floor, floor)!.nonce,
+    /** The token nonce a relayed transfer of `tokenId` signs with (one per move); `floor` is the on-chain value when known. */
+    allocateTokenNonce: (chainId: number, contract: string, tokenId: string, floor = 0) =>
+      nextTokenNonce.get(chainId, contract, tokenId, floor, floor)!.nonce,
     /** Resets the counter to what the chain says (after a revert showed our view was stale). */
-    setClaimNonce: (chainId: number, contract: string, recipient: string, next: number) =>
-      setClaimNonce.run(chainId, contract, recipient, next),
-    peekClaimNonce: (chainId: number, contract: string, recipient: string) =>
-      peekClaimNonce.get(chainId, contract, recipient)?.next ?? 0,
+    setTokenNonce: (chainId: number, contract: string, tokenId: string, next: number) =>
+      setTokenNonce.run(chainId, contract, tokenId, next),
   }
 }

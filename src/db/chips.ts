@@ -15,10 +15,13 @@ export type ChipRow = {
   /** Sealed per-chip SDM file read key (key scheme per_chip). */
   fileKey: Buffer | null
   keyVersion: number
+  /** NTAG 21x: 1 mirrors its NFC counter, 0 its UID only, null not declared (see migration 004). */
+  counterMirror: number | null
 }
 
 const columns = `uid, team_id AS teamId, group_id AS groupId, kind, last_counter AS lastCounter, redirect_url AS redirectUrl,
-  created_at AS createdAt, profile_id AS profileId, random_uid AS randomUid, file_key AS fileKey, key_version AS keyVersion`
+  created_at AS createdAt, profile_id AS profileId, random_uid AS randomUid, file_key AS fileKey, key_version AS keyVersion,
+  counter_mirror AS counterMirror`
 
 export function createChipsRepository(db: Db) {
   const insert = db.prepare<[string, number, number | null, ChipKind, string | null, number]>(
@@ -34,6 +37,9 @@ export function createChipsRepository(db: Db) {
     `UPDATE chips SET profile_id = @profileId, random_uid = @randomUid, file_key = @fileKey, key_version = @keyVersion
      WHERE uid = @uid`,
   )
+  const setMirror = db.prepare<[number | null, string]>('UPDATE chips SET counter_mirror = ? WHERE uid = ?')
+  // Staff only (tapgate taps set-counter), after checking the chip: either way, unlike a tap.
+  const setLast = db.prepare<[number, string]>('UPDATE chips SET last_counter = ? WHERE uid = ?')
   // Only ever forward: the WHERE clause is the replay check's last line of defence.
   const advance = db.prepare<[number, string, number]>(
     'UPDATE chips SET last_counter = ? WHERE uid = ? AND (last_counter IS NULL OR last_counter < ?)',
@@ -48,6 +54,8 @@ export function createChipsRepository(db: Db) {
     setRedirectUrl: (uid: string, url: string | null) => setRedirect.run(url, uid),
     setVerification: (c: { uid: string; profileId: number | null; randomUid: boolean; fileKey: Buffer | null; keyVersion: number }) =>
       setVerification.run({ ...c, randomUid: c.randomUid ? 1 : 0 }),
+    setCounterMirror: (uid: string, counterMirror: boolean | null) => setMirror.run(counterMirror === null ? null : counterMirror ? 1 : 0, uid),
+    setLastCounter: (uid: string, counter: number) => setLast.run(counter, uid),
     /** @returns true when the counter moved forward */
     advanceCounter: (uid: string, counter: number) => advance.run(counter, uid, counter).changes === 1,
   }

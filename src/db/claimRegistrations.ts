@@ -30,11 +30,14 @@ export function createClaimRegistrationsRepository(db: Db) {
     'DELETE FROM claim_registrations WHERE token_id = ? AND recipient = ? AND used_at IS NULL',
   )
   const use = db.prepare<[number, number]>('UPDATE claim_registrations SET used_at = ? WHERE id = ? AND used_at IS NULL')
+  const unuse = db.prepare<[number]>('UPDATE claim_registrations SET used_at = NULL WHERE id = ? AND used_at IS NOT NULL')
   return {
     insert: (r: Omit<ClaimRegistrationRow, 'id' | 'usedAt'>) => Number(insert.run(r).lastInsertRowid),
     findOpen: (tokenId: number, now: number) => openForToken.get(tokenId, now),
     findLatest: (tokenId: number, recipient: string) => latestFor.get(tokenId, recipient),
     deleteUnused: (tokenId: number, recipient: string) => removeUnused.run(tokenId, recipient).changes,
     markUsed: (id: number, now: number) => use.run(now, id).changes === 1,
+    /** Gives a used registration back: the transfer that used it reverted and will not be retried. */
+    release: (id: number) => unuse.run(id).changes === 1,
   }
 }

@@ -1,12 +1,12 @@
-import fs from 'node:fs'
 import path from 'node:path'
 import Database from 'better-sqlite3'
+import { ensurePrivateDir, ensurePrivateFile } from '../paths.js'
 import { migrate } from './migrate.js'
 
 export type Db = Database.Database
 
 export type OpenDatabaseParameters = {
-  /** Directory holding `tapgate.sqlite`; created when missing. */
+  /** Directory holding `tapgate.sqlite`; created (mode 0700) when missing. */
   dataDir: string
   /** How long a writer waits for another process's lock before failing. */
   busyTimeoutMs?: number
@@ -22,8 +22,10 @@ export type OpenDatabaseParameters = {
  * const db = openDatabase({ dataDir: './data' })
  */
 export function openDatabase({ dataDir, busyTimeoutMs = 10_000 }: OpenDatabaseParameters): Db {
-  fs.mkdirSync(dataDir, { recursive: true })
-  const db = new Database(path.join(dataDir, 'tapgate.sqlite'), { timeout: busyTimeoutMs })
+  ensurePrivateDir(dataDir)
+  const file = path.join(dataDir, 'tapgate.sqlite')
+  ensurePrivateFile(file)
+  const db = new Database(file, { timeout: busyTimeoutMs })
   enableWal(db, busyTimeoutMs)
   db.pragma('synchronous = NORMAL')
   db.pragma('foreign_keys = ON')

@@ -62,6 +62,7 @@ export function createOtpsRepository(db: Db) {
   const use = db.prepare<[number, string, string]>(
     'UPDATE otps SET used_at = ?, used_for = ? WHERE code = ? AND used_at IS NULL',
   )
+  const unuse = db.prepare<[string]>('UPDATE otps SET used_at = NULL, used_for = NULL WHERE code = ? AND used_at IS NOT NULL')
   const remove = db.prepare<[string, number]>('DELETE FROM otps WHERE code = ? AND team_id = ?')
   return {
     insert: (o: OtpInsert) => insert.run(o),
@@ -69,6 +70,8 @@ export function createOtpsRepository(db: Db) {
     getDetail: (code: string) => detail.get(code),
     /** @returns true when this call used the code, false when it had been used already */
     markUsed: (code: string, usedFor: string, now: number) => use.run(now, usedFor, code).changes === 1,
+    /** Gives a spent code back (its write reverted on chain and will not be retried); its expiry is unchanged. */
+    release: (code: string) => unuse.run(code).changes === 1,
     delete: (code: string, teamId: number) => remove.run(code, teamId).changes === 1,
   }
 }

@@ -4,6 +4,7 @@ import { createChipGroupsRepository } from './chipGroups.js'
 import { createChipProfilesRepository } from './chipProfiles.js'
 import { createChipsRepository } from './chips.js'
 import { createClaimRegistrationsRepository } from './claimRegistrations.js'
+import { createGatewayMetaRepository } from './gatewayMeta.js'
 import { createGroupCommit } from './groupCommit.js'
 import { createGuestbookRepository } from './guestbook.js'
 import { openDatabase, type Db } from './openDatabase.js'
@@ -11,6 +12,7 @@ import { createOtpsRepository } from './otps.js'
 import { createPhygitalContractsRepository } from './phygitalContracts.js'
 import { createProofEventsRepository } from './proofEvents.js'
 import { createRefsRepository } from './refs.js'
+import { createSealedKeysRepository } from './sealedKeys.js'
 import { createStationsRepository } from './stations.js'
 import { createTapLogRepository } from './tapLog.js'
 import { createTeamsRepository } from './teams.js'
@@ -53,6 +55,8 @@ export function createStore(db: Db, checkpointer: WalCheckpointer | null = null)
     phygitalContracts: createPhygitalContractsRepository(db),
     transfers: createTransfersRepository(db),
     usedSignatures: createUsedSignaturesRepository(db),
+    gatewayMeta: createGatewayMetaRepository(db),
+    sealedKeys: createSealedKeysRepository(db),
     tx<T>(fn: () => T): T {
       return immediate(fn) as T
     },

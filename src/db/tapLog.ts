@@ -39,7 +39,15 @@ export function createTapLogRepository(db: Db) {
   const byChip = db.prepare<[string, number], TapLogRow>(
     `SELECT ${columns} FROM tap_log WHERE chip_uid = ? ORDER BY id DESC LIMIT ?`,
   )
+  // One statement for every filter: a NULL team or refused = 0 switches that condition off.
+  const list = db.prepare<{ teamId: number | null; refused: number; limit: number }, TapLogRow>(
+    `SELECT ${columns} FROM tap_log
+     WHERE (@teamId IS NULL OR team_id = @teamId) AND (@refused = 0 OR accepted = 0)
+     ORDER BY id DESC LIMIT @limit`,
+  )
   return {
+    /** Newest first; `teamId` null: every row, also refusals that named no registered chip. */
+    list: (p: { teamId: number | null; refusedOnly: boolean; limit: number }) => list.all({ teamId: p.teamId, refused: p.refusedOnly ? 1 : 0, limit: p.limit }),
     insert: (t: TapLogInsert) =>
       Number(insert.run({ ...t, accepted: t.accepted ? 1 : 0, authenticated: t.authenticated ? 1 : 0 }).lastInsertRowid),
     recent: (limit = 50) => recent.all(limit),

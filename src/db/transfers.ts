@@ -27,15 +27,16 @@ export function createTransfersRepository(db: Db) {
   const resign = db.prepare<[number, string, number]>(
     'UPDATE transfers SET chain_tx_id = ?, method = ?, resigned = resigned + 1 WHERE id = ?',
   )
-  const pendingTo = db.prepare<[number, string, string, number], { n: number }>(
-    `SELECT count(*) AS n FROM transfers tr JOIN chain_txs c ON c.id = tr.chain_tx_id JOIN tokens t ON t.id = tr.token_id
-     WHERE c.chain_id = ? AND t.contract_address = ? AND tr.recipient = ? AND c.status <> 'mined' AND c.nonce < ?`,
+  const pendingOfToken = db.prepare<[number], { n: number }>(
+    `SELECT count(*) AS n FROM transfers tr JOIN chain_txs c ON c.id = tr.chain_tx_id
+     WHERE tr.token_id = ? AND c.status <> 'mined'`,
   )
+  const later = db.prepare<[number, number], { id: number }>('SELECT id FROM transfers WHERE token_id = ? AND id > ? LIMIT 1')
   const insertMint = db.prepare(
     `INSERT INTO guestbook_mints (event_id, recipient, chip_uid, otp_code, chain_tx_id, created_at)
      VALUES (@eventId, @recipient, @chipUid, @otpCode, @chainTxId, @createdAt)`,
   )
-  const deleteMint = db.prepare<[number]>('DELETE FROM guestbook_mints WHERE chain_tx_id = ?')
+  const deleteMint = db.prepare<[number], { otpCode: string | null }>('DELETE FROM guestbook_mints WHERE chain_tx_id = ? RETURNING otp_code AS otpCode')
   const mintByChip = db.prepare<[number, string], { id: number }>('SELECT id FROM guestbook_mints WHERE event_id = ? AND chip_uid = ?')
   const mintByRecipient = db.prepare<[number, string], { id: number }>(
     'SELECT id FROM guestbook_mints WHERE event_id = ? AND recipient = ?',
@@ -45,13 +46,14 @@ export function createTransfersRepository(db: Db) {
     findByTx: (chainTxId: number) => byTx.get(chainTxId),
     /** Points a transfer at the transaction that replaced its reverted one. */
     resign: (id: number, chainTxId: number, method: TransferRow['method']) => resign.run(chainTxId, method, id),
-    /** Relayed transfers to `recipient` on `contract` still waiting to be mined ahead of relayer nonce `beforeNonce`. */
-    countPendingTo: (chainId: number, contract: string, recipient: string, beforeNonce: number) =>
-      pendingTo.get(chainId, contract, recipient, beforeNonce)!.n,
+    /** Relayed transfers of the token (our tokens row id) not mined yet: each will advance its token nonce once. */
+    countPendingOfToken: (tokenRowId: number) => pendingOfToken.get(tokenRowId)!.n,
+    /** Was the token (our tokens row id) transferred again after transfer `id` was accepted? */
+    hasLaterOfToken: (tokenRowId: number, id: number) => later.get(tokenRowId, id) !== undefined,
     insertGuestbookMint: (m: { eventId: number; recipient: string; chipUid: string | null; otpCode: string | null; chainTxId: number; createdAt: number }) =>
       Number(insertMint.run(m).lastInsertRowid),
-    /** A mint that reverted minted nothing: the chip and recipient may mint again. */
-    forgetGuestbookMint: (chainTxId: number) => deleteMint.run(chainTxId).changes,
+    /** A mint that reverted minted nothing: the chip and recipient may mint again. Returns the OTP it spent, if any. */
+    forgetGuestbookMint: (chainTxId: number) => deleteMint.get(chainTxId),
     guestbookMintedByChip: (eventId: number, uid: string) => mintByChip.get(eventId, uid) !== undefined,
     guestbookMintedTo: (eventId: number, recipient: string) => mintByRecipient.get(eventId, recipient) !== undefined,
   }

@@ -2,11 +2,12 @@ import type { Address } from 'viem'
 import type { ChainDeps } from '../chain/chainDeps.js'
 import type { ChainSigner } from '../chain/chainKeys.js'
 import { GAS, guestbookMintData, setTransfersPausedData } from '../chain/contractCalls.js'
+import { checkRecipientCanReceive } from '../chain/recipientCheck.js'
 import type { Config } from '../config.js'
 import type { GuestbookContractRow, GuestbookEventRow } from '../db/guestbook.js'
 import type { Store } from '../db/store.js'
 import { ConflictError, NotFoundError } from '../errors.js'
-import { spendOtp } from '../otps/spendOtp.js'
+import { checkOtp, spendOtp } from '../otps/spendOtp.js'
 import { queueDeploy } from '../relayer/queueDeploy.js'
 import { queueTx } from '../relayer/queueTx.js'
 import { type EventSelector, findGuestbookEvent, teamContract } from './guestbookEvents.js'
@@ -75,14 +76,33 @@ function queueMint(
   return { txnHash: tx.hash, chainId: contract.chainId }
 }
 
+/**
+ * Before anything is spent: a recipient that would make the mint revert (400
+ * recipient_cannot_receive), checked from the guestbook's address as the mint
+ * will call it. Skipped while the chain cannot be read: the mint is queued
+ * anyway, and if it reverts, settleTx gives back what it used up.
+ */
+async function checkRecipient(deps: ChainDeps, event: GuestbookEventRow, recipient: Address): Promise<void> {
+  const contract = deps.store.guestbook.getContract(event.contractId)!
+  const guestbook = managedAddress(contract)
+  const signer = deps.chains.signer(contract.chainId)
+  const chain = deps.chains.get(contract.chainId)
+  if (chain)
+    await checkRecipientCanReceive(chain.rpc, { standard: 'erc1155', contract: guestbook, operator: signer.relayer.address, tokenId: BigInt(event.tokenId), recipient })
+}
+
 /** POST /events/mint (API key): one token of the event per recipient. */
-export function mintGuestbookEvent(deps: ChainDeps, p: { teamId: number; selector: EventSelector; recipient: Address }): { txnHash: string; chainId: number } {
+export async function mintGuestbookEvent(deps: ChainDeps, p: { teamId: number; selector: EventSelector; recipient: Address }): Promise<{ txnHash: string; chainId: number }> {
+  await checkRecipient(deps, findGuestbookEvent(deps.store, p.teamId, p.selector), p.recipient)
   const now = deps.now()
   return deps.store.tx(() => queueMint(deps, findGuestbookEvent(deps.store, p.teamId, p.selector), p.recipient, null, null, now))
 }
 
 /** POST /events/mint/self: the OTP of a tap on a chip assigned to the event; one mint per chip per event. */
-export function mintGuestbookEventSelf(deps: ChainDeps, p: { code: string | undefined; recipient: Address }): { txnHash: string; chainId: number } {
+export async function mintGuestbookEventSelf(deps: ChainDeps, p: { code: string | undefined; recipient: Address }): Promise<{ txnHash: string; chainId: number }> {
+  const unspent = checkOtp(deps.store, { code: p.code, type: 'GUESTBOOK_EVENT', now: deps.now() })
+  const event = deps.store.guestbook.getEvent(unspent.guestbookEventId!)
+  if (event) await checkRecipient(deps, event, p.recipient)
   const now = deps.now()
   return deps.store.tx(() => {
     const otp = spendOtp(deps.store, { code: p.code, type: 'GUESTBOOK_EVENT', usedFor: 'guestbook-mint', now })

@@ -124,6 +124,12 @@ export function importData(store: Store, data: ImportFileT, { config, now, secre
             redirectUrl: c.redirectUrl === undefined ? chip.redirectUrl : c.redirectUrl,
           })
         else store.chips.insert({ uid: c.uid, kind: c.kind, groupId: group ?? null, teamId, redirectUrl: c.redirectUrl ?? null, now })
+        if (c.counterMirror !== undefined) {
+          // An NTAG 424 DNA's counter is inside its MAC-protected message: there is nothing to declare.
+          if (c.kind !== 'ntag21x' && c.counterMirror !== null)
+            throw fail(`${at}.chips.${ci}.counterMirror`, `Chip ${c.uid} is an NTAG 424 DNA: counterMirror is for NTAG 21x chips only`)
+          store.chips.setCounterMirror(c.uid, c.counterMirror)
+        }
         if (c.profile !== undefined || c.fileKey !== undefined || c.randomUid !== undefined || c.keyVersion !== undefined) {
           const storedProfile = chip?.profileId ? store.chipProfiles.get(chip.profileId)?.name : undefined
           try {

@@ -40,3 +40,38 @@ export class SealedKeyError extends BaseError {
     this.reason = reason
   }
 }
+
+export type GatewaySecretErrorReason =
+  /** No secret configured and secret.key gone, while sealed keys exist: a new secret would open none of them. */
+  | 'missing'
+  /** The secret does not match the check value stored with the sealed keys. */
+  | 'mismatch'
+
+const recovery =
+  'If that secret is lost, register every key again under a new one (docs/keys.md, "When the secret changes, or is lost").'
+
+/**
+ * Thrown at start (and by the CLI's key commands) instead of going on with a
+ * gateway secret that cannot open the sealed chip keys: before this check, a
+ * deleted secret.key was silently replaced, and every tap then failed. `where`
+ * names the secret's source (a file path, or TAPGATE_SECRET); never the secret.
+ */
+export class GatewaySecretError extends BaseError {
+  override name = 'GatewaySecretError'
+  readonly reason: GatewaySecretErrorReason
+
+  constructor(reason: GatewaySecretErrorReason, { where, sealed }: { where: string; sealed: number }) {
+    super(
+      503,
+      reason === 'missing' ? 'gateway_secret_missing' : 'gateway_secret_mismatch',
+      reason === 'missing'
+        ? `${where} is missing, but the database holds sealed chip keys (${sealed}) that only the gateway secret it held can open, ` +
+            'so no new secret is made. Fix: restore secret.key from a backup (mode 0600), or set TAPGATE_SECRET (or the config secret) ' +
+            `to the secret the keys were sealed under. ${recovery}`
+        : `The gateway secret (${where}) is not the one the chip keys in the database were sealed under (${sealed} sealed): ` +
+            'with it no tap could be verified, so the gateway does not start. Fix: run with that secret (restore secret.key from a backup, ' +
+            `or set TAPGATE_SECRET to it). ${recovery}`,
+    )
+    this.reason = reason
+  }
+}

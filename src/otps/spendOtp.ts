@@ -29,12 +29,18 @@ export function spendOtp(store: Store, p: SpendOtpParameters): OtpRow {
 
 /** Every check of spendOtp without spending: for endpoints that must do slow work (a chain read) before they commit. */
 export function checkOtp(store: Store, p: Omit<SpendOtpParameters, 'usedFor'>): OtpRow {
-  if (!p.code) throw new UnauthorizedError('otp_missing', 'This endpoint needs an OTP in the x-service-code header')
-  const otp = store.otps.get(p.code)
-  if (!otp) throw new UnauthorizedError('otp_invalid', 'The OTP in x-service-code is unknown')
+  const otp = findOtp(store, p.code)
   if (otp.type !== p.type)
     throw new ForbiddenError('otp_wrong_type', `This endpoint needs a ${p.type} OTP; this one is ${otp.type}`)
   if (otp.usedAt !== null) throw new ConflictError('otp_used', 'This OTP has already been used')
   if (p.now >= otp.expiresAt) throw new ConflictError('otp_expired', 'This OTP has expired; tap the chip again')
+  return otp
+}
+
+/** The OTP of an `x-service-code`, whatever its kind or state. @throws UnauthorizedError missing/unknown code */
+export function findOtp(store: Store, code: string | undefined): OtpRow {
+  if (!code) throw new UnauthorizedError('otp_missing', 'This endpoint needs an OTP in the x-service-code header')
+  const otp = store.otps.get(code)
+  if (!otp) throw new UnauthorizedError('otp_invalid', 'The OTP in x-service-code is unknown')
   return otp
 }

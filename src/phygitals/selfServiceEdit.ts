@@ -32,7 +32,10 @@ export type SelfServiceRequest = {
   ownerSignature: Hex
 }
 
-/** The typed data a token owner signs to edit the chips of a token. */
+/**
+ * The typed data a token owner signs to edit the chips of a token. `redirectUrl` must be the string
+ * exactly as the owner sent it (RedirectUrl validates without rewriting): the signature covers those bytes.
+ */
 export function selfServiceTypedData(p: Omit<SelfServiceRequest, 'ownerSignature'>) {
   return {
     domain: selfServiceDomain,

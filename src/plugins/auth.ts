@@ -3,6 +3,7 @@ import fp from 'fastify-plugin'
 import { authenticateApiKey } from '../auth/apiKeys.js'
 import type { TeamRow } from '../db/teams.js'
 import { UnauthorizedError } from '../errors.js'
+import { findOtp } from '../otps/spendOtp.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -14,6 +15,11 @@ declare module 'fastify' {
     requireApiKey: (request: FastifyRequest, reply: FastifyReply) => Promise<void>
     /** onRequest hook: a key is optional, but a key that is sent must be valid. */
     optionalApiKey: (request: FastifyRequest, reply: FastifyReply) => Promise<void>
+    /**
+     * preHandler hook: 401 unless an OTP this gateway issued is sent. The route's
+     * domain function still checks its kind and state, and spends it.
+     */
+    requireOtp: (request: FastifyRequest, reply: FastifyReply) => Promise<void>
   }
 }
 
@@ -34,6 +40,11 @@ export default fp(
       const key = headerOf(request)
       if (!key) throw new UnauthorizedError('api_key_missing', 'This endpoint needs an API key in the x-service-api-key header')
       request.team = authenticateApiKey(app.services.store, key)
+    })
+    // After validation (a malformed body stays a 400), before the handler: no work for an unknown
+    // code, not even resolving its ENS recipient.
+    app.decorate('requireOtp', async (request: FastifyRequest) => {
+      findOtp(app.services.store, otpCodeOf(request))
     })
   },
   { name: 'auth', dependencies: ['services'] },

@@ -1,7 +1,7 @@
 import type { FastifyError } from 'fastify'
 import fp from 'fastify-plugin'
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod'
-import { BaseError } from '../errors.js'
+import { BaseError, UnavailableError } from '../errors.js'
 
 type ErrorBody = { success: false; error: string; message: string; errors?: Record<string, string> }
 
@@ -17,7 +17,9 @@ const fastifyCodes: Record<string, string> = {
 /**
  * The one error handler: validation → 400 with an `errors` map, BaseError →
  * its status and code, Fastify's own client errors → their status, anything
- * else → a logged, generic 500 that leaks nothing.
+ * else → a logged, generic 500 that leaks nothing. No route for the path: 404,
+ * or 405 with `Allow` when the path has routes for other methods. (Refusals
+ * before routing: transportErrors.ts.)
  */
 export default fp(
   async (app) => {
@@ -46,9 +48,31 @@ export default fp(
       if (status >= 500) reply.header('cache-control', 'no-store')
       return reply.code(status).type('application/json').serializer(JSON.stringify).send(body)
     })
-    app.setNotFoundHandler((request, reply) =>
-      reply.code(404).send({ success: false, error: 'route_not_found', message: `No route ${request.method} ${request.url.split('?')[0]}` }),
-    )
+    // A request that reaches a closing gateway (pipelined on an open connection) gets our 503;
+    // Fastify's own (return503OnClosing, off in app.ts) has its error shape.
+    let closing = false
+    app.addHook('preClose', async () => {
+      closing = true
+    })
+    app.addHook('onRequest', async () => {
+      if (closing) throw new UnavailableError('shutting_down', 'The gateway is shutting down; retry shortly')
+    })
+
+    // Every method some route uses (HEAD included: Fastify adds one per GET), to tell 405 from 404.
+    const methods = new Set<string>()
+    app.addHook('onRoute', (route) => {
+      for (const method of [route.method].flat()) methods.add(method)
+    })
+    app.setNotFoundHandler((request, reply) => {
+      const path = request.url.split('?')[0]
+      const allowed = [...methods].filter((method) => method !== request.method && app.findRoute({ method, url: request.url }) !== null).sort()
+      if (allowed.length === 0) return reply.code(404).send({ success: false, error: 'route_not_found', message: `No route ${request.method} ${path}` })
+      const choices = allowed.length === 1 ? allowed[0] : `${allowed.slice(0, -1).join(', ')} or ${allowed.at(-1)}`
+      return reply
+        .code(405)
+        .header('allow', allowed.join(', '))
+        .send({ success: false, error: 'method_not_allowed', message: `${request.method} is not allowed on ${path}; use ${choices}` })
+    })
   },
   { name: 'error-handler' },
 )

@@ -1,14 +1,48 @@
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import fp from 'fastify-plugin'
-import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod'
+import { createJsonSchemaTransform, createJsonSchemaTransformObject } from 'fastify-type-provider-zod'
+
+// The provider's default override drops every `{}` branch of a union, meant for unrepresentable
+// types; but while zod converts, a schema used twice in one document is still a `{}` placeholder,
+// so it dropped real branches (the digit-string form of chainId wherever two ids share a body).
+// What else that override handles (dates, undefined, unions with null) these schemas do not use.
+const zodToJsonConfig = { override: () => {} }
+
+type Document = ReturnType<ReturnType<typeof createJsonSchemaTransformObject>>
+type WithSchemas = { paths?: unknown; components?: { schemas?: Record<string, unknown> } }
+
+/**
+ * Keeps only the component schemas something refers to. The provider adds an
+ * `…Input` twin of every registered schema; requests are inline, so the twins
+ * would only be unused duplicates.
+ */
+export function dropUnusedSchemas(document: Document): Document {
+  const doc = document as WithSchemas
+  const schemas = doc.components?.schemas
+  if (!schemas) return document
+  const refsIn = (value: unknown): string[] =>
+    [...JSON.stringify(value ?? null).matchAll(/"#\/components\/schemas\/([^"]+)"/g)].map((m) => m[1]!)
+  const used = new Set<string>()
+  const pending = refsIn(doc.paths)
+  while (pending.length > 0) {
+    const name = pending.pop()!
+    if (used.has(name)) continue
+    used.add(name)
+    pending.push(...refsIn(schemas[name]))
+  }
+  const kept = Object.fromEntries(Object.entries(schemas).filter(([name]) => used.has(name)))
+  return { ...document, components: { ...doc.components, schemas: kept } } as Document
+}
 
 /**
  * OpenAPI document at /openapi.json and a docs UI at /docs, both generated
- * from the zod schemas the routes validate with.
+ * from the zod schemas the routes validate with. Each route states its
+ * credential as `schema.security` (schemas/common.ts `security`).
  */
 export default fp(
   async (app) => {
+    const transformObject = createJsonSchemaTransformObject({ zodToJsonConfig })
     await app.register(swagger, {
       openapi: {
         info: {
@@ -18,14 +52,14 @@ export default fp(
         },
         components: {
           securitySchemes: {
-            apiKey: { type: 'apiKey', in: 'header', name: 'x-service-api-key' },
-            otp: { type: 'apiKey', in: 'header', name: 'x-service-code' },
-            station: { type: 'apiKey', in: 'header', name: 'x-station-token' },
+            apiKey: { type: 'apiKey', in: 'header', name: 'x-service-api-key', description: 'Team API key (`tapgate key create`)' },
+            otp: { type: 'apiKey', in: 'header', name: 'x-service-code', description: 'One-time code from the first query of a ref (GET /refs/{id})' },
+            station: { type: 'apiKey', in: 'header', name: 'x-station-token', description: 'Station token (`tapgate station create`)' },
           },
         },
       },
-      transform: jsonSchemaTransform,
-      transformObject: jsonSchemaTransformObject,
+      transform: createJsonSchemaTransform({ zodToJsonConfig }),
+      transformObject: (documentObject) => dropUnusedSchemas(transformObject(documentObject)),
     })
     await app.register(swaggerUi, { routePrefix: '/docs' })
     app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())

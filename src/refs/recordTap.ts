@@ -2,6 +2,7 @@ import type { ChipRow } from '../db/chips.js'
 import type { RefSource } from '../db/refs.js'
 import type { Store } from '../db/store.js'
 import { newPublicId } from '../ids.js'
+import { counterJump, ntag21xCounterDemand, type CounterJumpLimit } from '../taps/counterRules.js'
 import { TapRejectedError, type TapRejectReason } from '../taps/tapErrors.js'
 
 /** SDMReadCtr is 3 bytes; at its maximum the chip cannot produce a fresh tap any more. */
@@ -14,8 +15,13 @@ export type RecordTapParameters = {
   authenticated: boolean
   linksModule?: boolean
   counter?: number | null
-  /** Require `counter` to be strictly above the chip's last accepted one (verified taps). */
-  freshCounter?: boolean
+  /**
+   * Require `counter` to be strictly above the chip's last accepted one: `true` for verified taps;
+   * `'ntag21x'` for an NTAG 21x mirror, whenever it carries a counter or the chip must mirror one.
+   */
+  freshCounter?: boolean | 'ntag21x'
+  /** Refuse a counter further above the last accepted one (counter_jump), leaving the stored counter as it is. */
+  counterJump?: CounterJumpLimit | null
   /** Extra checks on the chip inside the transaction (e.g. the station's team); return a rejection or null. */
   check?: (chip: ChipRow) => { reason: TapRejectReason; detail: string } | null
   detail?: string | null
@@ -30,7 +36,7 @@ export type RecordTapReturnType = { refId: string; teamId: number; chip: ChipRow
  * with another process's, so a replayed URL is refused however fast it comes.
  * Every tap source (operator, phone, station) ends here.
  *
- * @throws TapRejectedError (unknown_chip, no_counter, counter_replay, counter_limit, or the `check`'s reason), after logging it
+ * @throws TapRejectedError (unknown_chip, malformed, no_counter, counter_replay, counter_limit, counter_jump, or the `check`'s reason), after logging it
  * @example
  * const { refId } = recordTap(store, { uid: '04DE5F1EACC040', source: 'operator', authenticated: false, now: Date.now() })
  */
@@ -66,9 +72,25 @@ function tapTransaction(store: Store, p: RecordTapParameters): TapOutcome {
   if (!chip) return reject('unknown_chip', `no chip with UID ${p.uid} is registered`)
   const checked = p.check?.(chip)
   if (checked) return reject(checked.reason, checked.detail)
-  if (p.freshCounter) {
+  let fresh = p.freshCounter === true
+  if (p.freshCounter === 'ntag21x') {
+    // Declared UID-only: a counter is not the chip's, and accepting one would make every later UID-only tap look like a downgrade.
+    if (chip.counterMirror === 0 && counter !== null)
+      return reject(
+        'malformed',
+        `chip ${chip.uid} is registered as mirroring its UID only (counterMirror false), but this mirror carries counter ${counter}: a forged URL, or import the chip with counterMirror true`,
+      )
+    const demand = ntag21xCounterDemand(chip)
+    if (counter === null && demand !== null) return reject('no_counter', `chip ${chip.uid} must mirror its counter, as ${demand}, but this mirror carries none: a copied or edited URL`)
+    fresh = counter !== null
+  }
+  if (fresh) {
     if (counter === null) return reject('no_counter', 'the message mirrors no SDMReadCtr, so replays cannot be detected')
     if (counter >= COUNTER_LIMIT) return reject('counter_limit', `counter ${counter} is at the 24-bit limit`)
+    if (chip.lastCounter !== null && counter <= chip.lastCounter)
+      return reject('counter_replay', `counter ${counter} is not above the last accepted counter ${chip.lastCounter}`)
+    const jump = counterJump(counter, chip.lastCounter, p.counterJump ?? null)
+    if (jump !== null) return reject('counter_jump', jump)
     if (!store.chips.advanceCounter(chip.uid, counter))
       return reject('counter_replay', `counter ${counter} is not above the last accepted counter ${chip.lastCounter}`)
   }

@@ -1,24 +1,35 @@
 import type { Address } from 'viem'
 import { phygitalTokenAbi } from '../../contracts/artifacts/PhygitalToken.js'
 import type { Chain } from '../chain/chains.js'
+import { checkRecipientCanReceive } from '../chain/recipientCheck.js'
 import { ContractRevertError } from '../chain/rpc.js'
 import type { Config } from '../config.js'
 import type { ChainTxRow } from '../db/chainTxs.js'
 import type { Store } from '../db/store.js'
+import type { TokenRow } from '../db/tokens.js'
+import type { TransferRow } from '../db/transfers.js'
+import { BaseError } from '../errors.js'
 import { signTransferTx } from '../transfers/signTransferTx.js'
 import type { RelayerLog } from './relayer.js'
 
-/** A transfer is re-signed at most this many times before it is left for an operator. */
+/** A transfer is re-signed at most this many times before it is given up. */
 export const MAX_RESIGNS = 3
 
 /**
  * A relayed transfer reverted. The usual cause is that our local view went
  * stale: a signature handed out by GET /phygitals/transfer-signature was used
- * meanwhile (the recipient's claim nonce moved, or the token got minted), or
- * the signature expired during a long outage. Read the truth from the chain
- * and send a fresh transaction for the same request; the request is never
- * dropped silently and never done twice (the old transaction is mined and
- * reverted, so it cannot land later).
+ * meanwhile (the token's nonce moved, or the token got minted), or the
+ * signature expired during a long outage. Read the truth from the chain and
+ * send a fresh transaction for the same request; the request is never done
+ * twice (the old transaction is mined and reverted, so it cannot land later).
+ *
+ * A recipient that cannot receive the token (a contract that refuses it) is
+ * not helped by re-signing: the transfer is given up, and so is one that
+ * reverted MAX_RESIGNS times, and one that a later transfer of the same token
+ * supersedes (re-sent now, it would land after that one and undo it: the last
+ * request accepted decides where the token goes). Giving up gives back what
+ * the request used up (its OTP, its 2-tap registration), since nothing of it
+ * is left to land.
  */
 export async function recoverTransfer(p: { store: Store; chain: Chain; config: Config; row: ChainTxRow; log: RelayerLog; now: number }): Promise<void> {
   const { store, chain, row, log } = p
@@ -27,10 +38,6 @@ export async function recoverTransfer(p: { store: Store; chain: Chain; config: C
   const token = store.tokens.get(transfer.tokenId)!
   const contract = token.contractAddress as Address
   const recipient = transfer.recipient as Address
-  if (transfer.resigned >= MAX_RESIGNS) {
-    log.error({ transferId: transfer.id, tx: row.txHash }, 'transfer reverted again after re-signing; left for an operator')
-    return
-  }
   const tokenId = BigInt(token.tokenId)
   let owner: Address | null = null
   try {
@@ -42,15 +49,46 @@ export async function recoverTransfer(p: { store: Store; chain: Chain; config: C
     log.info({ transferId: transfer.id }, 'transfer reverted but the recipient already owns the token; nothing to redo')
     return
   }
-  const onChainNonce = await chain.rpc.read({ address: contract, abi: phygitalTokenAbi, functionName: 'getClaimNonce', args: [recipient] })
+  const refusal = await checkRecipientCanReceive(chain.rpc, { standard: 'erc721', contract, operator: chain.relayer.address, tokenId, recipient }).then(
+    () => undefined,
+    (error: unknown) => {
+      if (error instanceof BaseError) return error.message
+      throw error
+    },
+  )
+  if (refusal) return giveUp(p, transfer, token, owner, refusal)
+  if (store.transfers.hasLaterOfToken(token.id, transfer.id)) return giveUp(p, transfer, token, owner, 'superseded by a later transfer of the token')
+  if (transfer.resigned >= MAX_RESIGNS) return giveUp(p, transfer, token, owner, `reverted again after ${MAX_RESIGNS} re-signs`)
+  let onChainNonce: bigint
+  try {
+    onChainNonce = await chain.rpc.read({ address: contract, abi: phygitalTokenAbi, functionName: 'getTokenNonce', args: [tokenId] })
+  } catch (error) {
+    if (!(error instanceof ContractRevertError)) throw error
+    return giveUp(p, transfer, token, owner, `${contract} has no getTokenNonce (a PhygitalToken deployed by an older gateway?)`)
+  }
   const method = owner === null ? 'mintNFT' : 'claimNFT'
   const queued = store.tx(() => {
-    // Transfers to the same recipient still queued ahead of this one will use the nonces before ours.
-    const ahead = store.transfers.countPendingTo(chain.chainId, contract, recipient, Number.MAX_SAFE_INTEGER)
-    store.chainTxs.setClaimNonce(chain.chainId, contract, recipient, Number(onChainNonce) + ahead)
+    // Transfers of this token still queued will each move it once before ours lands (they were queued first).
+    const ahead = store.transfers.countPendingOfToken(token.id)
+    store.chainTxs.setTokenNonce(chain.chainId, contract, token.tokenId, Number(onChainNonce) + ahead)
     const tx = signTransferTx(store, chain, { token, recipient, method, now: p.now, config: p.config })
     store.transfers.resign(transfer.id, tx.id, method)
     return tx
   })
   log.warn({ transferId: transfer.id, from: row.txHash, to: queued.hash, method }, 'transfer re-signed after a revert')
+}
+
+/**
+ * Nothing of the transfer is left to land: its OTP and 2-tap registration
+ * become usable again, and the token counts as unminted again if the chain
+ * says so and no other transfer of it is on its way.
+ */
+function giveUp(p: { store: Store; log: RelayerLog; row: ChainTxRow }, transfer: TransferRow, token: TokenRow, owner: Address | null, why: string): void {
+  const { store } = p
+  const returned = store.tx(() => ({
+    otp: transfer.otpCode !== null && store.otps.release(transfer.otpCode),
+    registration: transfer.claimRegistrationId !== null && store.claimRegistrations.release(transfer.claimRegistrationId),
+    unminted: owner === null && store.transfers.countPendingOfToken(token.id) === 0 && store.tokens.setMinted(token.id, false).changes === 1,
+  }))
+  p.log.error({ transferId: transfer.id, tx: p.row.txHash, why, gaveBack: returned }, 'transfer given up after a revert; what it used up is given back')
 }

@@ -60,7 +60,18 @@ const alreadyKnown = /already known|known transaction|already imported|nonce too
  * sendAndMine).
  */
 export function createRelayer({ store, chains, config, log, now = Date.now }: RelayerParameters): Relayer {
-  type Loop = { chain: Chain; running: Promise<void> | null; again: boolean; timer: NodeJS.Timeout | null; headAt: number; status: ChainStatus; held: number }
+  type Loop = {
+    chain: Chain
+    running: Promise<void> | null
+    again: boolean
+    timer: NodeJS.Timeout | null
+    headAt: number
+    /** The last head seen, and when (wall clock) a new block was last seen or mined: the embedded chain's idle blocks go by it. */
+    head: bigint
+    blockAt: number
+    status: ChainStatus
+    held: number
+  }
   const loops = new Map<number, Loop>()
   let stopped = true
 
@@ -115,6 +126,10 @@ export function createRelayer({ store, chains, config, log, now = Date.now }: Re
     ])
     const baseFee = block.baseFeePerGas ? BigInt(block.baseFeePerGas) : 0n
     const head = BigInt(block.number)
+    if (head !== loop.head) {
+      loop.head = head
+      loop.blockAt = Date.now()
+    }
     store.chainTxs.setHead({
       chainId,
       blockNumber: Number(head),
@@ -139,6 +154,7 @@ export function createRelayer({ store, chains, config, log, now = Date.now }: Re
     let sentNow = 0
     if (queued.length > 0) {
       const results = chain.embedded ? await sendAndMine(chain, queued) : await Promise.all(queued.map((row) => broadcast(chain, row.rawTx as Hex)))
+      if (chain.embedded) loop.blockAt = Date.now()
       const sentAt = now()
       store.tx(() =>
         queued.forEach((row, i) => {
@@ -161,10 +177,14 @@ export function createRelayer({ store, chains, config, log, now = Date.now }: Re
         receipts.push([row, receipt])
     })
     // Left in anvil's pool (a block was full, or sent by an earlier process): mine them.
-    if (chain.embedded && receipts.length < sent.length) await chain.rpc.request('evm_mine')
+    if (chain.embedded && receipts.length < sent.length) {
+      await chain.rpc.request('evm_mine')
+      loop.blockAt = Date.now()
+    }
 
     if (receipts.length > 0) await settle(chain, receipts)
     await replaceStuck(chain)
+    await mineIdleBlock(loop)
     loop.status.open = store.chainTxs.countOpen(chain.chainId)
     // Progress and more to do: go again soon. No progress (a node refusing a transaction): wait for the next poll.
     return (sentNow > 0 || receipts.length > 0) && loop.status.open > 0
@@ -242,6 +262,22 @@ export function createRelayer({ store, chains, config, log, now = Date.now }: Re
     return times
   }
 
+  /**
+   * anvil mines only when sent something, so on an idle embedded chain "head +
+   * signatureBlocks" would bound nothing in time. After idleBlockSeconds
+   * without a block, one empty block. Here in the loop, not on a timer of its
+   * own, so it never lands inside a batch (sendAndMine turns automine off and
+   * on) and never while the chain is held for a restart; while busy, the
+   * batches are the blocks. Only the gateway that runs the chain mines.
+   */
+  async function mineIdleBlock(loop: Loop) {
+    const idleMs = config.chain.idleBlockSeconds * 1000
+    if (!loop.chain.embedded || !chains.embedded?.owner || idleMs === 0 || Date.now() - loop.blockAt < idleMs) return
+    await loop.chain.rpc.request('evm_mine')
+    loop.blockAt = Date.now()
+    chains.embedded.noteMined(1)
+  }
+
   /** Re-signs transactions sent longer than replaceAfterSeconds ago with fees raised by feeBumpPercent. */
   async function replaceStuck(chain: Chain) {
     if (chain.embedded) return
@@ -291,6 +327,8 @@ export function createRelayer({ store, chains, config, log, now = Date.now }: Re
           again: false,
           timer: null,
           headAt: 0,
+          head: -1n,
+          blockAt: Date.now(),
           status: { chainId: chain.chainId, reachable: true, lastError: null, open: 0 },
           held: 0,
         }

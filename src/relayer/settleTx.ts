@@ -9,7 +9,12 @@ import type { Store } from '../db/store.js'
 export function settleTx(store: Store, row: ChainTxRow, receipt: MinedReceipt): boolean {
   if (!store.chainTxs.markMined(row.id, receipt)) return false
   if (receipt.reverted) {
-    if (row.kind === 'guestbook_mint') store.transfers.forgetGuestbookMint(row.id)
+    // A guestbook mint is never retried: what it used up is given back, so the chip, the
+    // recipient and the tap's OTP may mint again (a reverted transaction can never land later).
+    if (row.kind === 'guestbook_mint') {
+      const mint = store.transfers.forgetGuestbookMint(row.id)
+      if (mint?.otpCode) store.otps.release(mint.otpCode)
+    }
     return true
   }
   // A guestbook is listed as pending (address null) until its deploy is mined.

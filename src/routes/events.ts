@@ -9,7 +9,7 @@ import {
 } from '../guestbook/guestbookEvents.js'
 import { deployGuestbook, mintGuestbookEvent, mintGuestbookEventSelf, setGuestbookPaused } from '../guestbook/guestbookChain.js'
 import { otpCodeOf, teamOf } from '../plugins/auth.js'
-import { ApiKeyHeader, errorResponses, OtpHeader, Success } from '../schemas/common.js'
+import { bodyErrorResponses, errorResponses, security, Success } from '../schemas/common.js'
 import { RecipientBody } from '../schemas/phygitals.js'
 import { recipientOf } from './transfers.js'
 import {
@@ -36,8 +36,8 @@ const withApiKey: FastifyPluginAsyncZod = async (app) => {
       tags,
       summary: 'Deploy a guestbook contract (pending until mined)',
       body: DeployContractBody,
-      headers: ApiKeyHeader,
-      response: { 200: Success.extend({ contractId: z.number() }), ...errorResponses },
+      security: security.apiKey,
+      response: { 200: Success.extend({ contractId: z.number() }), ...bodyErrorResponses },
     },
     handler: async (request) => {
       const { contractId } = deployGuestbook(app.services, { ...request.body, teamId: teamOf(request).id })
@@ -47,10 +47,10 @@ const withApiKey: FastifyPluginAsyncZod = async (app) => {
   })
 
   app.post('/events/mint', {
-    schema: { tags, summary: 'Mint an event token to a recipient (API key)', body: MintEventBody, headers: ApiKeyHeader, response: { 200: TxnResponse, ...errorResponses } },
+    schema: { tags, summary: 'Mint an event token to a recipient (API key)', body: MintEventBody, security: security.apiKey, response: { 200: TxnResponse, ...bodyErrorResponses } },
     handler: async (request) => {
       const { recipient, ...selector } = request.body
-      const result = mintGuestbookEvent(app.services, { teamId: teamOf(request).id, selector, recipient: await recipientOf(app, recipient) })
+      const result = await mintGuestbookEvent(app.services, { teamId: teamOf(request).id, selector, recipient: await recipientOf(app, recipient) })
       app.services.relayer?.wake(result.chainId)
       return { success: true as const, txnHash: result.txnHash }
     },
@@ -61,8 +61,8 @@ const withApiKey: FastifyPluginAsyncZod = async (app) => {
       tags,
       summary: 'Pause (soulbound) or unpause transfers of a guestbook contract',
       body: TogglePauseBody,
-      headers: ApiKeyHeader,
-      response: { 200: TxnResponse, ...errorResponses },
+      security: security.apiKey,
+      response: { 200: TxnResponse, ...bodyErrorResponses },
     },
     handler: async (request) => {
       const result = setGuestbookPaused(app.services, { ...request.body, teamId: teamOf(request).id })
@@ -72,12 +72,12 @@ const withApiKey: FastifyPluginAsyncZod = async (app) => {
   })
 
   app.get('/events/contracts', {
-    schema: { tags, summary: "The team's guestbook contracts", headers: ApiKeyHeader, response: { 200: z.array(GuestbookContract), ...errorResponses } },
+    schema: { tags, summary: "The team's guestbook contracts", security: security.apiKey, response: { 200: z.array(GuestbookContract), ...errorResponses } },
     handler: async (request) => listGuestbookContracts(store, { teamId: teamOf(request).id }),
   })
 
   app.post('/events', {
-    schema: { tags, summary: 'Create a guestbook event', body: CreateEventBody, headers: ApiKeyHeader, response: { 200: Success.extend({ id: z.number() }), ...errorResponses } },
+    schema: { tags, summary: 'Create a guestbook event', body: CreateEventBody, security: security.apiKey, response: { 200: Success.extend({ id: z.number() }), ...bodyErrorResponses } },
     handler: async (request) => {
       const { id } = createGuestbookEvent(store, { ...request.body, teamId: teamOf(request).id, now: now() })
       return { success: true as const, id }
@@ -85,12 +85,12 @@ const withApiKey: FastifyPluginAsyncZod = async (app) => {
   })
 
   app.get('/events', {
-    schema: { tags, summary: "The team's guestbook events", querystring: ListEventsQuery, headers: ApiKeyHeader, response: { 200: z.array(GuestbookEvent), ...errorResponses } },
+    schema: { tags, summary: "The team's guestbook events", querystring: ListEventsQuery, security: security.apiKey, response: { 200: z.array(GuestbookEvent), ...errorResponses } },
     handler: async (request) => listGuestbookEvents(store, { teamId: teamOf(request).id, contractId: request.query.contractId }),
   })
 
   app.patch('/events/metadata', {
-    schema: { tags, summary: "Replace a guestbook event's metadata", body: EventMetadataBody, headers: ApiKeyHeader, response: { 200: Success, ...errorResponses } },
+    schema: { tags, summary: "Replace a guestbook event's metadata", body: EventMetadataBody, security: security.apiKey, response: { 200: Success, ...bodyErrorResponses } },
     handler: async (request) => {
       const { metadata, ...selector } = request.body
       updateGuestbookEventMetadata(store, { teamId: teamOf(request).id, selector, metadata, now: now() })
@@ -99,7 +99,7 @@ const withApiKey: FastifyPluginAsyncZod = async (app) => {
   })
 
   app.post('/events/assign/legacy', {
-    schema: { tags, summary: 'Assign a guestbook event to chips', body: AssignEventBody, headers: ApiKeyHeader, response: { 200: Success, ...errorResponses } },
+    schema: { tags, summary: 'Assign a guestbook event to chips', body: AssignEventBody, security: security.apiKey, response: { 200: Success, ...bodyErrorResponses } },
     handler: async (request) => {
       const { tagUIDs, guestbookEventId } = request.body
       assignGuestbookEvent(store, { teamId: teamOf(request).id, eventId: guestbookEventId, uids: tagUIDs, now: now() })
@@ -111,10 +111,11 @@ const withApiKey: FastifyPluginAsyncZod = async (app) => {
 /** POST /events/mint/self is authorized by the OTP of a tap, not an API key. */
 const withOtp: FastifyPluginAsyncZod = async (app) => {
   app.post('/events/mint/self', {
-    schema: { tags, summary: 'Mint an event token with the OTP of a tap', body: RecipientBody, headers: OtpHeader, response: { 200: TxnResponse, ...errorResponses } },
+    preHandler: app.requireOtp,
+    schema: { tags, summary: 'Mint an event token with the OTP of a tap', body: RecipientBody, security: security.otp, response: { 200: TxnResponse, ...bodyErrorResponses } },
     handler: async (request) => {
       const recipient = await recipientOf(app, request.body.recipient)
-      const result = mintGuestbookEventSelf(app.services, { code: otpCodeOf(request), recipient })
+      const result = await mintGuestbookEventSelf(app.services, { code: otpCodeOf(request), recipient })
       app.services.relayer?.wake(result.chainId)
       return { success: true as const, txnHash: result.txnHash }
     },

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
+import { ErrorBody, security } from '../schemas/common.js'
 
 const ChainHealth = z.object({
   chainId: z.number(),
@@ -18,7 +19,9 @@ const health: FastifyPluginAsyncZod = async (app) => {
       tags: ['meta'],
       summary: 'Liveness, with a database round trip and the state of each chain',
       description: 'Always 200 while the gateway serves: a chain outage delays transactions but loses none.',
-      response: { 200: Health },
+      security: security.none,
+      // No 4xx of its own: only a request not received in time, or the database gone.
+      response: { 200: Health, 408: ErrorBody, 500: ErrorBody },
     },
     handler: async () => {
       store.ping()

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import { NotFoundError } from '../errors.js'
-import { Address, ChainId, errorResponses, TokenId } from '../schemas/common.js'
+import { Address, ChainId, pathErrorResponses, security, TokenId } from '../schemas/common.js'
 
 const MetadataParams = z.object({ chainId: ChainId, contract: Address, tokenId: TokenId })
 
@@ -17,7 +17,8 @@ const metadata: FastifyPluginAsyncZod = async (app) => {
       tags: ['metadata'],
       summary: 'Token metadata for tokenURI / uri(id)',
       params: MetadataParams,
-      response: { 200: z.record(z.string(), z.unknown()), ...errorResponses },
+      security: security.none,
+      response: { 200: z.record(z.string(), z.unknown()), ...pathErrorResponses },
     },
     handler: async (request, reply) => {
       const { chainId, contract, tokenId } = request.params

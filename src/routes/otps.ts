@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { deleteOtp, getOtp } from '../otps/getOtp.js'
 import { teamOf } from '../plugins/auth.js'
-import { ApiKeyHeader, errorResponses, Success } from '../schemas/common.js'
+import { pathErrorResponses, security, Success } from '../schemas/common.js'
 import { OtpParams, OtpResponse } from '../schemas/otps.js'
 import { publicRateLimit } from './rateLimit.js'
 
@@ -12,7 +12,8 @@ const otps: FastifyPluginAsyncZod = async (app) => {
       tags: ['otps'],
       summary: 'Read an OTP',
       params: OtpParams,
-      response: { 200: OtpResponse, ...errorResponses },
+      security: security.none,
+      response: { 200: OtpResponse, ...pathErrorResponses },
     },
     handler: async (request) => getOtp(app.services.store, { code: request.params.id, now: app.services.now() }),
   })
@@ -23,8 +24,8 @@ const otps: FastifyPluginAsyncZod = async (app) => {
       tags: ['otps'],
       summary: "Delete one of the team's OTPs",
       params: OtpParams,
-      headers: ApiKeyHeader,
-      response: { 200: Success, ...errorResponses },
+      security: security.apiKey,
+      response: { 200: Success, ...pathErrorResponses },
     },
     handler: async (request) => {
       deleteOtp(app.services.store, { code: request.params.id, teamId: teamOf(request).id })

@@ -8,7 +8,7 @@ import {
 import { getTokenChips } from '../phygitals/findTeamToken.js'
 import { updateTokenMetadata } from '../phygitals/updateTokenMetadata.js'
 import { otpCodeOf, teamOf } from '../plugins/auth.js'
-import { ApiKeyHeader, errorResponses, OtpHeader, Success } from '../schemas/common.js'
+import { bodyErrorResponses, errorResponses, security, Success } from '../schemas/common.js'
 import {
   ChipResponse,
   ClaimRegistration,
@@ -30,7 +30,7 @@ const phygitals: FastifyPluginAsyncZod = async (app) => {
 
   app.get('/phygitals/chip', {
     onRequest: app.requireApiKey,
-    schema: { tags, summary: 'The chip linked to a token', querystring: TokenKeyQuery, headers: ApiKeyHeader, response: { 200: ChipResponse, ...errorResponses } },
+    schema: { tags, summary: 'The chip linked to a token', querystring: TokenKeyQuery, security: security.apiKey, response: { 200: ChipResponse, ...errorResponses } },
     handler: async (request) => getTokenChips(store, { key: request.query, teamId: teamOf(request).id }),
   })
 
@@ -40,6 +40,7 @@ const phygitals: FastifyPluginAsyncZod = async (app) => {
       tags,
       summary: 'Whether a 2-tap claim applies and whether the recipient may claim now',
       querystring: ClaimRegistrationQuery,
+      security: security.none,
       response: { 200: ClaimRegistrationStatus, ...errorResponses },
     },
     handler: async (request) => {
@@ -50,7 +51,7 @@ const phygitals: FastifyPluginAsyncZod = async (app) => {
 
   app.post('/phygitals/claim-registration', {
     onRequest: app.requireApiKey,
-    schema: { tags, summary: 'Register a recipient for a 2-tap claim (API key)', body: ClaimRegistrationBody, headers: ApiKeyHeader, response: { 200: ClaimRegistration, ...errorResponses } },
+    schema: { tags, summary: 'Register a recipient for a 2-tap claim (API key)', body: ClaimRegistrationBody, security: security.apiKey, response: { 200: ClaimRegistration, ...bodyErrorResponses } },
     handler: async (request) => {
       const { recipient, ...key } = request.body
       return createClaimRegistration(store, { key, teamId: teamOf(request).id, recipient: await recipientOf(recipient), now: now() })
@@ -58,14 +59,15 @@ const phygitals: FastifyPluginAsyncZod = async (app) => {
   })
 
   app.post('/phygitals/claim-registration/pullable', {
-    schema: { tags, summary: 'Register a recipient for a 2-tap claim (OTP)', body: RecipientBody, headers: OtpHeader, response: { 200: ClaimRegistration, ...errorResponses } },
+    preHandler: app.requireOtp,
+    schema: { tags, summary: 'Register a recipient for a 2-tap claim (OTP)', body: RecipientBody, security: security.otp, response: { 200: ClaimRegistration, ...bodyErrorResponses } },
     handler: async (request) =>
       createClaimRegistrationWithOtp(store, { code: otpCodeOf(request), recipient: await recipientOf(request.body.recipient), now: now() }),
   })
 
   app.delete('/phygitals/claim-registration', {
     onRequest: app.requireApiKey,
-    schema: { tags, summary: "Delete a recipient's unused claim registration", body: ClaimRegistrationBody, headers: ApiKeyHeader, response: { 200: Success, ...errorResponses } },
+    schema: { tags, summary: "Delete a recipient's unused claim registration", body: ClaimRegistrationBody, security: security.apiKey, response: { 200: Success, ...bodyErrorResponses } },
     handler: async (request) => {
       const { recipient, ...key } = request.body
       deleteClaimRegistration(store, { key, teamId: teamOf(request).id, recipient: await recipientOf(recipient) })
@@ -75,7 +77,7 @@ const phygitals: FastifyPluginAsyncZod = async (app) => {
 
   app.patch('/phygitals/metadata', {
     onRequest: app.requireApiKey,
-    schema: { tags, summary: "Replace a token's metadata", body: MetadataBody, headers: ApiKeyHeader, response: { 200: Success, ...errorResponses } },
+    schema: { tags, summary: "Replace a token's metadata", body: MetadataBody, security: security.apiKey, response: { 200: Success, ...bodyErrorResponses } },
     handler: async (request) => {
       const { metadata, ...key } = request.body
       const { refreshTxHash, chainId } = updateTokenMetadata(app.services, { key, teamId: teamOf(request).id, metadata })

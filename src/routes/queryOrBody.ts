@@ -23,9 +23,12 @@ export async function mergeJsonBodyIntoQuery(request: FastifyRequest): Promise<v
   }
   if (typeof body !== 'object' || body === null || Array.isArray(body))
     throw new BadRequestError('invalid_json', 'The request body must be a JSON object of parameters')
-  const query = { ...(request.query as Record<string, unknown>) }
+  // No prototype, and own keys only: JSON.parse makes "__proto__" an own key, which assigned to a plain
+  // object would become its prototype, and what it nests would be read as parameters past the check below.
+  // Here it is a parameter name like any other, which the route's schema then drops as unknown.
+  const query: Record<string, unknown> = Object.assign(Object.create(null) as Record<string, unknown>, request.query)
   for (const [name, value] of Object.entries(body)) {
-    if (name in query && !sameParameter(query[name], value))
+    if (Object.hasOwn(query, name) && !sameParameter(query[name], value))
       throw new BadRequestError('conflicting_parameter', `${name} is given in both the query string and the body, with different values`)
     query[name] = value
   }

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { readTokenOwner } from '../phygitals/tokenOwner.js'
 import { queryRef } from '../refs/queryRef.js'
-import { ApiKeyHeader, errorResponses } from '../schemas/common.js'
+import { pathErrorResponses, security } from '../schemas/common.js'
 import { RefParams, RefQuery, RefResponse } from '../schemas/refs.js'
 import { publicRateLimit } from './rateLimit.js'
 
@@ -14,8 +14,8 @@ const refs: FastifyPluginAsyncZod = async (app) => {
       summary: 'Query a ref: valid (with OTPs) on its first query only',
       params: RefParams,
       querystring: RefQuery,
-      headers: ApiKeyHeader,
-      response: { 200: RefResponse, ...errorResponses },
+      security: security.optionalApiKey,
+      response: { 200: RefResponse, ...pathErrorResponses },
     },
     handler: async (request) => {
       const { store, config, now, chains } = app.services

@@ -17,6 +17,13 @@ const TapMessage = z.object({ id: z.union([z.string().min(1).max(100), z.number(
 /** Far above one tap (a URL is at most 4 KiB). */
 const MAX_MESSAGE_BYTES = 64 * 1024
 
+/**
+ * Taps one socket may have in flight: received and not yet answered, or answered and not yet handed
+ * to the kernel. At the bound the socket is no longer read (TCP pushes back on the station) until
+ * answers flush: a station that sends without reading cannot grow the gateway's memory.
+ */
+export const MAX_IN_FLIGHT_TAPS = 32
+
 const statusText: Record<number, string> = { 401: 'Unauthorized', 404: 'Not Found', 400: 'Bad Request' }
 
 /** Answers an upgrade request with a plain HTTP error (JSON body, like the API's) and closes the socket. */
@@ -44,7 +51,8 @@ const tokenOf = (request: IncomingMessage): string | undefined => {
  * (submitStationTap) and answered `{ id, verdict }`; a connection's taps are
  * verified one after another, in the order sent, so a queue drained in order
  * keeps its order. The token is checked again at every tap: a revoked
- * station's socket is closed with code 4401.
+ * station's socket is closed with code 4401. Backpressure: see
+ * MAX_IN_FLIGHT_TAPS (ws.pause() stops reading the underlying net.Socket).
  */
 const stationSocket: FastifyPluginAsync = async (app) => {
   const { store, keyring, now } = app.services
@@ -69,25 +77,64 @@ const stationSocket: FastifyPluginAsync = async (app) => {
   function serve(ws: WebSocket, station: StationRow, token: string, remoteAddress: string | undefined) {
     const log = app.log.child({ stationId: station.id })
     log.info({ remoteAddress }, 'station connected')
-    let chain = Promise.resolve()
+    // Frames read and not yet verified: bounded, since reading stops at the bound (a few more may
+    // already sit in the chunk being parsed when it does: ws emits them all).
+    const waiting: { data: RawData; isBinary: boolean }[] = []
+    let verifying = false
+    /** Answers given to ws.send whose bytes the kernel has not taken yet. */
+    let unflushed = 0
+    const inFlight = () => waiting.length + (verifying ? 1 : 0) + unflushed
+
+    const pace = () => {
+      if (ws.readyState !== ws.OPEN) return
+      if (inFlight() >= MAX_IN_FLIGHT_TAPS) ws.pause()
+      else if (ws.isPaused) ws.resume()
+    }
+    // One tap at a time, in the order sent; none while MAX_IN_FLIGHT_TAPS answers wait for the kernel.
+    const next = () => {
+      if (verifying || unflushed >= MAX_IN_FLIGHT_TAPS) return
+      const frame = waiting.shift()
+      if (!frame) return
+      verifying = true
+      void answer(ws, log, token, frame.data, frame.isBinary)
+        .then((message) => {
+          if (message === null || ws.readyState !== ws.OPEN) return
+          unflushed++
+          ws.send(JSON.stringify(message), () => {
+            unflushed--
+            next()
+            pace()
+          })
+        })
+        .catch((error: unknown) => log.error({ err: error }, 'station message failed'))
+        .finally(() => {
+          verifying = false
+          next()
+          pace()
+        })
+    }
+
     ws.on('message', (data: RawData, isBinary: boolean) => {
-      chain = chain.then(() => answer(ws, log, token, data, isBinary)).catch((error: unknown) => log.error({ err: error }, 'station message failed'))
+      waiting.push({ data, isBinary })
+      pace()
+      next()
     })
-    ws.on('close', (code) => log.info({ code }, 'station disconnected'))
+    ws.on('close', (code) => {
+      waiting.length = 0
+      log.info({ code }, 'station disconnected')
+    })
     ws.on('error', (error) => log.warn({ err: error }, 'station socket error'))
   }
 
-  async function answer(ws: WebSocket, log: typeof app.log, token: string, data: RawData, isBinary: boolean): Promise<void> {
-    const send = (message: object) => {
-      if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(message))
-    }
-    if (ws.readyState !== ws.OPEN) return
+  /** The answer to one frame, or null when there is none to send (the socket closed). */
+  async function answer(ws: WebSocket, log: typeof app.log, token: string, data: RawData, isBinary: boolean): Promise<object | null> {
+    if (ws.readyState !== ws.OPEN) return null
     let parsed: unknown
     try {
       if (isBinary) throw new Error('binary frame')
       parsed = JSON.parse(rawText(data))
     } catch {
-      return send({ error: 'invalid_message', message: 'Messages are JSON text frames: { "id": …, "tap": { rfUid, url, readerName?, readAt? } }' })
+      return { error: 'invalid_message', message: 'Messages are JSON text frames: { "id": …, "tap": { rfUid, url, readerName?, readAt? } }' }
     }
     const message = TapMessage.safeParse(parsed)
     if (!message.success) {
@@ -95,9 +142,9 @@ const stationSocket: FastifyPluginAsync = async (app) => {
       const detail = message.error.issues.map((i) => `${i.path.join('.') || 'message'}: ${i.message}`).join('; ')
       if (typeof id === 'string' || typeof id === 'number') {
         const verdict: TapVerdict = { accepted: false, reason: 'validation_failed', message: `Invalid tap: ${detail}`, detail }
-        return send({ id, verdict })
+        return { id, verdict }
       }
-      return send({ error: 'invalid_message', message: `Invalid message: ${detail}` })
+      return { error: 'invalid_message', message: `Invalid message: ${detail}` }
     }
     // A token revoked while connected stops the station here, before this tap is verified.
     let station: StationRow
@@ -105,7 +152,8 @@ const stationSocket: FastifyPluginAsync = async (app) => {
       station = authenticateStation(store, token)
     } catch (error) {
       if (!(error instanceof BaseError)) throw error
-      return void ws.close(CLOSE_UNAUTHORIZED, error.code)
+      ws.close(CLOSE_UNAUTHORIZED, error.code)
+      return null
     }
     const { id, tap } = message.data
     let verdict: TapVerdict
@@ -123,7 +171,7 @@ const stationSocket: FastifyPluginAsync = async (app) => {
         verdict = { accepted: false, reason: 'internal_error', message: 'Internal server error' }
       }
     }
-    send({ id, verdict })
+    return { id, verdict }
   }
 
   app.server.on('upgrade', onUpgrade)

@@ -1,7 +1,8 @@
 import type { FastifyRequest } from 'fastify'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import type { StationRow } from '../db/stations.js'
-import { StationTapBody, StationTapResponse, StationTokenHeader, tapErrorResponses } from '../schemas/taps.js'
+import { security } from '../schemas/common.js'
+import { StationTapBody, StationTapResponse, tapErrorResponses } from '../schemas/taps.js'
 import { authenticateStation } from '../stations/stations.js'
 import { submitStationTap } from '../stations/submitStationTap.js'
 
@@ -34,7 +35,7 @@ const stationTaps: FastifyPluginAsyncZod = async (app) => {
     schema: {
       tags: ['taps'],
       summary: "A station tap: verify the URL a reader read, against the chip's RF UID",
-      headers: StationTokenHeader,
+      security: security.station,
       body: StationTapBody,
       response: { 200: StationTapResponse, ...tapErrorResponses },
     },

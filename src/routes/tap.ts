@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
-import { errorResponses } from '../schemas/common.js'
+import { errorResponses, security } from '../schemas/common.js'
 import { TapHtml, TapRedirect } from '../schemas/taps.js'
 import { SealedKeyError } from '../keys/errors.js'
 import { renderRejectedTapPage, renderTapPage, renderUnavailableTapPage, tapPageView, tapRedirectUrl } from '../taps/tapPage.js'
@@ -19,9 +19,16 @@ const sendHtml = (reply: FastifyReply, status: number, html: string) =>
     .send(html)
 
 /**
+ * Every refusal answers this one status and one page: a distinct status or reason per refusal
+ * would let anyone probe which UIDs are registered and what kind of chip each is.
+ */
+const REFUSED_STATUS = 400
+
+/**
  * Phone taps: the chip's SDM URL points here. Verifies the URL the chip wrote,
  * then redirects to the chip's (or team's) redirect URL with serviceRef, or
- * shows the tap page; a refused tap gets a page saying why, with a 4xx status.
+ * shows the tap page; a refused tap gets a plain "not accepted" page (the reason
+ * goes to the tap log and the server log, for staff).
  */
 const tap: FastifyPluginAsyncZod = async (app) => {
   const { store, keyring, config, now } = app.services
@@ -35,17 +42,17 @@ const tap: FastifyPluginAsyncZod = async (app) => {
     config: publicRateLimit(app),
     schema: {
       tags: ['taps'],
+      security: security.none,
       summary: 'A phone tap: verify the chip URL, then redirect with serviceRef or show the tap page',
       description:
-        'The path is config.tapPath (default /tap); the query is whatever the chip writes (e.g. e, c and d). Accepted: 302 to the redirect URL, or 200 with the tap page. Refused: an HTML page with the reason, with status 400 (malformed, not a SUN message, mode mismatch, no MAC, no counter), 403 (MAC or UID mismatch), 404 (unknown chip) or 409 (counter replay or at its limit).',
+        'The path is config.tapPath (default /tap); the query is whatever the chip writes (e.g. e, c and d). Accepted: 302 to the redirect URL, or 200 with the tap page. Refused, for any reason: 400 with one plain "not accepted" page; the reason is in the tap log (`tapgate taps list`) and the server log.',
       response: {
         200: TapHtml('The tap page: the chip, its linked token and events, and serviceRef'),
         302: TapRedirect,
-        400: TapHtml('Refused: malformed, not a SUN message, mode mismatch, no MAC or no counter'),
-        403: TapHtml('Refused: MAC mismatch'),
-        404: TapHtml('Refused: unknown chip'),
-        409: TapHtml('Refused: counter replay or counter at its limit'),
+        400: TapHtml('Refused (any reason): a plain "not accepted" page'),
+        408: errorResponses[408],
         429: errorResponses[429],
+        500: errorResponses[500],
         503: TapHtml('The gateway cannot check taps: the keys of a chip profile do not open (docs/keys.md)'),
       },
     },
@@ -55,9 +62,15 @@ const tap: FastifyPluginAsyncZod = async (app) => {
         verified = await verifyTapBatched(store, keyring, { url: tapUrlOf(request), source: 'phone', now: now() })
       } catch (error) {
         // A person is at the chip: both outcomes are pages, not JSON.
-        if (error instanceof SealedKeyError) return sendHtml(reply, 503, renderUnavailableTapPage({ code: error.code, detail: error.message }))
+        if (error instanceof SealedKeyError) {
+          request.log.error({ code: error.code, detail: error.message }, 'tap not checked')
+          return sendHtml(reply, 503, renderUnavailableTapPage({ code: error.code }))
+        }
         if (!(error instanceof TapRejectedError)) throw error
-        return sendHtml(reply, error.statusCode, renderRejectedTapPage(error))
+        // Staff read the reason here and the detail in the tap log (a detail may quote part of the URL,
+        // which stays out of the server log); the public page says the same for all.
+        request.log.info({ reason: error.reason, uid: error.uid }, 'tap refused')
+        return sendHtml(reply, REFUSED_STATUS, renderRejectedTapPage())
       }
       const redirect = tapRedirectUrl(store, verified)
       if (redirect) return reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer').redirect(redirect, 302)

@@ -1,9 +1,10 @@
 import type { FastifyInstance } from 'fastify'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
+import { refuseZeroAddress } from '../chain/recipientCheck.js'
 import { editChipsBySelfService } from '../phygitals/selfServiceEdit.js'
 import { resolveRecipient } from '../phygitals/resolveRecipient.js'
 import { otpCodeOf, teamOf } from '../plugins/auth.js'
-import { ApiKeyHeader, errorResponses, OtpHeader } from '../schemas/common.js'
+import { bodyErrorResponses, ErrorBody, errorResponses, security } from '../schemas/common.js'
 import {
   SelfServiceEditBody,
   SelfServiceEditResponse,
@@ -23,33 +24,41 @@ import { publicRateLimit } from './rateLimit.js'
 
 const tags = ['transfers']
 const bodyNote = 'The parameters may come in the query string or, as the spec documents, in a JSON body (or both, if they agree).'
+// That body is read by mergeJsonBodyIntoQuery, whatever its content type: it can be too large (413), never unsupported.
+const getBodyErrors = { ...errorResponses, 413: ErrorBody } as const
 
-/** The recipient as a checksummed address (ENS only with a mainnet RPC). */
-export const recipientOf = (app: FastifyInstance, raw: string) => resolveRecipient(raw, { ens: app.services.chains.ens })
+/** The recipient of a transfer, signature or mint as a checksummed address (ENS only with a mainnet RPC); never the zero address. */
+export async function recipientOf(app: FastifyInstance, raw: string): Promise<`0x${string}`> {
+  const address = await resolveRecipient(raw, { ens: app.services.chains.ens })
+  refuseZeroAddress(address)
+  return address
+}
 
 const transfers: FastifyPluginAsyncZod = async (app) => {
   const deps = app.services
   // The transaction is committed to the outbox; send it now rather than at the next poll.
-  const sent = (accepted: AcceptedTransfer) => {
+  const sent = async (accepting: Promise<AcceptedTransfer>) => {
+    const accepted = await accepting
     deps.relayer?.wake(accepted.token.chainId)
     return accepted
   }
 
   app.post('/phygitals/transfer', {
     onRequest: app.requireApiKey,
-    schema: { tags, summary: "Transfer a team's phygital NFT (API key)", body: TransferBody, headers: ApiKeyHeader, response: { 200: TransferResponse, ...errorResponses } },
+    schema: { tags, summary: "Transfer a team's phygital NFT (API key)", body: TransferBody, security: security.apiKey, response: { 200: TransferResponse, ...bodyErrorResponses } },
     handler: async (request) => {
       const { recipient, ...key } = request.body
-      const accepted = sent(transferWithApiKey(deps, { key, teamId: teamOf(request).id, recipient: await recipientOf(app, recipient) }))
+      const accepted = await sent(transferWithApiKey(deps, { key, teamId: teamOf(request).id, recipient: await recipientOf(app, recipient) }))
       return { success: true as const, initialTxHash: accepted.initialTxHash }
     },
   })
 
   app.post('/phygitals/transfer/pullable', {
-    schema: { tags, summary: 'Transfer the tapped phygital NFT (OTP)', body: TransferPullableBody, headers: OtpHeader, response: { 200: TransferResponse, ...errorResponses } },
+    preHandler: app.requireOtp,
+    schema: { tags, summary: 'Transfer the tapped phygital NFT (OTP)', body: TransferPullableBody, security: security.otp, response: { 200: TransferResponse, ...bodyErrorResponses } },
     handler: async (request) => {
       const recipient = await recipientOf(app, request.body.recipient)
-      const accepted = sent(transferWithOtp(deps, { code: otpCodeOf(request), recipient }))
+      const accepted = await sent(transferWithOtp(deps, { code: otpCodeOf(request), recipient }))
       return { success: true as const, initialTxHash: accepted.initialTxHash }
     },
   })
@@ -60,12 +69,12 @@ const transfers: FastifyPluginAsyncZod = async (app) => {
       tags,
       summary: 'Transfer the NFT linked to a tag (API key)',
       body: SelfServiceTransferBody,
-      headers: ApiKeyHeader,
-      response: { 200: SelfServiceTransferResponse, ...errorResponses },
+      security: security.apiKey,
+      response: { 200: SelfServiceTransferResponse, ...bodyErrorResponses },
     },
     handler: async (request) => {
       const recipient = await recipientOf(app, request.body.recipient)
-      const { initialTxHash, token } = sent(transferBySelfService(deps, { tagUid: request.body.tagUID, teamId: teamOf(request).id, recipient }))
+      const { initialTxHash, token } = await sent(transferBySelfService(deps, { tagUid: request.body.tagUID, teamId: teamOf(request).id, recipient }))
       return { initialTxHash, tokenRef: { chainId: token.chainId, contractAddress: token.contractAddress, tokenId: token.tokenId } }
     },
   })
@@ -78,8 +87,8 @@ const transfers: FastifyPluginAsyncZod = async (app) => {
       summary: 'A signature for mintNFT/claimNFT to the recipient (API key)',
       description: bodyNote,
       querystring: TransferSignatureQuery,
-      headers: ApiKeyHeader,
-      response: { 200: TransferSignatureResponse, ...errorResponses },
+      security: security.apiKey,
+      response: { 200: TransferSignatureResponse, ...getBodyErrors },
     },
     handler: async (request) => {
       const { recipient, ...key } = request.query
@@ -89,13 +98,14 @@ const transfers: FastifyPluginAsyncZod = async (app) => {
 
   app.get('/phygitals/transfer-signature/pullable', {
     preValidation: mergeJsonBodyIntoQuery,
+    preHandler: app.requireOtp,
     schema: {
       tags,
       summary: 'A signature for mintNFT/claimNFT of the tapped token (OTP)',
       description: bodyNote,
       querystring: TransferSignaturePullableQuery,
-      headers: OtpHeader,
-      response: { 200: TransferSignatureResponse, ...errorResponses },
+      security: security.otp,
+      response: { 200: TransferSignatureResponse, ...getBodyErrors },
     },
     handler: async (request) =>
       transferSignatureWithOtp(deps, { code: otpCodeOf(request), recipient: await recipientOf(app, request.query.recipient) }),
@@ -107,7 +117,8 @@ const transfers: FastifyPluginAsyncZod = async (app) => {
       tags: ['chips'],
       summary: "Set the redirect URL of a token's chips, signed by the token's owner (EIP-712)",
       body: SelfServiceEditBody,
-      response: { 200: SelfServiceEditResponse, ...errorResponses },
+      security: security.none,
+      response: { 200: SelfServiceEditResponse, ...bodyErrorResponses },
     },
     handler: async (request) => {
       const { ownerSignature, updates, requestExpiryTime, ...key } = request.body

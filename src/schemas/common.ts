@@ -1,6 +1,7 @@
-// viem/utils, not viem: the root entry costs ~700 ms of start-up, these two functions ~190.
-import { getAddress, isAddress } from 'viem/utils'
+// viem/utils, not viem: the root entry costs ~700 ms of start-up, this function ~190.
+import { getAddress } from 'viem/utils'
 import { z } from 'zod'
+import { decimalAtMost } from './decimalPattern.js'
 
 // The spec's own error example says "Required" for a missing field; zod's
 // default wording ("expected string, received undefined") is noisier. This is
@@ -9,9 +10,22 @@ z.config({
   customError: (issue) => (issue.code === 'invalid_type' && issue.input === undefined ? 'Required' : undefined),
 })
 
+/**
+ * Patterns the OpenAPI document gives for inputs the server reads more leniently
+ * (`.meta({ pattern })`, which zod copies into the JSON schema without checking it):
+ * a value matching one is always accepted, so a generated client sends what the
+ * server takes. The zod checks beside them stay the rule, and their messages.
+ */
+const UID_PATTERN = '^[0-9A-Fa-f]{2}(?::?[0-9A-Fa-f]{2}){6}$'
+const UINT256_PATTERN = decimalAtMost(2n ** 256n - 1n)
+const POSITIVE_SAFE_INT_PATTERN = decimalAtMost(BigInt(Number.MAX_SAFE_INTEGER), { min: 1 })
+// As resolveRecipient reads a recipient (after trimming): a 20-byte address other than zero, or a dotted ENS name.
+const RECIPIENT_PATTERN = '^(?:(?!0x0{40}$)0x[0-9a-fA-F]{40}|(?!0x)(?:[A-Za-z0-9-]+\\.)+[A-Za-z0-9-]+)$'
+
 /** Accepts any case, with or without `:` separators; yields 14 uppercase hex digits. */
 export const ChipUid = z
   .string()
+  .meta({ pattern: UID_PATTERN })
   .transform((raw) => raw.replaceAll(':', '').toUpperCase())
   .pipe(z.string().regex(/^[0-9A-F]{14}$/, 'A chip UID is 7 bytes: 14 hex digits, optionally separated by ":"'))
   .meta({ description: 'Chip UID: 14 hex digits (7 bytes), any case, ":" separators allowed', example: '04DE5F1EACC040' })
@@ -21,7 +35,7 @@ export const UidOut = z.string().meta({ description: 'Chip UID, 14 uppercase hex
 /** An EVM address in any case; answered EIP-55 checksummed. */
 export const Address = z
   .string()
-  .refine((raw) => isAddress(raw, { strict: false }), 'Must be a 0x-prefixed 20-byte hex address')
+  .regex(/^0x[0-9a-fA-F]{40}$/, 'Must be a 0x-prefixed 20-byte hex address')
   .transform((raw) => getAddress(raw.toLowerCase()))
   .meta({ description: 'EVM address (any case)', example: '0x5FbDB2315678afecb367f032d93F642f64180aa3' })
 
@@ -29,7 +43,7 @@ const MAX_UINT256 = 2n ** 256n - 1n
 
 /** A uint256 token id as a decimal string (a JSON number is accepted too). */
 export const TokenId = z
-  .union([z.string(), z.number().int().nonnegative()])
+  .union([z.string().meta({ pattern: UINT256_PATTERN }), z.number().int().nonnegative()])
   .transform((raw) => String(raw).trim())
   .refine((s) => /^\d{1,78}$/.test(s) && BigInt(s) <= MAX_UINT256, 'Must be a decimal uint256')
   .transform((s) => BigInt(s).toString())
@@ -37,7 +51,11 @@ export const TokenId = z
 
 /** Positive integer id; JSON numbers and digit strings both accepted (the spec shows both). */
 export const IntId = z
-  .union([z.number(), z.string().regex(/^\d+$/, 'Must be a positive integer').transform(Number)])
+  .union([
+    // The pipe enforces these bounds; zod documents only the union's input, so the document is told here.
+    z.number().meta({ type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
+    z.string().regex(/^\d+$/, 'Must be a positive integer').meta({ pattern: POSITIVE_SAFE_INT_PATTERN }).transform(Number),
+  ])
   .pipe(z.number().int().positive('Must be a positive integer').max(Number.MAX_SAFE_INTEGER))
 
 export const ChainId = IntId.meta({ description: 'EVM chain id', example: 31337 })
@@ -48,13 +66,16 @@ export const QueryBool = z
   .transform((v) => v === 'true' || v === '1')
   .optional()
 
-/** A recipient as given: a 0x address or an ENS name (resolved by `resolveRecipient`). */
+/**
+ * A recipient as given: a 0x address or an ENS name. `resolveRecipient` checks
+ * which (400 invalid_recipient otherwise); the pattern tells clients the same.
+ */
 export const Recipient = z
   .string()
   .trim()
   .min(1)
   .max(255)
-  .meta({ description: 'ETH address or ENS name', example: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8' })
+  .meta({ description: 'ETH address or ENS name', example: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8', pattern: RECIPIENT_PATTERN })
 
 export const Iso = z.string().meta({ description: 'ISO 8601 timestamp', example: '2026-11-21T10:00:00.000Z' })
 
@@ -75,20 +96,45 @@ export const ErrorBody = z
   })
   .meta({ id: 'Error' })
 
-/** Every error status a route can send, for its `response` schema. */
+/**
+ * The error statuses every route can send, for its `response` schema: its own
+ * (400…409, 429, 503), a request not received in time (408, see
+ * plugins/transportErrors.ts), and a bug (500).
+ */
 export const errorResponses = {
   400: ErrorBody,
   401: ErrorBody,
   403: ErrorBody,
   404: ErrorBody,
+  408: ErrorBody,
   409: ErrorBody,
   429: ErrorBody,
+  500: ErrorBody,
   503: ErrorBody,
 } as const
 
-export const ApiKeyHeader = z.object({
-  'x-service-api-key': z.string().optional().meta({ description: 'Team API key' }),
-})
-export const OtpHeader = z.object({
-  'x-service-code': z.string().optional().meta({ description: 'One-time code from GET /refs/:id' }),
-})
+/** Routes that read a body: too large (413), not JSON (415). */
+export const bodyErrorResponses = { ...errorResponses, 413: ErrorBody, 415: ErrorBody } as const
+
+/** Routes with path parameters: one over Fastify's maxParamLength (414). */
+export const pathErrorResponses = { ...errorResponses, 414: ErrorBody } as const
+
+/**
+ * A route's credential, as an OpenAPI security requirement (the schemes are
+ * declared in plugins/openapi.ts). The hook or domain function that checks it
+ * stays next to the route; the contract test holds the two together.
+ */
+type SecurityRequirements = ReadonlyArray<Readonly<Record<string, readonly string[]>>>
+
+export const security: Record<'none' | 'apiKey' | 'optionalApiKey' | 'otp' | 'station', SecurityRequirements> = {
+  /** No credential. */
+  none: [],
+  /** `x-service-api-key` (requireApiKey). */
+  apiKey: [{ apiKey: [] }],
+  /** `x-service-api-key` if sent (optionalApiKey): `{}` is "no credential". */
+  optionalApiKey: [{}, { apiKey: [] }],
+  /** `x-service-code`, the OTP of a tap. */
+  otp: [{ otp: [] }],
+  /** `x-station-token`. */
+  station: [{ station: [] }],
+}

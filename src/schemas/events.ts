@@ -38,13 +38,21 @@ export const CreateEventBody = z.object({
 
 export const ListEventsQuery = z.object({ contractId: IntId.optional() })
 
-export const EventMetadataBody = z.object({
-  eventId: IntId.optional(),
-  tokenId: TokenId.optional(),
-  contractAddress: Address.optional(),
-  chainId: ChainId.optional(),
-  metadata: MetadataString,
-})
+/**
+ * An event by its id, or by its token (findGuestbookEvent checks which). Said
+ * for the document as `anyOf` required sets: a refine would not show there.
+ */
+const eventSelector = { anyOf: [{ required: ['eventId'] }, { required: ['tokenId', 'contractAddress', 'chainId'] }] }
+
+export const EventMetadataBody = z
+  .object({
+    eventId: IntId.optional(),
+    tokenId: TokenId.optional(),
+    contractAddress: Address.optional(),
+    chainId: ChainId.optional(),
+    metadata: MetadataString,
+  })
+  .meta(eventSelector)
 
 export const AssignEventBody = z.object({
   tagUIDs: z.array(ChipUid).min(1).max(10_000),
@@ -62,13 +70,15 @@ export const DeployContractBody = z.object({
 const TxHash = z.string().meta({ description: 'Transaction hash' })
 export const TxnResponse = z.object({ success: z.literal(true), txnHash: TxHash })
 
-export const MintEventBody = z.object({
-  eventId: IntId.optional(),
-  tokenId: TokenId.optional(),
-  contractAddress: Address.optional(),
-  chainId: ChainId.optional(),
-  recipient: Recipient,
-})
+export const MintEventBody = z
+  .object({
+    eventId: IntId.optional(),
+    tokenId: TokenId.optional(),
+    contractAddress: Address.optional(),
+    chainId: ChainId.optional(),
+    recipient: Recipient,
+  })
+  .meta(eventSelector)
 
 export const TogglePauseBody = z
   .object({
@@ -81,3 +91,4 @@ export const TogglePauseBody = z
     message: 'Give contractId, or both contractAddress and chainId',
     path: ['contractId'],
   })
+  .meta({ anyOf: [{ required: ['contractId'] }, { required: ['contractAddress', 'chainId'] }] })

@@ -4,8 +4,10 @@ import { proofEventStatuses } from '../db/proofEvents.js'
 import { checkSunLayout, SunLayoutError, type SunLayout } from '../sun/index.js'
 import { Address, ChainId, ChipUid, IntId, TokenId } from './common.js'
 import { GuestbookMetadata, PhygitalMetadata } from './metadata.js'
+import { RedirectUrl } from './redirectUrl.js'
 
-const Url = z.url({ protocol: /^https?$/ })
+// The same rule as every redirect URL (team create, self-service edits).
+const Url = RedirectUrl
 
 const TwoTapClaim = z.union([
   z.boolean(),
@@ -89,6 +91,8 @@ export const ImportFile = z
                     randomUid: z.boolean().optional(),
                     /** Bolt Card key version (key scheme boltcard). */
                     keyVersion: z.number().int().min(0).max(0xffffffff).optional(),
+                    /** NTAG 21x: the chip mirrors its NFC counter (every tap must carry one), or false: its UID only; null: not declared. */
+                    counterMirror: z.boolean().nullable().optional(),
                   })
                   .strict(),
               )

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { ErrorBody, errorResponses, UidOut } from './common.js'
+import { bodyErrorResponses, ErrorBody, UidOut } from './common.js'
 
 /** The HTML a person's phone shows after a tap (the tap page, or why the tap was refused). */
 export const TapHtml = (description: string) => ({ description, content: { 'text/html': { schema: z.string() } } })
@@ -9,10 +9,6 @@ export const TapRedirect = {
   content: { 'text/plain': { schema: z.string().max(0) } },
 }
 
-export const StationTokenHeader = z.object({
-  'x-station-token': z.string().optional().meta({ description: 'Station token from `tapgate station create`' }),
-})
-
 /**
  * What a reader saw over RF: a 7-byte UID, or the 4-byte random ID (08…) of a
  * chip with random UIDs on, which then never matches and is only accepted for
@@ -20,6 +16,8 @@ export const StationTokenHeader = z.object({
  */
 const RfUid = z
   .string()
+  // The canonical forms, for the document; the pipe below is the rule (it also takes ":" anywhere).
+  .meta({ pattern: '^(?:[0-9A-Fa-f]{2}(?::?[0-9A-Fa-f]{2}){6}|08(?::?[0-9A-Fa-f]{2}){3})$' })
   .transform((raw) => raw.replaceAll(':', '').toUpperCase())
   .pipe(z.string().regex(/^([0-9A-F]{14}|08[0-9A-F]{6})$/, 'An RF UID is 7 bytes (14 hex digits) or a 4-byte random ID (08 + 6 hex digits)'))
   .meta({ description: 'The UID the reader saw over RF: 14 hex digits (or a random ID, 08 + 6), any case, ":" allowed', example: '04DE5F1EACC040' })
@@ -53,4 +51,4 @@ export const TapErrorBody = ErrorBody.extend({
   detail: z.string().optional().meta({ description: 'For operators: what exactly failed (never key material)' }),
 }).meta({ id: 'TapError' })
 
-export const tapErrorResponses = { ...errorResponses, 400: TapErrorBody, 403: TapErrorBody, 404: TapErrorBody, 409: TapErrorBody } as const
+export const tapErrorResponses = { ...bodyErrorResponses, 400: TapErrorBody, 403: TapErrorBody, 404: TapErrorBody, 409: TapErrorBody } as const

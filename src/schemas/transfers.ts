@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { ChipUid, Recipient, TokenKeyBody, UidOut } from './common.js'
 import { ClaimRegistrationBody, ClaimRegistrationQuery, RecipientBody } from './phygitals.js'
+import { RedirectUrl } from './redirectUrl.js'
 
 const TxHash = z.string().meta({ description: 'Transaction hash (0x + 64 hex)', example: `0x${'ab'.repeat(32)}` })
 
@@ -39,7 +40,7 @@ const Hex65 = z
 
 export const SelfServiceEditBody = TokenKeyBody.extend({
   ownerSignature: Hex65,
-  updates: z.object({ redirectUrl: z.url({ protocol: /^https?$/ }).max(2048) }).strict(),
+  updates: z.object({ redirectUrl: RedirectUrl }).strict(),
   requestExpiryTime: z.number().int().positive().meta({ description: 'Unix seconds at which the signed request expires' }),
 })
 

@@ -13,6 +13,7 @@ import {
   type SunLayout,
   type SunVerifier,
 } from '../sun/index.js'
+import { defaultCounterRules, type CounterRules } from './counterRules.js'
 
 /** A profile ready to verify taps: keys opened once, verifier (and its cipher objects) kept. */
 export type ProfileEntry = {
@@ -35,6 +36,8 @@ export type Keyring = {
   byId: (id: number) => ProfileEntry | undefined
   /** Profiles whose keys do not open under this gateway secret, with why. */
   broken: () => { profile: ChipProfileRow; error: SealedKeyError }[]
+  /** How far a tap's counter may jump (config `taps`): verifyTap's other setting, carried wherever the keyring goes. */
+  counterRules: CounterRules
 }
 
 export const profileKeyContext = (id: number, slot: 'meta' | 'file' | 'master') => `profile:${id}:${slot}`
@@ -50,7 +53,7 @@ export const chipKeyContext = (uid: string) => `chip:${uid}:file`
  * const keyring = createKeyring(store, secret)
  * for (const entry of keyring.profiles()) entry.verifier.readPiccData(piccHex)
  */
-export function createKeyring(store: Store, secret: Buffer): Keyring {
+export function createKeyring(store: Store, secret: Buffer, counterRules: CounterRules = defaultCounterRules): Keyring {
   let version: string | null = null
   let entries: ProfileEntry[] = []
   let byId = new Map<number, ProfileEntry>()
@@ -78,6 +81,7 @@ export function createKeyring(store: Store, secret: Buffer): Keyring {
     profiles: () => (refresh(), entries),
     byId: (id) => (refresh(), byId.get(id)),
     broken: () => (refresh(), broken),
+    counterRules,
   }
 }
 

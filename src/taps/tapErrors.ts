@@ -11,6 +11,7 @@ export type TapRejectReason =
   | 'unknown_chip'
   | 'counter_replay'
   | 'counter_limit'
+  | 'counter_jump'
   | 'uid_mismatch'
 
 const status: Record<TapRejectReason, number> = {
@@ -24,6 +25,7 @@ const status: Record<TapRejectReason, number> = {
   uid_mismatch: 403,
   counter_replay: 409,
   counter_limit: 409,
+  counter_jump: 409,
 }
 
 /** What a person at the chip is told (the tap page); `detail` carries the operator's diagnosis. */
@@ -37,6 +39,7 @@ export const plainWords: Record<TapRejectReason, string> = {
   unknown_chip: 'This chip is not registered here.',
   counter_replay: 'This link has already been used. Tap the chip again for a fresh one.',
   counter_limit: 'This chip has reached the end of its tap counter and can no longer be verified.',
+  counter_jump: 'This tap counter is far ahead of the last one seen. Ask staff for help.',
   uid_mismatch: 'The link read does not belong to the chip on the reader.',
 }
 

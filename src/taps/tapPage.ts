@@ -1,6 +1,5 @@
 import type { Store } from '../db/store.js'
 import type { VerifiedTap } from './verifyTap.js'
-import { plainWords, type TapRejectReason } from './tapErrors.js'
 
 /** What the tap page shows: the chip, its token and its events, and the ref for the integrator. */
 export type TapPageView = {
@@ -142,37 +141,32 @@ ${t.image ? `<img src="${escapeHtml(t.image)}" alt="${escapeHtml(name)}" width="
   return page('Chip verified', parts.join('\n'))
 }
 
+/** What anyone at a refused tap is told: the same words whatever the reason. */
+export const REFUSED_TAP_VERDICT = 'This tap was not accepted. Tap the chip again; if it is still not accepted, please ask staff for help.'
+
 /**
- * The page a phone shows when a tap is refused: why, in plain words, and the
- * operator's diagnosis folded away below.
+ * The page a phone shows when a tap is refused: one plain verdict, the same for
+ * every reason. The reason and the diagnosis (UIDs, counters, what decrypted)
+ * would tell a stranger which UIDs are registered and what kind of chip they
+ * are; they go to the tap log and the server log, for staff.
  *
  * @example
- * reply.code(error.statusCode).type('text/html; charset=utf-8').send(renderRejectedTapPage(error))
+ * reply.code(400).type('text/html; charset=utf-8').send(renderRejectedTapPage())
  */
-export function renderRejectedTapPage(p: { reason: TapRejectReason; detail: string }): string {
-  return page(
-    'Tap not accepted',
-    `<h1 class="bad">Tap not accepted</h1>
-<p id="reason" role="alert">${escapeHtml(plainWords[p.reason])}</p>
-<details>
-<summary>Details for staff</summary>
-<p><code id="reason-code">${escapeHtml(p.reason)}</code>: ${escapeHtml(p.detail)}</p>
-</details>`,
-  )
+export function renderRejectedTapPage(): string {
+  return page('Tap not accepted', `<h1 class="bad">Tap not accepted</h1>\n<p id="verdict" role="alert">${escapeHtml(REFUSED_TAP_VERDICT)}</p>`)
 }
 
 /**
  * The page for a tap the gateway could not check at all (its keys do not open):
- * the person is told to ask staff; the staff detail names no key.
+ * the person is told to ask staff, and staff get the error code (a state of the
+ * gateway, not of this chip); the cause is in the server log.
  */
-export function renderUnavailableTapPage(p: { code: string; detail: string }): string {
+export function renderUnavailableTapPage(p: { code: string }): string {
   return page(
     'Tap not checked',
     `<h1 class="bad">This tap could not be checked</h1>
-<p id="reason" role="alert">The gateway cannot verify taps right now. Please ask staff for help.</p>
-<details>
-<summary>Details for staff</summary>
-<p><code id="reason-code">${escapeHtml(p.code)}</code>: ${escapeHtml(p.detail)}</p>
-</details>`,
+<p id="verdict" role="alert">The gateway cannot verify taps right now. Please ask staff for help.</p>
+<p><small>Code for staff: <code id="reason-code">${escapeHtml(p.code)}</code></small></p>`,
   )
 }

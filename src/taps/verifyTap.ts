@@ -3,6 +3,7 @@ import type { Store } from '../db/store.js'
 import { SealedKeyError } from '../keys/errors.js'
 import { recordTap, recordTapBatched, type RecordTapParameters } from '../refs/recordTap.js'
 import { extractSunFields, type ExtractedSunMessage, type ExtractSunFieldsReturnType } from '../sun/index.js'
+import { counterJumpLimit, type CounterRules } from './counterRules.js'
 import type { Keyring, ProfileEntry } from './createKeyring.js'
 import { TapRejectedError, type TapRejectReason } from './tapErrors.js'
 
@@ -51,7 +52,7 @@ type Rejection = { ok: false; reason: TapRejectReason; detail: string; uid: stri
  */
 export function verifyTap(store: Store, keyring: Keyring, p: VerifyTapParameters): VerifiedTap {
   const verdict = screenTap(store, keyring, p)
-  return verifiedTap(verdict, recordTap(store, tapRecord(verdict, p)))
+  return verifiedTap(verdict, recordTap(store, tapRecord(verdict, p, keyring.counterRules)))
 }
 
 /**
@@ -60,19 +61,20 @@ export function verifyTap(store: Store, keyring: Keyring, p: VerifyTapParameters
  */
 export async function verifyTapBatched(store: Store, keyring: Keyring, p: VerifyTapParameters): Promise<VerifiedTap> {
   const verdict = screenTap(store, keyring, p)
-  return verifiedTap(verdict, await recordTapBatched(store, tapRecord(verdict, p)))
+  return verifiedTap(verdict, await recordTapBatched(store, tapRecord(verdict, p, keyring.counterRules)))
 }
 
 type Accepted = Extract<Verdict, { ok: true }>
 
-function tapRecord(verdict: Accepted, p: VerifyTapParameters): RecordTapParameters {
+function tapRecord(verdict: Accepted, p: VerifyTapParameters, rules: CounterRules): RecordTapParameters {
   return {
     uid: verdict.uid,
     source: p.source,
     authenticated: verdict.authenticated,
     counter: verdict.counter,
-    // Verified taps must carry a fresh counter; an NTAG 21x mirror is checked whenever it mirrors one.
-    freshCounter: verdict.authenticated || verdict.counter !== null,
+    // Verified taps must carry a fresh counter; an NTAG 21x mirror as its chip's counter mirror demands.
+    freshCounter: verdict.mode === 'ntag21x' ? 'ntag21x' : true,
+    counterJump: counterJumpLimit(rules, verdict.mode),
     check: (chip) => stationCheck(chip, p),
     detail: verdict.mode,
     now: p.now,

@@ -18,19 +18,20 @@ export type SignTransferTxParameters = {
 /**
  * A relayed transfer is the contract's own pull: the relayer sends
  * mintNFT/claimNFT carrying a signature of the signer key, exactly as a user
- * would with a signature from GET /phygitals/transfer-signature. Its claim
- * nonce comes from a local counter, so transfers queued while the RPC is down
- * (or back to back to one recipient) each get the next one. Runs inside the
+ * would with a signature from GET /phygitals/transfer-signature. Its token
+ * nonce comes from a local counter, so transfers of one token queued while the
+ * RPC is down (or back to back) each get the next one: they land in relayer
+ * nonce order, which is the order they were queued in. Runs inside the
  * caller's store.tx.
  */
 export function signTransferTx(store: Store, chain: ChainSigner, p: SignTransferTxParameters): QueuedTx {
   const contract = p.token.contractAddress as Address
-  const nonce = store.chainTxs.allocateClaimNonce(chain.chainId, contract, p.recipient)
+  const nonce = store.chainTxs.allocateTokenNonce(chain.chainId, contract, p.token.tokenId)
   const head = store.chainTxs.getHead(chain.chainId)?.blockNumber ?? 0
-  // Far in the future: a queued transfer must survive an outage. It is bound to recipient and nonce, so it can only ever do this transfer.
+  // Far in the future: a queued transfer must survive an outage. It is bound to recipient and the token's nonce, so it can only ever do this move.
   const blockExpiry = BigInt(head + p.config.chain.relayedSignatureBlocks)
   const tokenId = BigInt(p.token.tokenId)
-  const signature = signClaim(chain.signer.key, { blockExpiry, recipient: p.recipient, tokenId, contract, nonce: BigInt(nonce) })
+  const signature = signClaim(chain.signer.key, { blockExpiry, recipient: p.recipient, tokenId, contract, chainId: BigInt(chain.chainId), nonce: BigInt(nonce) })
   return queueTx(store, chain, {
     kind: 'transfer',
     to: contract,

@@ -3,6 +3,7 @@ import { phygitalTokenAbi } from '../../contracts/artifacts/PhygitalToken.js'
 import type { Chain } from '../chain/chains.js'
 import { signClaim } from '../chain/claimSignature.js'
 import { type ChainDeps, readChain } from '../chain/chainDeps.js'
+import { checkRecipientCanReceive } from '../chain/recipientCheck.js'
 import { ContractRevertError } from '../chain/rpc.js'
 import type { TokenKey, TokenRow } from '../db/tokens.js'
 import { ConflictError } from '../errors.js'
@@ -19,25 +20,28 @@ export type TransferSignature = {
 
 /**
  * Signs what mintNFT/claimNFT accept for `recipient`: valid until the current
- * block + chain.signatureBlocks, with the recipient's next claim nonce —
- * counting our own relayed transfers to the recipient that are still
- * waiting, since those will use the nonces before it.
+ * block + chain.signatureBlocks, on this chain, with the token's next nonce —
+ * counting our own relayed transfers of the token that are still waiting,
+ * since each of those moves it once. Any later move of the token (ours or a
+ * user's) kills the signature. A recipient that cannot receive is refused first.
  */
 async function sign(deps: ChainDeps, chain: Chain, token: TokenRow, recipient: Address): Promise<Omit<TransferSignature, 'tokenRef'>> {
   const contract = token.contractAddress as Address
+  const tokenId = BigInt(token.tokenId)
   const [head, onChainNonce] = await readChain(chain.chainId, () =>
     Promise.all([
       chain.rpc.blockNumber(),
-      chain.rpc.read({ address: contract, abi: phygitalTokenAbi, functionName: 'getClaimNonce', args: [recipient] }).catch((error: unknown) => {
+      chain.rpc.read({ address: contract, abi: phygitalTokenAbi, functionName: 'getTokenNonce', args: [tokenId] }).catch((error: unknown) => {
         if (error instanceof ContractRevertError)
-          throw new ConflictError('not_a_phygital_contract', `${contract} on chain ${chain.chainId} is not a phygital contract (no getClaimNonce)`)
+          throw new ConflictError('not_a_phygital_contract', `${contract} on chain ${chain.chainId} is not a phygital contract of this gateway's kind (no getTokenNonce)`)
         throw error
       }),
+      checkRecipientCanReceive(chain.rpc, { standard: 'erc721', contract, operator: chain.relayer.address, tokenId, recipient }),
     ]),
   )
-  const nonce = onChainNonce + BigInt(deps.store.transfers.countPendingTo(chain.chainId, contract, recipient, Number.MAX_SAFE_INTEGER))
+  const nonce = onChainNonce + BigInt(deps.store.transfers.countPendingOfToken(token.id))
   const blockExpiry = head + BigInt(deps.config.chain.signatureBlocks)
-  const signature = signClaim(chain.signer.key, { blockExpiry, recipient, tokenId: BigInt(token.tokenId), contract, nonce })
+  const signature = signClaim(chain.signer.key, { blockExpiry, recipient, tokenId, contract, chainId: BigInt(chain.chainId), nonce })
   return { signature, blockExpiry: blockExpiry.toString() }
 }
 

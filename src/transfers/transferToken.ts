@@ -1,11 +1,12 @@
 import type { Address } from 'viem'
 import type { ChainDeps } from '../chain/chainDeps.js'
+import { checkRecipientCanReceive } from '../chain/recipientCheck.js'
 import type { OtpRow } from '../db/otps.js'
 import type { Store } from '../db/store.js'
 import type { TokenKey, TokenRow } from '../db/tokens.js'
 import type { TransferRow } from '../db/transfers.js'
 import { ConflictError, NotFoundError } from '../errors.js'
-import { spendOtp } from '../otps/spendOtp.js'
+import { checkOtp, spendOtp } from '../otps/spendOtp.js'
 import { findToken } from '../phygitals/findTeamToken.js'
 import { useClaimRegistration } from './claimGate.js'
 import { signTransferTx } from './signTransferTx.js'
@@ -46,8 +47,22 @@ function accept(
   })
 }
 
+/**
+ * Before anything is spent: a recipient the chain says cannot take the token
+ * (400 recipient_cannot_receive). The chain's signer is required first, so a
+ * chain this gateway has no keys for is refused as before; an RPC that is down
+ * skips the check (the write is still accepted).
+ */
+async function checkRecipient(deps: ChainDeps, token: TokenRow, recipient: Address): Promise<void> {
+  const signer = deps.chains.signer(token.chainId)
+  const chain = deps.chains.get(token.chainId)
+  const check = { standard: 'erc721', contract: token.contractAddress as Address, operator: signer.relayer.address, tokenId: BigInt(token.tokenId), recipient } as const
+  if (chain) await checkRecipientCanReceive(chain.rpc, check)
+}
+
 /** POST /phygitals/transfer: the team's token, by its on-chain key. */
-export function transferWithApiKey(deps: ChainDeps, p: { key: TokenKey; teamId: number; recipient: Address }): AcceptedTransfer {
+export async function transferWithApiKey(deps: ChainDeps, p: { key: TokenKey; teamId: number; recipient: Address }): Promise<AcceptedTransfer> {
+  await checkRecipient(deps, findToken(deps.store, p.key, p.teamId), p.recipient)
   return accept(deps, { token: () => findToken(deps.store, p.key, p.teamId), recipient: p.recipient, via: 'api_key' })
 }
 
@@ -59,7 +74,9 @@ export function tokenOfOtp(store: Store, otp: OtpRow): TokenRow {
 }
 
 /** POST /phygitals/transfer/pullable: the token of the tapped chip, authorized by its OTP (spent only if the transfer is accepted). */
-export function transferWithOtp(deps: ChainDeps, p: { code: string | undefined; recipient: Address }): AcceptedTransfer {
+export async function transferWithOtp(deps: ChainDeps, p: { code: string | undefined; recipient: Address }): Promise<AcceptedTransfer> {
+  const unspent = checkOtp(deps.store, { code: p.code, type: 'PHYGITAL_CLAIM', now: deps.now() })
+  await checkRecipient(deps, tokenOfOtp(deps.store, unspent), p.recipient)
   let otp: OtpRow | undefined
   return accept(deps, {
     recipient: p.recipient,
@@ -73,16 +90,14 @@ export function transferWithOtp(deps: ChainDeps, p: { code: string | undefined; 
 }
 
 /** POST /phygitals/transfer/self-service: the token linked to one of the team's tags. */
-export function transferBySelfService(deps: ChainDeps, p: { tagUid: string; teamId: number; recipient: Address }): AcceptedTransfer {
-  return accept(deps, {
-    recipient: p.recipient,
-    via: 'self_service',
-    token: () => {
-      const chip = deps.store.chips.get(p.tagUid)
-      if (!chip || chip.teamId !== p.teamId) throw new NotFoundError('chip_not_found', `No chip ${p.tagUid} in your team`)
-      const token = deps.store.tokens.findByChip(chip.uid)
-      if (!token) throw new ConflictError('chip_not_linked', `Chip ${p.tagUid} is not linked to a phygital token`)
-      return token
-    },
-  })
+export async function transferBySelfService(deps: ChainDeps, p: { tagUid: string; teamId: number; recipient: Address }): Promise<AcceptedTransfer> {
+  const token = () => {
+    const chip = deps.store.chips.get(p.tagUid)
+    if (!chip || chip.teamId !== p.teamId) throw new NotFoundError('chip_not_found', `No chip ${p.tagUid} in your team`)
+    const linked = deps.store.tokens.findByChip(chip.uid)
+    if (!linked) throw new ConflictError('chip_not_linked', `Chip ${p.tagUid} is not linked to a phygital token`)
+    return linked
+  }
+  await checkRecipient(deps, token(), p.recipient)
+  return accept(deps, { recipient: p.recipient, via: 'self_service', token })
 }

@@ -17,7 +17,8 @@ export class DiskQueue {
   private next = 1
 
   constructor(readonly dir: string) {
-    fs.mkdirSync(dir, { recursive: true })
+    // Queued taps carry the chip's URL (a valid, unspent SUN message until the gateway sees it): private to this user.
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
   }
 
   /**

@@ -210,10 +210,10 @@ describe('concurrent and odd requests', () => {
     expect(await balanceOf(recipient)).toBe(1n)
   })
 
-  test('a chain the gateway has no keys for → 503 chain_not_configured, nothing recorded', async () => {
+  test('a chain the gateway has no keys for → 400 chain_not_configured, nothing recorded', async () => {
     const contracts = gw.store.guestbook.listContracts(teamA).length
     const res = await post('/events/contracts', { name: 'Nowhere', symbol: 'NWH', chainId: 5 })
-    expect(res.status).toBe(503)
+    expect(res.status).toBe(400)
     expect(res.body.error).toBe('chain_not_configured')
     expect(gw.store.guestbook.listContracts(teamA)).toHaveLength(contracts)
   })
@@ -453,15 +453,25 @@ describe('pending contracts and failed mints', () => {
 
   test('a mint that reverted on chain does not use up the chip: a new tap may mint again', async () => {
     expect((await post('/events/assign/legacy', { tagUIDs: [CHIP_REVERT], guestbookEventId: eventId })).status).toBe(200)
-    // The guestbook itself as recipient: it is no ERC-1155 receiver, so the mint reverts.
+    // The guestbook itself as recipient is refused up front (no ERC-1155 receiver); a wallet that
+    // turns into a reverting contract after the answer makes the mint revert on chain.
     const otp = (await tapRef(CHIP_REVERT)).guestbookEvents.find((e) => e.id === eventId)!.otp!
-    const res = await post('/events/mint/self', { recipient: address }, { 'x-service-code': otp })
+    const refused = await post('/events/mint/self', { recipient: address }, { 'x-service-code': otp })
+    expect(refused.status).toBe(400)
+    expect(refused.body.error).toBe('recipient_cannot_receive')
+    const turncoat = privateKeyToAddress(generatePrivateKey())
+    const res = await gw.relayer.hold(31337, async () => {
+      const accepted = await post('/events/mint/self', { recipient: turncoat }, { 'x-service-code': otp })
+      await gw.testClient.setCode({ address: turncoat, bytecode: '0x60006000fd' })
+      return accepted
+    })
     expect(res.status, JSON.stringify(res.body)).toBe(200)
     await gw.settle()
     const receipt = await gw.publicClient.getTransactionReceipt({ hash: res.body.txnHash })
     expect(receipt.status).toBe('reverted')
     expect(gw.store.chainTxs.all(31337).find((row) => row.txHash === res.body.txnHash)).toMatchObject({ status: 'mined', reverted: 1 })
-    expect(await balanceOf(address)).toBe(0n)
+    expect(await balanceOf(turncoat)).toBe(0n)
+    expect(gw.store.otps.get(otp)!.usedAt).toBeNull()
 
     // No token was minted with this chip, so a new tap (new OTP) to a wallet must work.
     const retry = (await tapRef(CHIP_REVERT)).guestbookEvents.find((e) => e.id === eventId)!.otp!

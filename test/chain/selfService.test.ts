@@ -145,6 +145,27 @@ describe('PATCH /chips/self-service', () => {
     expect(location.searchParams.get('serviceRef')).toMatch(/.+/)
   })
 
+  test('the signature is checked over the exact URL the owner signed, which is stored as signed (no parser rewrites it first)', async () => {
+    // URLs a URL parser (or zod's url check) would rewrite: surrounding blanks, a tab and a newline it drops,
+    // an upper-case scheme and host, a dot segment, a bare origin without its slash.
+    const urls = [
+      ' https://padded.example/landing ',
+      'https://tab.example/a\tb\n',
+      'HTTPS://Example.com/a/../b',
+      'https://bare-origin.example',
+    ]
+    for (const redirectUrl of urls) {
+      const res = await edit(await signed(USER_KEY, { redirectUrl }))
+      expect(res.status, `${JSON.stringify(redirectUrl)}: ${JSON.stringify(res.body)}`).toBe(200)
+      expect(redirectOf(CHIP_A)).toBe(redirectUrl)
+      expect(redirectOf(CHIP_B)).toBe(redirectUrl)
+    }
+    // A tap follows the stored URL as a browser reads it.
+    const tap = await gw.app.inject({ method: 'GET', url: sunTapUrl({ metaKey: META, fileKey: FILE, uid: CHIP_A, counter: 2 }) })
+    expect(tap.statusCode).toBe(302)
+    expect(tap.headers.location).toMatch(/^https:\/\/bare-origin\.example\/\?serviceRef=/)
+  })
+
   test('a replayed request is refused and changes nothing', async () => {
     const body = await signed(USER_KEY, { redirectUrl: 'https://replay.example/first' })
     expect((await edit(body)).status).toBe(200)

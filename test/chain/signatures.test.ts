@@ -39,8 +39,8 @@ beforeAll(async () => {
 afterAll(async () => gw?.close())
 
 const ownerOf = (tokenId: bigint) => gw.publicClient.readContract({ address: contract, abi: phygitalTokenAbi, functionName: 'ownerOf', args: [tokenId] })
-const claimNonceOf = (recipient: Address) =>
-  gw.publicClient.readContract({ address: contract, abi: phygitalTokenAbi, functionName: 'getClaimNonce', args: [recipient] })
+const tokenNonceOf = (tokenId: bigint) =>
+  gw.publicClient.readContract({ address: contract, abi: phygitalTokenAbi, functionName: 'getTokenNonce', args: [tokenId] })
 const otpRow = (code: string) =>
   gw.store.db.prepare('SELECT used_at AS usedAt, used_for AS usedFor FROM otps WHERE code = ?').get(code) as { usedAt: number | null; usedFor: string | null }
 
@@ -118,14 +118,14 @@ describe('GET /phygitals/transfer-signature (API key)', () => {
     const minted = await submit('mintNFT', res.body, ALICE, 1n)
     expect(minted.status).toBe('success')
     expect(await ownerOf(1n)).toBe(ALICE)
-    expect(await claimNonceOf(ALICE)).toBe(1n)
+    expect(await tokenNonceOf(1n)).toBe(1n)
 
     // The token is minted now: a signature for BOB moves it with claimNFT, without ALICE's approval.
     const claim = await signed('1', BOB)
     expect(await simulate('mintNFT', claim, BOB, 1n)).toBe('ERC721InvalidSender')
     expect((await submit('claimNFT', claim, BOB, 1n)).status).toBe('success')
     expect(await ownerOf(1n)).toBe(BOB)
-    expect(await claimNonceOf(BOB)).toBe(1n)
+    expect(await tokenNonceOf(1n)).toBe(2n)
     // Nothing went through the relayer.
     expect(gw.store.db.prepare("SELECT count(*) AS n FROM chain_txs WHERE kind = 'transfer'").get()).toEqual({ n: 0 })
   })
@@ -196,7 +196,7 @@ describe('GET /phygitals/transfer-signature (API key)', () => {
     expect(res.status, JSON.stringify(res.body)).toBe(200)
   })
 
-  test('missing parameters are 400 validation_failed; an unknown token 404; a chain without keys 503 chain_not_configured', async () => {
+  test('missing parameters are 400 validation_failed; an unknown token 404; a chain without keys 400 chain_not_configured', async () => {
     const missing = await call(gw, { url: `/phygitals/transfer-signature?${query({ tokenId: '2' })}`, headers: { 'x-service-api-key': apiKey } })
     expectError(missing, 400, 'validation_failed')
     expect(Object.keys(missing.body.errors).sort()).toEqual(['chainId', 'contractAddress', 'recipient'])
@@ -205,7 +205,7 @@ describe('GET /phygitals/transfer-signature (API key)', () => {
       url: `/phygitals/transfer-signature?${query({ contractAddress: CHAIN_999_CONTRACT, chainId: '999', tokenId: '1', recipient: ALICE })}`,
       headers: { 'x-service-api-key': apiKey },
     })
-    expectError(chain999, 503, 'chain_not_configured')
+    expectError(chain999, 400, 'chain_not_configured')
     expectError(await signature('2', 'alice.eth'), 400, 'ens_unavailable')
     expectError(await signature('2', '0x1234'), 400, 'invalid_recipient')
     expectError(await call(gw, { url: `/phygitals/transfer-signature?${query(keyParams('2', ALICE))}` }), 401, 'api_key_missing')
@@ -244,7 +244,7 @@ describe('what the contract accepts', () => {
     expect(await simulate('mintNFT', s, ALICE, 5n)).toBeUndefined()
   })
 
-  test("a signature handed out while relayed transfers to the recipient are queued counts their nonces", async () => {
+  test('a signature handed out while relayed transfers of the token are queued counts their moves', async () => {
     // Hold the relayer so the transfer stays queued while the signature is made.
     await gw.relayer.stop()
     let relayed: { status: number; body: any }
@@ -257,18 +257,18 @@ describe('what the contract accepts', () => {
         payload: { contractAddress: contract, chainId: 31337, tokenId: '7', recipient: CAROL },
       })
       expect(relayed.status, JSON.stringify(relayed.body)).toBe(200)
-      s = await signed('8', CAROL)
-      // Not usable yet: it carries the nonce after the queued transfer's.
-      expect(await simulate('mintNFT', s, CAROL, 8n)).toBe('InvalidSignature')
+      s = await signed('7', ALICE)
+      // Not usable yet: it carries the token nonce after the queued mint's.
+      expect(await simulate('claimNFT', s, ALICE, 7n)).toBe('InvalidSignature')
     } finally {
       gw.relayer.start()
     }
     await gw.settle()
     expect(await ownerOf(7n)).toBe(CAROL)
-    expect(await simulate('mintNFT', s, CAROL, 8n)).toBeUndefined()
-    expect((await submit('mintNFT', s, CAROL, 8n)).status).toBe('success')
-    expect(await ownerOf(8n)).toBe(CAROL)
-    expect(await claimNonceOf(CAROL)).toBe(2n)
+    expect(await simulate('claimNFT', s, ALICE, 7n)).toBeUndefined()
+    expect((await submit('claimNFT', s, ALICE, 7n)).status).toBe('success')
+    expect(await ownerOf(7n)).toBe(ALICE)
+    expect(await tokenNonceOf(7n)).toBe(2n)
   })
 })
 

@@ -68,8 +68,8 @@ afterAll(async () => gw?.close())
 
 const ownerOf = (tokenId: bigint, address: Address = contract) =>
   gw.publicClient.readContract({ address, abi: phygitalTokenAbi, functionName: 'ownerOf', args: [tokenId] })
-const claimNonceOf = (recipient: Address) =>
-  gw.publicClient.readContract({ address: contract, abi: phygitalTokenAbi, functionName: 'getClaimNonce', args: [recipient] })
+const tokenNonceOf = (tokenId: bigint) =>
+  gw.publicClient.readContract({ address: contract, abi: phygitalTokenAbi, functionName: 'getTokenNonce', args: [tokenId] })
 
 const now = () => Date.now() + gw.clock.offsetMs
 const count = (table: 'chain_txs' | 'transfers') => (gw.store.db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n
@@ -135,7 +135,7 @@ async function otpOf(uid: string): Promise<string> {
 }
 
 /** A signature from GET /phygitals/transfer-signature, submitted by a user's own wallet. */
-async function userMint(tokenId: string, recipient: Address): Promise<void> {
+async function userMint(tokenId: string, recipient: Address, functionName: 'mintNFT' | 'claimNFT' = 'mintNFT'): Promise<void> {
   const sig = await call(gw, {
     url: `/phygitals/transfer-signature?${new URLSearchParams({ contractAddress: contract, chainId: '31337', tokenId, recipient })}`,
     headers: { 'x-service-api-key': apiKey },
@@ -144,7 +144,7 @@ async function userMint(tokenId: string, recipient: Address): Promise<void> {
   const hash = await gw.wallet(USER_KEY).writeContract({
     address: contract,
     abi: phygitalTokenAbi,
-    functionName: 'mintNFT',
+    functionName,
     args: [sig.body.signature as Hex, BigInt(sig.body.blockExpiry), recipient, BigInt(tokenId)],
     account: privateKeyToAccount(USER_KEY),
     chain: foundry,
@@ -389,12 +389,12 @@ describe('bad input loses nothing', () => {
     expectError(await expectNothingQueued(() => transfer({ ...tokenKey('4'), chainId: 1, recipient: ALICE })), 404, 'token_not_found')
   })
 
-  test('a token on a chain the gateway has no keys for is 503 chain_not_configured, and its OTP is not spent', async () => {
+  test('a token on a chain the gateway has no keys for is 400 chain_not_configured, and its OTP is not spent', async () => {
     const key = { contractAddress: CHAIN_999_CONTRACT, chainId: 999, tokenId: '1' }
-    expectError(await expectNothingQueued(() => transfer({ ...key, recipient: ALICE })), 503, 'chain_not_configured')
-    expectError(await expectNothingQueued(() => selfService({ tagUID: CHAIN_999_CHIP, recipient: ALICE })), 503, 'chain_not_configured')
+    expectError(await expectNothingQueued(() => transfer({ ...key, recipient: ALICE })), 400, 'chain_not_configured')
+    expectError(await expectNothingQueued(() => selfService({ tagUID: CHAIN_999_CHIP, recipient: ALICE })), 400, 'chain_not_configured')
     const otp = await otpOf(CHAIN_999_CHIP)
-    expectError(await expectNothingQueued(() => pullable(otp, { recipient: ALICE })), 503, 'chain_not_configured')
+    expectError(await expectNothingQueued(() => pullable(otp, { recipient: ALICE })), 400, 'chain_not_configured')
     expect(otpUsedAt(otp)).toBeNull()
     const view = await call(gw, { url: `/otps/${otp}` })
     expect(view.body.usedAt).toBeUndefined()
@@ -443,9 +443,9 @@ describe('GET /refs/:id?includeOwner=true', () => {
     expect((await call(gw, { url: `/refs/${ref}` })).body.isValidRef).toBe(false)
   })
 
-  test('when the owner cannot be read (no keys or RPC for the chain) it is a 503 and the ref is not used up', async () => {
+  test('when the owner cannot be read (no keys or RPC for the chain) it is a 400 and the ref is not used up', async () => {
     const ref = tapChip({ store: gw.store, clock: { now: now() } }, CHAIN_999_CHIP)
-    expectError(await call(gw, { url: `/refs/${ref}?includeOwner=true` }), 503, 'chain_not_configured')
+    expectError(await call(gw, { url: `/refs/${ref}?includeOwner=true` }), 400, 'chain_not_configured')
     const res = await call(gw, { url: `/refs/${ref}` })
     expect(res.body.isValidRef).toBe(true)
     expect(res.body.linkedToken.otp).toEqual(expect.any(String))
@@ -481,38 +481,35 @@ describe('recovery from a stale view of the chain', () => {
     expect((await gw.publicClient.getTransactionReceipt({ hash: current.txHash as Hex })).status).toBe('success')
   })
 
-  test("two signatures' worth of claim-nonce drift for one recipient: both relayed transfers are re-signed and land", async () => {
-    // Each signature is fetched after the previous one was used: it carries the recipient's current on-chain nonce.
-    await userMint('41', DRIFTER)
-    await userMint('42', DRIFTER)
-    expect(await claimNonceOf(DRIFTER)).toBe(2n)
+  test("two moves of a token behind the gateway's back, then two relayed transfers of it: the later one is re-signed and decides, the earlier is given up", async () => {
+    // A user mints token 41 and then moves it on with signatures of their own: the token nonce is 2, our counter 0.
+    await userMint('41', USER)
+    await userMint('41', DRIFTER, 'claimNFT')
+    expect(await tokenNonceOf(41n)).toBe(2n)
 
-    const [a, b] = await Promise.all([transfer({ ...tokenKey('43'), recipient: DRIFTER }), transfer({ ...tokenKey('44'), recipient: DRIFTER })])
-    expect(a!.status, JSON.stringify(a!.body)).toBe(200)
-    expect(b!.status, JSON.stringify(b!.body)).toBe(200)
-    await until('both transfers landed', async () => {
-      const rows = [...transfersOfToken('43'), ...transfersOfToken('44')]
-      return rows.every((t) => chainTx(t.chainTxId).status === 'mined' && chainTx(t.chainTxId).reverted === 0)
-    })
+    const a = await transfer({ ...tokenKey('41'), recipient: BOB })
+    const b = await transfer({ ...tokenKey('41'), recipient: USER })
+    expect(a.status, JSON.stringify(a.body)).toBe(200)
+    expect(b.status, JSON.stringify(b.body)).toBe(200)
+    const [first, second] = transfersOfToken('41') as [TransferDbRow, TransferDbRow]
+    await until('the later transfer landed', () => second.chainTxId !== transfersOfToken('41')[1]!.chainTxId && chainTx(transfersOfToken('41')[1]!.chainTxId).reverted === 0)
     await gw.settle()
 
-    expect(await ownerOf(43n)).toBe(DRIFTER)
-    expect(await ownerOf(44n)).toBe(DRIFTER)
-    expect(await claimNonceOf(DRIFTER)).toBe(4n)
-    for (const [tokenId, res] of [['43', a!], ['44', b!]] as const) {
-      const [row] = transfersOfToken(tokenId)
-      expect(row!.resigned).toBeGreaterThanOrEqual(1)
-      expect(row!.method).toBe('mintNFT')
-      expect(chainTxByInitialHash(res.body.initialTxHash)).toMatchObject({ status: 'mined', reverted: 1 })
-    }
-    // The local counter caught up with the chain: the next relayed transfer to DRIFTER is right first time.
-    const next = await transfer({ ...tokenKey('45'), recipient: DRIFTER })
+    // Re-sent after the later one, the earlier would undo it: the last request accepted decides.
+    expect(await ownerOf(41n)).toBe(USER)
+    expect(await tokenNonceOf(41n)).toBe(3n)
+    for (const res of [a, b]) expect(chainTxByInitialHash(res.body.initialTxHash)).toMatchObject({ status: 'mined', reverted: 1 })
+    expect(transfersOfToken('41')).toEqual([
+      expect.objectContaining({ id: first.id, resigned: 0, chainTxId: first.chainTxId }),
+      expect.objectContaining({ id: second.id, resigned: 1, method: 'claimNFT' }),
+    ])
+    // The local counter caught up with the chain: the next relayed transfer of the token is right first time.
+    const next = await transfer({ ...tokenKey('41'), recipient: DRIFTER })
     expect(next.status).toBe(200)
     await gw.settle()
     expect(chainTxByInitialHash(next.body.initialTxHash)).toMatchObject({ status: 'mined', reverted: 0 })
-    expect(transfersOfToken('45')[0]).toMatchObject({ resigned: 0, method: 'mintNFT' })
-    expect(await ownerOf(45n)).toBe(DRIFTER)
-    expect(await claimNonceOf(DRIFTER)).toBe(5n)
+    expect(await ownerOf(41n)).toBe(DRIFTER)
+    expect(await tokenNonceOf(41n)).toBe(4n)
   })
 })
 

@@ -82,6 +82,21 @@ describe('sunVerify (in process)', () => {
     )
   })
 
+  test('a plain SDM mirror (uid, ctr, cmac) needs only --file-key, AES and LRP; a SUN message still needs both keys', () => {
+    const fileOnly = { 'file-key': FILE }
+    const aesPlain = `https://example.com/?uid=${UID}&ctr=00002A&cmac=${message('aes').sdmmac}`
+    expect(sunVerify(['verify', aesPlain], fileOnly)).toMatchObject({ exitCode: 0, report: { valid: true, authenticated: true, uid: UID, counter: 42, mode: 'aes' } })
+    const lrpPlain = `https://example.com/?uid=${UID}&ctr=00002A&cmac=${message('lrp').sdmmac}`
+    expect(sunVerify(['verify', lrpPlain], { ...fileOnly, mode: 'lrp' }).report).toMatchObject({ valid: true, mode: 'lrp', counter: 42 })
+    // Without the meta key there is no swapped-key hint to give, but the other-mode hint still works.
+    expect(sunVerify(['verify', lrpPlain], fileOnly).report).toMatchObject({ valid: false, reason: 'mac_mismatch', detail: expect.stringContaining('pass --mode lrp') })
+    expect(() => sunVerify(['verify', aesPlain], {})).toThrow('this URL is a plain SDM mirror (uid, ctr, cmac): give --file-key')
+    const m = message('aes')
+    expect(() => sunVerify(['verify', `https://example.com/?e=${m.piccData}&c=${m.sdmmac}`], fileOnly)).toThrow('--meta-key is required')
+    // A URL whose fields cannot be found needs no key to say so.
+    expect(sunVerify(['verify', 'https://example.com/?hello=world'], {})).toMatchObject({ exitCode: 1, report: { reason: 'malformed' } })
+  })
+
   test('wrong mode: pinned against the PICCData length, by offsets, and for a plain mirror', () => {
     expect(sunVerify(['verify', LRP], { 'meta-key': ZERO, 'file-key': ZERO, mode: 'lrp' }).report).toMatchObject({ valid: true, counter: 30, mode: 'lrp' })
     expect(sunVerify(['verify', LRP], { 'meta-key': ZERO, 'file-key': ZERO, mode: 'aes' }).report).toMatchObject({
@@ -163,7 +178,7 @@ describe('sunVerify (in process)', () => {
       },
     })
     expect(() => sunVerify(['verify', BOLT], { ntag21x: true, ...Object.fromEntries([['picc-param', 'p'], ['mac-param', 'c']]) })).toThrow(
-      'this URL carries a MAC: give --meta-key and --file-key',
+      '--meta-key is required (32 hex characters)',
     )
   })
 
@@ -172,7 +187,7 @@ describe('sunVerify (in process)', () => {
     ['another action', ['check', BOLT], KEYS],
     ['no URL', ['verify'], KEYS],
     ['a stray argument', ['verify', BOLT, META], KEYS],
-    ['a missing --file-key', ['verify', BOLT], { 'meta-key': META }],
+    ['a missing --file-key', ['verify', BOLT], { 'meta-key': META, 'picc-param': 'p', 'mac-param': 'c' }],
     ['a short key', ['verify', BOLT], { 'meta-key': META.slice(1), 'file-key': FILE }],
     ['a bad mode', ['verify', BOLT], { ...KEYS, mode: 'des' }],
     ['--picc-param without --mac-param', ['verify', BOLT], { ...KEYS, 'picc-param': 'p' }],

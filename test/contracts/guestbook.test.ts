@@ -26,10 +26,10 @@ const balanceOf = (account: Address, id: bigint) => chain.publicClient.readContr
 const nonceOf = (account: Address) => chain.publicClient.readContract({ ...c(), functionName: 'getMintNonce', args: [account] })
 const uri = (id: bigint) => chain.publicClient.readContract({ ...c(), functionName: 'uri', args: [id] })
 
-async function sign(account: Address, id: bigint, options: { key?: Hex; blockExpiry?: bigint } = {}) {
+async function sign(account: Address, id: bigint, options: { key?: Hex; blockExpiry?: bigint; chainId?: bigint } = {}) {
   const blockExpiry = options.blockExpiry ?? (await chain.blockNumber()) + 10n
   const nonce = await nonceOf(account)
-  const sig = signClaim(options.key ?? chain.verifierKey, { blockExpiry, recipient: account, tokenId: id, contract: guestbook, nonce })
+  const sig = signClaim(options.key ?? chain.verifierKey, { blockExpiry, recipient: account, tokenId: id, contract: guestbook, chainId: options.chainId ?? 31337n, nonce })
   return { sig, blockExpiry }
 }
 
@@ -76,10 +76,13 @@ describe('mint (owner)', () => {
 })
 
 describe('mintWithSig', () => {
-  it('computes the same signing hash as claimSigningHash in TS', async () => {
-    const p = { blockExpiry: 99n, recipient: stranger, tokenId: 5n, contract: guestbook, nonce: await nonceOf(stranger) }
-    expect(await chain.publicClient.readContract({ ...c(), functionName: 'getMintSigningHash', args: [p.blockExpiry, p.recipient, p.tokenId] }))
-      .toBe(claimSigningHash(p))
+  it('computes the same signing hash as claimSigningHash in TS, chain id included', async () => {
+    const p = { blockExpiry: 99n, recipient: stranger, tokenId: 5n, contract: guestbook, chainId: 31337n, nonce: await nonceOf(stranger) }
+    const onChain = await chain.publicClient.readContract({ ...c(), functionName: 'getMintSigningHash', args: [p.blockExpiry, p.recipient, p.tokenId] })
+    expect(onChain).toBe(claimSigningHash(p))
+    expect(onChain).not.toBe(claimSigningHash({ ...p, chainId: 1n }))
+    const forMainnet = await sign(stranger, 5n, { chainId: 1n })
+    await expectRevert(mintWithSig(stranger, 5n, forMainnet.sig, forMainnet.blockExpiry), 'InvalidSignature')
   })
 
   it('mints one token with a valid signature and bumps the nonce; the same signature again is InvalidSignature', async () => {

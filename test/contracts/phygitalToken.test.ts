@@ -22,16 +22,19 @@ afterAll(async () => {
 })
 
 const read = {
-  nonce: (recipient: Address) => chain.publicClient.readContract({ address: token, abi: phygitalTokenAbi, functionName: 'getClaimNonce', args: [recipient] }),
+  nonce: (tokenId: bigint) => chain.publicClient.readContract({ address: token, abi: phygitalTokenAbi, functionName: 'getTokenNonce', args: [tokenId] }),
   ownerOf: (tokenId: bigint) => chain.publicClient.readContract({ address: token, abi: phygitalTokenAbi, functionName: 'ownerOf', args: [tokenId] }),
   balanceOf: (account: Address) => chain.publicClient.readContract({ address: token, abi: phygitalTokenAbi, functionName: 'balanceOf', args: [account] }),
 }
 
-/** A claim signed by the contract's signVerifier (or `key`) for the recipient's current nonce, valid for the next `blocks` blocks. */
-async function sign(recipient: Address, tokenId: bigint, options: { key?: Hex; blockExpiry?: bigint; contract?: Address } = {}) {
+/** anvil's default chain id, which block.chainid reads. */
+const CHAIN_ID = 31337n
+
+/** A claim signed by the contract's signVerifier (or `key`) for the token's current nonce, valid for the next 10 blocks. */
+async function sign(recipient: Address, tokenId: bigint, options: { key?: Hex; blockExpiry?: bigint; contract?: Address; chainId?: bigint } = {}) {
   const blockExpiry = options.blockExpiry ?? (await chain.blockNumber()) + 10n
-  const nonce = await read.nonce(recipient)
-  const sig = signClaim(options.key ?? chain.verifierKey, { blockExpiry, recipient, tokenId, contract: options.contract ?? token, nonce })
+  const nonce = await read.nonce(tokenId)
+  const sig = signClaim(options.key ?? chain.verifierKey, { blockExpiry, recipient, tokenId, contract: options.contract ?? token, chainId: options.chainId ?? CHAIN_ID, nonce })
   return { sig, blockExpiry }
 }
 
@@ -68,23 +71,25 @@ describe('PhygitalToken deployment', () => {
     expect(await supports('0xffffffff')).toBe(false)
   })
 
-  it('computes the same signing hash as claimSigningHash in TS, nonce included', async () => {
-    const p = { blockExpiry: 123_456n, recipient: stranger, tokenId: 2n ** 200n + 7n, contract: token, nonce: await read.nonce(stranger) }
+  it('computes the same signing hash as claimSigningHash in TS, chain id and token nonce included', async () => {
+    const tokenId = 2n ** 200n + 7n
+    const p = { blockExpiry: 123_456n, recipient: stranger, tokenId, contract: token, chainId: CHAIN_ID, nonce: await read.nonce(tokenId) }
     const onChain = await chain.publicClient.readContract({
       address: token, abi: phygitalTokenAbi, functionName: 'getClaimSigningHash', args: [p.blockExpiry, p.recipient, p.tokenId],
     })
     expect(onChain).toBe(claimSigningHash(p))
     expect(onChain).not.toBe(claimSigningHash({ ...p, nonce: p.nonce + 1n }))
+    expect(onChain).not.toBe(claimSigningHash({ ...p, chainId: 1n }))
   })
 })
 
 describe('mintNFT', () => {
-  it('mints to the recipient with a valid signature and bumps the recipient nonce', async () => {
-    expect(await read.nonce(holder)).toBe(0n)
+  it('mints to the recipient with a valid signature and advances the token nonce', async () => {
+    expect(await read.nonce(1n)).toBe(0n)
     const receipt = await mintTo(holder, 1n)
     expect(await read.ownerOf(1n)).toBe(holder)
     expect(await read.balanceOf(holder)).toBe(1n)
-    expect(await read.nonce(holder)).toBe(1n)
+    expect(await read.nonce(1n)).toBe(1n)
     const [transfer] = parseEventLogs({ abi: phygitalTokenAbi, logs: receipt.logs, eventName: 'Transfer' })
     expect(transfer?.args).toEqual({ from: zeroAddress, to: holder, tokenId: 1n })
     expect(await chain.publicClient.readContract({ address: token, abi: phygitalTokenAbi, functionName: 'tokenURI', args: [1n] })).toBe(`${BASE_URI}1`)
@@ -95,7 +100,7 @@ describe('mintNFT', () => {
     await chain.mined(await mintNFT(sig, blockExpiry, holder, 2n))
     await expectRevert(mintNFT(sig, blockExpiry, holder, 2n), 'InvalidSignature')
     await expectRevert(claimNFT(sig, blockExpiry, holder, 2n), 'InvalidSignature')
-    expect(await read.nonce(holder)).toBe(2n)
+    expect(await read.nonce(2n)).toBe(1n)
   })
 
   it('rejects an expired signature (SignatureExpired) and leaves the token unminted', async () => {
@@ -134,12 +139,14 @@ describe('mintNFT', () => {
     await expectRevert(mintNFT(sig, blockExpiry, stranger, 5n), 'InvalidSignature')
   })
 
-  it('rejects a signature for another token id, contract or expiry', async () => {
+  it('rejects a signature for another token id, contract, chain or expiry', async () => {
     const { sig, blockExpiry } = await sign(holder, 5n)
     await expectRevert(mintNFT(sig, blockExpiry, holder, 6n), 'InvalidSignature')
     await expectRevert(mintNFT(sig, blockExpiry + 1n, holder, 5n), 'InvalidSignature')
     const other = await sign(holder, 5n, { contract: stranger })
     await expectRevert(mintNFT(other.sig, other.blockExpiry, holder, 5n), 'InvalidSignature')
+    const otherChain = await sign(holder, 5n, { chainId: 1n })
+    await expectRevert(mintNFT(otherChain.sig, otherChain.blockExpiry, holder, 5n), 'InvalidSignature')
   })
 
   it('rejects a signature from a key other than the signVerifier, and malformed signatures', async () => {
@@ -152,7 +159,7 @@ describe('mintNFT', () => {
     await expectRevert(mintNFT(good.sig.slice(0, -2) as Hex, good.blockExpiry, holder, 5n), 'InvalidSignature') // 64 bytes
     await expectRevert(mintNFT('0x', good.blockExpiry, holder, 5n), 'InvalidSignature')
     await expectRevert(mintNFT(`0x${'00'.repeat(65)}`, good.blockExpiry, holder, 5n), 'InvalidSignature')
-    expect(await read.nonce(holder)).toBe(3n)
+    expect(await read.nonce(5n)).toBe(0n)
   })
 
   it('reverts for an already minted token (ERC721InvalidSender) without using the nonce', async () => {
@@ -166,26 +173,34 @@ describe('mintNFT', () => {
     const { address: notAReceiver } = await chain.deployPhygitalToken()
     const { sig, blockExpiry } = await sign(notAReceiver, 7n)
     expect(await expectRevert(mintNFT(sig, blockExpiry, notAReceiver, 7n), 'ERC721InvalidReceiver')).toEqual([notAReceiver])
-    expect(await read.nonce(notAReceiver)).toBe(0n)
+    expect(await read.nonce(7n)).toBe(0n)
   })
 })
 
 describe('claimNFT', () => {
   it('moves a minted token from its owner to the recipient, without the owner approving', async () => {
     await mintTo(holder, 10n)
-    const holderNonce = await read.nonce(holder)
-    const strangerNonce = await read.nonce(stranger)
+    expect(await read.nonce(10n)).toBe(1n)
     const { sig, blockExpiry } = await sign(stranger, 10n)
     const receipt = await chain.mined(await claimNFT(sig, blockExpiry, stranger, 10n))
     expect(await read.ownerOf(10n)).toBe(stranger)
-    expect(await read.nonce(stranger)).toBe(strangerNonce + 1n)
-    expect(await read.nonce(holder)).toBe(holderNonce)
+    expect(await read.nonce(10n)).toBe(2n)
     const [transfer] = parseEventLogs({ abi: phygitalTokenAbi, logs: receipt.logs, eventName: 'Transfer' })
     expect(transfer?.args).toEqual({ from: holder, to: stranger, tokenId: 10n })
     // And back, with the next nonce.
     const back = await sign(holder, 10n)
     await chain.mined(await claimNFT(back.sig, back.blockExpiry, holder, 10n))
     expect(await read.ownerOf(10n)).toBe(holder)
+  })
+
+  it('a signature for one recipient dies as soon as the token moves anywhere else', async () => {
+    await mintTo(holder, 12n)
+    const forStranger = await sign(stranger, 12n)
+    const elsewhere = await sign(chain.deployer.account.address, 12n)
+    await chain.mined(await claimNFT(elsewhere.sig, elsewhere.blockExpiry, chain.deployer.account.address, 12n))
+    // Neither the new owner's nor the stranger's balance or nonce is involved: the token's nonce moved.
+    await expectRevert(claimNFT(forStranger.sig, forStranger.blockExpiry, stranger, 12n), 'InvalidSignature')
+    expect(await read.ownerOf(12n)).toBe(chain.deployer.account.address)
   })
 
   it('reverts for an unminted token (ERC721NonexistentToken)', async () => {

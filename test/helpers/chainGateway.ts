@@ -44,7 +44,8 @@ export type ChainGateway = {
  */
 export async function createChainGateway(opts: { config?: ConfigInput; env?: NodeJS.ProcessEnv } = {}): Promise<ChainGateway> {
   const dataDir = makeTempDir('tapgate-chain-')
-  const config = ConfigSchema.parse({ logLevel: 'silent', demo: false, ...opts.config, dataDir, chain: { pollIntervalMs: 100, ...opts.config?.chain } })
+  // No idle blocks unless a test asks: tests compare block numbers read moments apart.
+  const config = ConfigSchema.parse({ logLevel: 'silent', demo: false, ...opts.config, dataDir, chain: { pollIntervalMs: 100, idleBlockSeconds: 0, ...opts.config?.chain } })
   const clock = { offsetMs: 0 }
   const now = () => Date.now() + clock.offsetMs
   const embedded = config.chain.embedded ? await startEmbeddedChain({ dataDir }) : undefined

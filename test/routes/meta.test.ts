@@ -93,6 +93,75 @@ describe('OpenAPI', () => {
     expect(refParams).toContainEqual(expect.objectContaining({ in: 'path', name: 'id', required: true }))
     expect(refParams).toContainEqual(expect.objectContaining({ in: 'query', name: 'includeMetadata', required: false }))
   })
+
+  test('auth is a security requirement per operation, not an optional header', async () => {
+    const d = (await doc()) as Doc & { components: { securitySchemes: Record<string, unknown> } }
+    expect(d.components.securitySchemes).toEqual({
+      apiKey: expect.objectContaining({ type: 'apiKey', in: 'header', name: 'x-service-api-key' }),
+      otp: expect.objectContaining({ type: 'apiKey', in: 'header', name: 'x-service-code' }),
+      station: expect.objectContaining({ type: 'apiKey', in: 'header', name: 'x-station-token' }),
+    })
+    const security = (method: string, path: string) => (d.paths[path]![method] as { security?: unknown }).security
+    expect(security('get', '/chip-groups')).toEqual([{ apiKey: [] }])
+    expect(security('post', '/events/mint')).toEqual([{ apiKey: [] }])
+    expect(security('post', '/phygitals/transfer/pullable')).toEqual([{ otp: [] }])
+    expect(security('get', '/phygitals/transfer-signature/pullable')).toEqual([{ otp: [] }])
+    expect(security('post', '/station/taps')).toEqual([{ station: [] }])
+    // A key is optional on GET /refs/:id (it unlocks Links Module refs): {} is "no credentials".
+    expect(security('get', '/refs/{id}')).toEqual([{}, { apiKey: [] }])
+    expect(security('get', '/otps/{id}')).toEqual([])
+    expect(security('patch', '/chips/self-service')).toEqual([])
+    for (const [path, ops] of Object.entries(d.paths))
+      for (const [method, op] of Object.entries(ops)) {
+        expect((op as { security?: unknown }).security, `${method} ${path} states its auth`).toBeDefined()
+        const headers = (op.parameters ?? []).filter((p) => p.in === 'header').map((p) => p.name)
+        expect(headers, `${method} ${path}`).toEqual([])
+      }
+  })
+
+  test("request schemas carry the server's rules: patterns, number-or-digit-string ids, either/or bodies", async () => {
+    type S = Record<string, any>
+    const d = await doc()
+    const body = (method: string, path: string): S => d.paths[path]![method]!.requestBody!.content['application/json']!.schema as S
+    const claim = body('post', '/phygitals/claim-registration').properties
+    expect(new RegExp(claim.contractAddress.pattern).test('0x5FbDB2315678afecb367f032d93F642f64180aa3')).toBe(true)
+    expect(new RegExp(claim.contractAddress.pattern).test('0x5FbDB2315678afecb367f032d93F642f64180aa')).toBe(false)
+    // The recipient: an address or an ENS name, as resolveRecipient accepts.
+    for (const ok of ['0x70997970C51812dc3A010C7d01b50e0d17dc79C8', 'vitalik.eth', 'a-b.c.eth']) expect(new RegExp(claim.recipient.pattern).test(ok), ok).toBe(true)
+    for (const bad of ['0x1234', 'not an address', 'eth', '0xab.eth']) expect(new RegExp(claim.recipient.pattern).test(bad), bad).toBe(false)
+    // chainId: a JSON number or a digit string, both positive integers.
+    expect(claim.chainId.anyOf).toEqual([
+      expect.objectContaining({ type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
+      expect.objectContaining({ type: 'string', pattern: expect.any(String) }),
+    ])
+    const intPattern = new RegExp(claim.chainId.anyOf[1].pattern)
+    for (const ok of ['1', '31337', String(Number.MAX_SAFE_INTEGER)]) expect(intPattern.test(ok), ok).toBe(true)
+    for (const bad of ['0', '-1', '1.5', String(Number.MAX_SAFE_INTEGER + 1), 'x']) expect(intPattern.test(bad), bad).toBe(false)
+    // tokenId: a decimal uint256 string, or a JSON integer.
+    const [tokenString, tokenNumber] = claim.tokenId.anyOf
+    expect(tokenNumber).toMatchObject({ type: 'integer', minimum: 0 })
+    const uint256 = new RegExp(tokenString.pattern)
+    const max = (2n ** 256n - 1n).toString()
+    for (const ok of ['0', '1', max, (2n ** 256n - 2n).toString(), '9'.repeat(77)]) expect(uint256.test(ok), ok).toBe(true)
+    for (const bad of [(2n ** 256n).toString(), '9'.repeat(78), '-1', '1e3', '0x10', '']) expect(uint256.test(bad), bad).toBe(false)
+    // Chip UIDs: 14 hex digits, ":" separators allowed.
+    const uid = new RegExp(body('post', '/events/assign/legacy').properties.tagUIDs.items.pattern)
+    for (const ok of ['04DE5F1EACC040', '04de5f1eacc040', '04:DE:5F:1E:AC:C0:40']) expect(uid.test(ok), ok).toBe(true)
+    for (const bad of ['04DE5F1EACC04', '04DE5F1EACC040AA', 'ZZDE5F1EACC040']) expect(uid.test(bad), bad).toBe(false)
+    // Either/or bodies: an event by id or by its token; a guestbook contract by id or by address and chain.
+    const byEvent = [{ required: ['eventId'] }, { required: ['tokenId', 'contractAddress', 'chainId'] }]
+    expect(body('post', '/events/mint').anyOf).toEqual(byEvent)
+    expect(body('patch', '/events/metadata').anyOf).toEqual(byEvent)
+    expect(body('post', '/events/toggle-pause-state').anyOf).toEqual([{ required: ['contractId'] }, { required: ['contractAddress', 'chainId'] }])
+  })
+
+  test('components hold no duplicate or unused schemas', async () => {
+    const d = (await doc()) as Doc & { components: { schemas: Record<string, unknown> } }
+    const text = JSON.stringify(d.paths) + JSON.stringify(d.components.schemas)
+    const names = Object.keys(d.components.schemas)
+    expect(names.filter((n) => n.endsWith('Input'))).toEqual([])
+    for (const name of names) expect(text, name).toContain(`"#/components/schemas/${name}"`)
+  })
 })
 
 test('GET /docs serves the HTML UI and its assets', async () => {
@@ -127,9 +196,40 @@ describe('transport errors', () => {
     expect(res.status).toBe(404)
     expect(res.headers['content-type']).toMatch(/^application\/json/)
     expect(res.body).toEqual({ success: false, error: 'route_not_found', message: 'No route GET /nope' })
-    const wrongMethod = await call(gw, { method: 'PUT', url: '/health' })
-    expect(wrongMethod.status).toBe(404)
-    expect(wrongMethod.body.error).toBe('route_not_found')
+  })
+
+  test('a wrong method on a known path is 405 method_not_allowed with an Allow header', async () => {
+    gw = await createTestGateway()
+    const put = await call(gw, { method: 'PUT', url: '/health' })
+    expect(put.status).toBe(405)
+    expect(put.headers.allow).toBe('GET, HEAD')
+    expect(put.body).toEqual({ success: false, error: 'method_not_allowed', message: 'PUT is not allowed on /health; use GET or HEAD' })
+    // Parametric paths too, and every method the path has is listed (HEAD is not routed on the tap path).
+    const post = await call(gw, { method: 'POST', url: '/otps/abc?x=1' })
+    expect(post.status).toBe(405)
+    expect(post.headers.allow).toBe('DELETE, GET, HEAD')
+    const tap = await call(gw, { method: 'HEAD', url: '/tap?e=00' })
+    expect(tap.status).toBe(405)
+    expect(tap.headers.allow).toBe('GET')
+    // A path no method serves stays 404.
+    expect((await call(gw, { method: 'DELETE', url: '/nope' })).status).toBe(404)
+  })
+
+  test("a path parameter over 100 characters is 414 uri_too_long in the API's error shape", async () => {
+    gw = await createTestGateway()
+    for (const url of [`/refs/${'a'.repeat(101)}`, `/metadata/31337/${CONTRACT}/${'1'.repeat(101)}`]) {
+      const res = await call(gw, { url })
+      expect(res.status).toBe(414)
+      expect(res.headers['content-type']).toMatch(/^application\/json/)
+      expect(res.body).toEqual({ success: false, error: 'uri_too_long', message: 'A path parameter is longer than 100 characters' })
+    }
+  })
+
+  test("a malformed percent-encoding in the path is 400 bad_url in the API's error shape", async () => {
+    gw = await createTestGateway()
+    const res = await call(gw, { url: '/refs/%zz' })
+    expect(res.status).toBe(400)
+    expect(res.body).toEqual({ success: false, error: 'bad_url', message: 'The URL path is not valid percent-encoding' })
   })
 
   test('malformed JSON is 400 invalid_json', async () => {

@@ -424,3 +424,25 @@ describe('spending an OTP (POST /phygitals/claim-registration/pullable)', () => 
     expect(stored(code)?.usedAt).toBe(gw.clock.now)
   })
 })
+
+describe('OTP endpoints check the code before any work', () => {
+  // Issue 9: the document declares the OTP as each endpoint's security requirement, so a request
+  // without a known code is 401, never a 400 from resolving its recipient (an ENS lookup for anyone).
+  const routes: [string, string][] = [
+    ['POST', '/phygitals/transfer/pullable'],
+    ['POST', '/phygitals/claim-registration/pullable'],
+    ['POST', '/events/mint/self'],
+    ['GET', '/phygitals/transfer-signature/pullable'],
+  ]
+  test('no code is 401 otp_missing and an unknown one 401 otp_invalid, even with an ENS recipient', async () => {
+    gw = await createTestGateway()
+    for (const [method, url] of routes) {
+      const request = (headers: Record<string, string>) =>
+        method === 'GET'
+          ? call(gw, { method, url: `${url}?recipient=vitalik.eth`, headers })
+          : call(gw, { method: method as 'POST', url, headers, payload: { recipient: 'vitalik.eth' } })
+      expect((await request({})).body, `${method} ${url}`).toMatchObject({ error: 'otp_missing' })
+      expect((await request({ 'x-service-code': 'not-a-code' })).body, `${method} ${url}`).toMatchObject({ error: 'otp_invalid' })
+    }
+  })
+})

@@ -12,7 +12,7 @@ import {
   generateSunMessage,
   NDEF_URI_TEXT_OFFSET,
 } from '../../src/sun/index.js'
-import { plainWords, type TapRejectReason } from '../../src/taps/tapErrors.js'
+import { TapRejectedError, type TapRejectReason } from '../../src/taps/tapErrors.js'
 import {
   call,
   CONTRACT,
@@ -95,16 +95,25 @@ const lastRefId = (): string => {
   return row.refId!
 }
 
+/** The one page (and status) the public gets for every refusal. */
+const REFUSED_STATUS = 400
+const VERDICT = 'This tap was not accepted. Tap the chip again; if it is still not accepted, please ask staff for help.'
+
+/**
+ * A refused phone tap: the public sees the plain verdict only; the reason (and `status`, the
+ * staff-facing status the station gets) and the details are in the tap log.
+ */
 async function expectRejected(url: string, reason: TapRejectReason, status: number) {
   const res = await tap(url)
-  expect(res.statusCode).toBe(status)
+  expect(res.statusCode).toBe(REFUSED_STATUS)
   expect(res.headers['content-type']).toBe('text/html; charset=utf-8')
   expect(res.headers['cache-control']).toBe('no-store')
-  // The plain words for people, with quotes and apostrophes escaped.
-  expect(res.body).toContain(plainWords[reason].replaceAll("'", '&#39;'))
-  expect(res.body).toContain(`<code id="reason-code">${reason}</code>`)
+  expect(res.body).toContain(`<p id="verdict" role="alert">${VERDICT}</p>`)
+  expect(res.body).not.toContain(reason)
+  expect(res.body).not.toContain('Details')
+  expect(new TapRejectedError(reason, '').statusCode).toBe(status)
   expect(lastLog()).toMatchObject({ accepted: 0, reason, source: 'phone', refId: null })
-  return res
+  return lastLog()
 }
 
 describe('GET /tap: accepted taps', () => {
@@ -274,7 +283,8 @@ describe('GET /tap: accepted taps', () => {
   test('HEAD does not spend a tap', async () => {
     await setup()
     const url = aesUrl(UID.plain, 1)
-    expect((await gw.app.inject({ method: 'HEAD', url })).statusCode).toBe(404)
+    // Not routed (GET only): 405 with Allow: GET, and nothing verified.
+    expect((await gw.app.inject({ method: 'HEAD', url })).statusCode).toBe(405)
     expect(gw.store.tapLog.recent()).toEqual([])
     expect((await tap(url)).statusCode).toBe(200)
   })
@@ -310,8 +320,8 @@ describe('GET /tap: refused taps get an HTML page with the reason and a 4xx', ()
 
   test('a lower-cased URL is refused as mangled before any crypto runs, and says so', async () => {
     await setup()
-    const res = await expectRejected(aesUrl(UID.plain, 1, { fileData: 'AB'.repeat(16) }).toLowerCase(), 'malformed', 400)
-    expect(res.body).toContain('lower-cased')
+    const row = await expectRejected(aesUrl(UID.plain, 1, { fileData: 'AB'.repeat(16) }).toLowerCase(), 'malformed', 400)
+    expect(row.detail).toContain('lower-cased')
   })
 
   test('mode_mismatch: an LRP message for an AES-pinned profile', async () => {
@@ -322,9 +332,8 @@ describe('GET /tap: refused taps get an HTML page with the reason and a 4xx', ()
 
   test('unknown_chip: a valid message from a chip that is not registered', async () => {
     await setup()
-    const res = await expectRejected(aesUrl(UID.unregistered, 1), 'unknown_chip', 404)
-    expect(res.body).toContain(UID.unregistered)
-    expect(lastLog()).toMatchObject({ chipUid: UID.unregistered, teamId: null })
+    const row = await expectRejected(aesUrl(UID.unregistered, 1), 'unknown_chip', 404)
+    expect(row).toMatchObject({ chipUid: UID.unregistered, teamId: null, detail: expect.stringContaining(UID.unregistered) })
   })
 
   test('counter_replay: the same URL twice, and an older counter after a newer one (naming both numbers)', async () => {
@@ -332,10 +341,10 @@ describe('GET /tap: refused taps get an HTML page with the reason and a 4xx', ()
     const url = aesUrl(UID.plain, 5)
     expect((await tap(url)).statusCode).toBe(200)
     const replay = await expectRejected(url, 'counter_replay', 409)
-    expect(replay.body).toContain('counter 5 is not above the last accepted counter 5')
+    expect(replay.detail).toContain('counter 5 is not above the last accepted counter 5')
     expect((await tap(aesUrl(UID.plain, 9))).statusCode).toBe(200)
     const older = await expectRejected(aesUrl(UID.plain, 7), 'counter_replay', 409)
-    expect(older.body).toContain('counter 7 is not above the last accepted counter 9')
+    expect(older.detail).toContain('counter 7 is not above the last accepted counter 9')
     expect(lastLog()).toMatchObject({ chipUid: UID.plain, counter: 7 })
     expect(gw.store.chips.get(UID.plain)!.lastCounter).toBe(9)
   })
@@ -353,8 +362,8 @@ describe('GET /tap: refused taps get an HTML page with the reason and a 4xx', ()
 
   test('counter-only PICCData (tag 0x40) cannot name the chip', async () => {
     await setup()
-    const res = await expectRejected(aesUrl(null, 4), 'malformed', 400)
-    expect(res.body).toContain('mirrors no UID')
+    const row = await expectRejected(aesUrl(null, 4), 'malformed', 400)
+    expect(row.detail).toContain('mirrors no UID')
   })
 
   test('no_mac: an NTAG 21x mirror for an NTAG 424 DNA chip', async () => {
@@ -384,6 +393,54 @@ describe('GET /tap: refused taps get an HTML page with the reason and a 4xx', ()
       if (row.reason !== 'accepted') expect(row.detail).toEqual(expect.any(String))
     }
     expect(gw.store.db.prepare('SELECT count(*) AS n FROM refs').get()).toEqual({ n: 3 })
+  })
+})
+
+describe('GET /tap: what the public learns from a refusal', () => {
+  test('every refusal is the same page with the same status: no UID, counter, PICCData, chip kind or reason', async () => {
+    await setup()
+    expect((await tap(aesUrl(UID.plain, 5))).statusCode).toBe(200)
+    const probes: [string, TapRejectReason | 'accepted'][] = [
+      // An NTAG 21x mirror naming an unregistered UID, a registered NTAG 424 DNA, and a 21x chip with an old counter.
+      [`/tap?uid=${formatNtag21xMirror({ uid: UID.unregistered, counter: 1 })}`, 'unknown_chip'],
+      [`/tap?uid=${formatNtag21xMirror({ uid: UID.plain, counter: 1 })}`, 'no_mac'],
+      [`/tap?uid=${UID.ntag21x}x000000`, 'accepted'],
+      [`/tap?uid=${UID.ntag21x}x000000`, 'counter_replay'],
+      // A plain mirror with a made-up MAC: registered or not.
+      [`/tap?uid=${UID.plain}&ctr=000009&cmac=0000000000000000`, 'mac_mismatch'],
+      [`/tap?uid=${UID.unregistered}&ctr=000009&cmac=0000000000000000`, 'unknown_chip'],
+      [aesUrl(UID.plain, 5), 'counter_replay'],
+      [aesUrl(UID.plain, 6, { fileKey: WRONG }), 'mac_mismatch'],
+      [aesUrl(UID.unregistered, 1), 'unknown_chip'],
+      ['/tap?e=XYZ', 'malformed'],
+    ]
+    const refused = new Set<string>()
+    for (const [url, reason] of probes) {
+      const res = await tap(url)
+      expect(lastLog().reason, url).toBe(reason)
+      if (reason === 'accepted') continue
+      expect(res.statusCode, url).toBe(REFUSED_STATUS)
+      refused.add(res.body)
+      for (const secret of [UID.plain, UID.unregistered, UID.ntag21x, 'PICCData', 'counter', 'NTAG', reason]) expect(res.body, url).not.toContain(secret)
+    }
+    expect(refused.size).toBe(1)
+  })
+
+  test('the reason of a refusal goes to the server log (the detail to the tap log), not the page', async () => {
+    const chunks: string[] = []
+    const stream = new Writable({
+      write(chunk: Buffer | string, _encoding, callback) {
+        chunks.push(chunk.toString())
+        callback()
+      },
+    })
+    await setup({ logStream: stream, config: { logLevel: 'info' } })
+    const res = await tap(aesUrl(UID.unregistered, 1))
+    expect(res.body).not.toContain(UID.unregistered)
+    for (let i = 0; i < 50 && !chunks.join('').includes('"tap refused"'); i++) await new Promise((resolve) => setTimeout(resolve, 10))
+    const line = JSON.parse(chunks.join('').split('\n').find((l) => l.includes('"tap refused"'))!)
+    expect(line).toMatchObject({ reason: 'unknown_chip', uid: UID.unregistered })
+    expect(lastLog()).toMatchObject({ reason: 'unknown_chip', detail: expect.stringContaining(UID.unregistered) })
   })
 })
 

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
-import type { AddressInfo } from 'node:net'
+import type { AddressInfo, Socket } from 'node:net'
 import path from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import { afterEach, describe, expect, test } from 'vitest'
@@ -8,6 +8,7 @@ import WebSocket from 'ws'
 import { buildApp } from '../../src/app.js'
 import { ConfigSchema } from '../../src/config.js'
 import { openStore, type Store } from '../../src/db/store.js'
+import { MAX_IN_FLIGHT_TAPS } from '../../src/routes/stationSocket.js'
 import { createStation, revokeStation } from '../../src/stations/stations.js'
 import { GatewayLink, LinkUnauthorizedError, type LinkStatus } from '../../station/link/gatewayLink.js'
 import { Station, type StationEvents } from '../../station/station.js'
@@ -287,6 +288,51 @@ describe('GET /station/ws', () => {
       { error: 'invalid_message', message: expect.any(String) },
     ])
   })
+})
+
+describe('GET /station/ws backpressure', () => {
+  test('a station that sends without reading: the gateway stops reading its socket at the in-flight bound, holds at most that many answers, and answers every tap once it reads', async () => {
+    const { gw, token } = await seededGateway()
+    // The gateway's end of the connection: what it buffers and whether it reads.
+    const serverSockets: Socket[] = []
+    gw.app.server.on('connection', (socket: Socket) => serverSockets.push(socket))
+    const ws = new WebSocket(`ws://127.0.0.1:${gw.port}/station/ws`, { headers: { 'x-station-token': token } })
+    cleanups.push(async () => ws.terminate())
+    await new Promise((resolve) => ws.once('open', resolve))
+    const server = serverSockets.at(-1)!
+    const answers: { id: string; verdict: { reason: string } }[] = []
+    ws.on('message', (data: Buffer) => answers.push(JSON.parse(data.toString()) as (typeof answers)[number]))
+    // The station reads nothing: its socket is not read, so the kernel's buffers fill up (a few MB on loopback).
+    ws.pause()
+
+    // Refused taps (an rfUid that is no UID) cost the gateway little, so answers pile up fast; each is ~300 bytes.
+    // Sent in batches until the gateway stops reading, however large this machine's socket buffers are.
+    const idOf = (i: number) => `tap-${String(i).padStart(6, '0')}-${'x'.repeat(80)}`
+    const url = card(UID_A).urlAt(1)
+    const answerBytes = 1024 // an answer here is ~300 bytes; generous
+    let sent = 0
+    let maxBuffered = 0
+    // Without a bound the gateway reads on and buffers every answer (megabytes); with one it stops reading.
+    const paused = () => {
+      maxBuffered = Math.max(maxBuffered, server.writableLength)
+      if (maxBuffered > MAX_IN_FLIGHT_TAPS * answerBytes) throw new Error(`the gateway buffered ${maxBuffered} bytes of answers`)
+      return server.isPaused() && server.writableLength > 0
+    }
+    while (!paused() && sent < 400_000) {
+      for (const end = sent + 2_000; sent < end; sent++) ws.send(JSON.stringify({ id: idOf(sent), tap: { rfUid: 'not-a-uid', url } }))
+      await until('the batch to be sent', () => ws.bufferedAmount === 0 || paused(), 60_000)
+    }
+    await until('the gateway to stop reading the socket with answers unsent', paused, 60_000)
+    expect(server.writableLength).toBeLessThanOrEqual(MAX_IN_FLIGHT_TAPS * answerBytes)
+    expect(answers).toHaveLength(0)
+
+    // The station reads again: every tap is answered, in order, and the gateway reads the rest.
+    ws.resume()
+    await until('every answer', () => answers.length === sent, 60_000)
+    expect(answers.map((a) => a.id)).toEqual(Array.from({ length: sent }, (_, i) => idOf(i)))
+    expect(new Set(answers.map((a) => a.verdict.reason))).toEqual(new Set(['validation_failed']))
+    expect(server.isPaused()).toBe(false)
+  }, 150_000)
 })
 
 describe('tapgate station (run mode)', () => {

@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { formatNtag21xMirror, sdmMac, sdmSessionKeys, toHex } from '../../src/sun/index.js'
 import { CONTRACT, createTestGateway, metadata, seedSunChip, seedSunProfile, seedTeam, sunTapUrl, type TestGateway } from '../helpers/gateway.js'
+import { seededRandom } from '../helpers/seededRandom.js'
 
 const TOTAL = 10_000
 const MAX_URL = 100_000
@@ -16,19 +17,7 @@ const LRP_META = '7A7A7A7A7A7A7A7A7A7A7A7A7A7A7A7A'
 const LRP_FILE = '5B5B5B5B5B5B5B5B5B5B5B5B5B5B5B5B'
 const UID = { aes: '04F0000000000A', redirect: '04F0000000000B', lrp: '04F0000000000C', ntag21x: '04F0000000000D', plain: '04F0000000000E' }
 
-/** mulberry32: small, fast, seeded. */
-function rngFrom(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
-
-const rng = rngFrom(SEED)
+const rng = seededRandom(SEED)
 const int = (n: number) => Math.floor(rng() * n)
 const pick = <T>(items: readonly T[]): T => items[int(items.length)]!
 const HEX = '0123456789ABCDEF'
@@ -212,8 +201,8 @@ describe(`fuzzing GET /tap (seed ${SEED})`, () => {
     }
     expect(failures).toEqual([])
     expect([...statuses.keys()].filter((s) => s >= 500)).toEqual([])
-    // The run reached every outcome: accepted pages and redirects, and refusals of each kind of status.
-    for (const status of [200, 302, 400, 403, 404, 409]) expect(statuses.get(status) ?? 0, `responses with status ${status}`).toBeGreaterThan(0)
+    // The run reached every outcome: accepted pages and redirects, and refusals (one public status for all; the kinds are in the tap log).
+    for (const status of [200, 302, 400]) expect(statuses.get(status) ?? 0, `responses with status ${status}`).toBeGreaterThan(0)
     const reasons = new Set(gw.store.db.prepare('SELECT DISTINCT reason FROM tap_log').pluck().all() as string[])
     for (const reason of ['accepted', 'malformed', 'mac_mismatch', 'counter_replay', 'unknown_chip']) expect(reasons).toContain(reason)
   })

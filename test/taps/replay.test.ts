@@ -10,6 +10,7 @@ import { ConfigSchema } from '../../src/config.js'
 import { openStore } from '../../src/db/store.js'
 import { loadGatewaySecret } from '../../src/keys/gatewaySecret.js'
 import { setChipVerification, upsertChipProfile } from '../../src/taps/chipProfiles.js'
+import { REFUSED_TAP_VERDICT } from '../../src/taps/tapPage.js'
 import { makeTempDir, seedTeam, sunTapUrl } from '../helpers/gateway.js'
 import { startServe, stopChild, type Server } from '../helpers/processes.js'
 
@@ -86,16 +87,15 @@ function withDb<T>(fn: (db: Database.Database) => T): T {
   }
 }
 
-/** One winner (200 page or 302 redirect), every other response a 409 counter_replay page naming the counter. */
+/** One winner (200 page or 302 redirect), every other response the plain refusal page; the tap log says counter_replay. */
 function expectOneWinner(responses: TapResponse[], chip: string, counter: number, winnerStatus: 200 | 302) {
   const winners = responses.filter((r) => r.status < 400)
   expect(winners.map((r) => r.status)).toEqual([winnerStatus])
   const losers = responses.filter((r) => r.status >= 400)
   expect(losers).toHaveLength(REQUESTS - 1)
   for (const loser of losers) {
-    expect(loser.status).toBe(409)
-    expect(loser.body).toContain('<code id="reason-code">counter_replay</code>')
-    expect(loser.body).toContain(`counter ${counter} is not above the last accepted counter ${counter}`)
+    expect(loser.status).toBe(400)
+    expect(loser.body).toContain(REFUSED_TAP_VERDICT)
   }
   const refId =
     winnerStatus === 302 ? new URL(winners[0]!.location!).searchParams.get('serviceRef') : /data-service-ref="([\w-]+)"/.exec(winners[0]!.body)?.[1]
@@ -112,6 +112,8 @@ function expectOneWinner(responses: TapResponse[], chip: string, counter: number
   expect(rows).toHaveLength(REQUESTS)
   expect(rows.filter((r) => r.accepted === 1)).toEqual([{ accepted: 1, reason: 'accepted', refId }])
   expect(rows.filter((r) => r.reason === 'counter_replay')).toHaveLength(REQUESTS - 1)
+  const details = withDb((db) => db.prepare("SELECT DISTINCT detail FROM tap_log WHERE chip_uid = ? AND counter = ? AND reason = 'counter_replay'").pluck().all(chip, counter))
+  expect(details).toEqual([`counter ${counter} is not above the last accepted counter ${counter}`])
   const refs = withDb((db) => db.prepare('SELECT id FROM refs WHERE chip_uid = ? AND counter = ?').all(chip, counter))
   expect(refs).toEqual([{ id: refId }])
   expect(withDb((db) => db.prepare('SELECT last_counter AS c FROM chips WHERE uid = ?').get(chip))).toEqual({ c: counter })
@@ -153,7 +155,7 @@ describe('a replayed tap URL across two server processes on one data dir', () =>
     expect(servers[0]!.url).not.toBe(servers[1]!.url)
   })
 
-  test(`${REQUESTS} simultaneous copies of one URL: exactly one tap page, ${REQUESTS - 1} × 409 counter_replay (several counters)`, async () => {
+  test(`${REQUESTS} simultaneous copies of one URL: exactly one tap page, ${REQUESTS - 1} × counter_replay (several counters)`, async () => {
     for (const counter of [0, 1, 2, 77, 0xfffffe]) expectOneWinner(await burst(url(CHIP.page, counter), REQUESTS), CHIP.page, counter, 200)
     for (const server of servers) {
       expect(server.stdout()).not.toMatch(/"level":(40|50|60)/)
@@ -172,9 +174,11 @@ describe('a replayed tap URL across two server processes on one data dir', () =>
   test('an older counter is refused by either process once a newer one was accepted', async () => {
     const older = url(CHIP.redirect, 7)
     for (const server of servers) {
+      const before = withDb((db) => db.prepare('SELECT max(id) FROM tap_log').pluck().get())
       const res = await getTap(server, older)
-      expect(res.status).toBe(409)
-      expect(res.body).toContain('counter 7 is not above the last accepted counter 9')
+      expect(res.status).toBe(400)
+      const row = withDb((db) => db.prepare('SELECT reason, detail FROM tap_log WHERE id > ?').get(before))
+      expect(row).toEqual({ reason: 'counter_replay', detail: 'counter 7 is not above the last accepted counter 9' })
     }
   })
 })

@@ -1,5 +1,5 @@
 import { ValidationError } from '../../errors.js'
-import { loadGatewaySecret } from '../../keys/gatewaySecret.js'
+import { openGatewaySecret, recordGatewaySecret } from '../../keys/secretCheck.js'
 import { ChipUid } from '../../schemas/common.js'
 import { assertSecretOpensStoredKeys, setChipVerification } from '../../taps/chipProfiles.js'
 import { UsageError, type Flags } from '../usage.js'
@@ -39,10 +39,11 @@ export async function run(positionals: string[], flags: Flags) {
   const randomUid = randomUidFlag(flags)
   const keyVersion = keyVersionFlag(flags)
   await withStore(flags, (store, config) => {
-    const secret = loadGatewaySecret({ dataDir: config.dataDir, secretHex: config.secret })
+    const secret = openGatewaySecret(store, { dataDir: config.dataDir, secretHex: config.secret })
     if (fileKey !== undefined) assertSecretOpensStoredKeys(store, secret)
     try {
       setChipVerification(store, secret, { uid, teamId, profileName, fileKey, randomUid, keyVersion })
+      if (fileKey !== undefined) recordGatewaySecret(store, secret)
     } catch (error) {
       if (error instanceof ValidationError && error.errors)
         throw new ValidationError(

@@ -1,7 +1,7 @@
 import fs from 'node:fs'
 import { ValidationError } from '../../errors.js'
 import { importData, parseImportFile } from '../../importer/importData.js'
-import { loadGatewaySecret } from '../../keys/gatewaySecret.js'
+import { openGatewaySecret, recordGatewaySecret } from '../../keys/secretCheck.js'
 import type { Flags } from '../usage.js'
 import { onePositional, printJson, withStore } from './context.js'
 
@@ -16,7 +16,9 @@ export async function run(positionals: string[], flags: Flags) {
   const parsed = parseImportFile(data)
   await withStore(flags, (store, config) => {
     // After openStore, which creates the data dir the secret file may have to go in.
-    const secret = loadGatewaySecret({ dataDir: config.dataDir, secretHex: config.secret })
-    printJson(importData(store, parsed, { config, now: Date.now(), secret }))
+    const secret = openGatewaySecret(store, { dataDir: config.dataDir, secretHex: config.secret })
+    const summary = importData(store, parsed, { config, now: Date.now(), secret })
+    recordGatewaySecret(store, secret)
+    printJson(summary)
   })
 }

@@ -1,4 +1,4 @@
-import { createApiKey, revokeApiKey } from '../../auth/apiKeys.js'
+import { API_KEY_PATTERN, API_KEY_PREFIX_LENGTH, createApiKey, revokeApiKey } from '../../auth/apiKeys.js'
 import { NotFoundError } from '../../errors.js'
 import { UsageError, type Flags } from '../usage.js'
 import { onePositional, printJson, required, teamIdOf, text, withStore } from './context.js'
@@ -11,10 +11,16 @@ export async function run(positionals: string[], flags: Flags) {
       printJson(store.tx(() => createApiKey(store, { teamId, label: text(flags, 'label') ?? null, now: Date.now() }))),
     )
   } else if (action === 'revoke') {
-    const prefix = required(flags, 'prefix')
+    const keyOrPrefix = required(flags, 'prefix')
+    const wholeKey = API_KEY_PATTERN.test(keyOrPrefix)
+    if (!wholeKey && keyOrPrefix.length !== API_KEY_PREFIX_LENGTH)
+      throw new UsageError(`--prefix takes a key prefix (${API_KEY_PREFIX_LENGTH} characters) or a whole key (tg_ + 32 characters)`)
     await withStore(flags, (store) => {
-      const revoked = revokeApiKey(store, { keyOrPrefix: prefix, now: Date.now() })
-      if (revoked === 0) throw new NotFoundError('api_key_not_found', `No active key has the prefix ${prefix.slice(0, 10)}`)
+      const revoked = revokeApiKey(store, { keyOrPrefix, now: Date.now() })
+      // Never the key itself in the message: it may be a real key with a typo.
+      const prefix = keyOrPrefix.slice(0, API_KEY_PREFIX_LENGTH)
+      if (revoked === 0)
+        throw new NotFoundError('api_key_not_found', wholeKey ? `No active key matches that key (prefix ${prefix})` : `No active key has the prefix ${prefix}`)
       printJson({ revoked })
     })
   } else if (action === 'list') {

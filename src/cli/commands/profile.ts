@@ -1,7 +1,7 @@
 import fs from 'node:fs'
 import { keySchemes, type KeyScheme } from '../../db/chipProfiles.js'
 import { NotFoundError, ValidationError } from '../../errors.js'
-import { loadGatewaySecret } from '../../keys/gatewaySecret.js'
+import { openGatewaySecret, recordGatewaySecret } from '../../keys/secretCheck.js'
 import { assertSecretOpensStoredKeys, chipProfileView, unopenableProfiles, upsertChipProfile } from '../../taps/chipProfiles.js'
 import { UsageError, type Flags } from '../usage.js'
 import { onePositional, printJson, required, teamIdOf, text, withStore } from './context.js'
@@ -71,7 +71,7 @@ export async function run(positionals: string[], flags: Flags) {
       masterKey: keyFromFlags(flags, 'master-key'),
     }
     await withStore(flags, (store, config) => {
-      const secret = loadGatewaySecret({ dataDir: config.dataDir, secretHex: config.secret })
+      const secret = openGatewaySecret(store, { dataDir: config.dataDir, secretHex: config.secret })
       // Before sealing anything: keys sealed under a secret the server does not have would never open.
       assertSecretOpensStoredKeys(store, secret, { except: (p) => p.teamId === teamId && p.name === name })
       let profileId: number
@@ -80,13 +80,14 @@ export async function run(positionals: string[], flags: Flags) {
       } catch (error) {
         throw asFlags(error)
       }
+      recordGatewaySecret(store, secret)
       printJson(chipProfileView(store.chipProfiles.get(profileId)!))
     })
   } else if (action === 'list') {
     const teamId = teamIdOf(flags)
     await withStore(flags, (store, config) => {
       if (!store.teams.get(teamId)) throw new NotFoundError('team_not_found', `No team with id ${teamId}`)
-      const secret = loadGatewaySecret({ dataDir: config.dataDir, secretHex: config.secret })
+      const secret = openGatewaySecret(store, { dataDir: config.dataDir, secretHex: config.secret })
       // Whether the keys open under this process's secret: the first thing to check when taps answer chip_keys_unavailable.
       const broken = new Set(unopenableProfiles(store, secret).map((b) => b.profileId))
       const chips = store.chips.listByTeam(teamId)

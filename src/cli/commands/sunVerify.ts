@@ -46,13 +46,10 @@ function report(fields: Partial<SunVerifyReport> & { valid: boolean }): SunVerif
   }
 }
 
-/** A key flag, checked without ever echoing it. */
-function keyFlag(flags: Flags, name: string, needed: boolean): string | undefined {
+/** A key flag, checked without ever echoing it; whether the URL needs it is decided once its fields are found. */
+function keyFlag(flags: Flags, name: string): string | undefined {
   const raw = text(flags, name)
-  if (raw === undefined || raw === '') {
-    if (needed) throw new UsageError(`--${name} is required (32 hex characters)`)
-    return undefined
-  }
+  if (raw === undefined || raw === '') return undefined
   if (!/^[0-9A-Fa-f]{32}$/.test(raw)) throw new UsageError(`--${name} must be 32 hex characters (an AES-128 key), got ${raw.length} characters`)
   return raw
 }
@@ -77,7 +74,7 @@ function verifySun(f: ExtractedSunMessage, keys: { metaKey: string; fileKey: str
   return { report: report({ valid: false, ...read, mode, reason: r.reason, detail: r.detail }), exitCode: 1 }
 }
 
-function verifyPlain(f: ExtractedPlainMirror, keys: { metaKey: string; fileKey: string }, pinned: SunMode | undefined): SunVerifyOutcome {
+function verifyPlain(f: ExtractedPlainMirror, keys: { metaKey: string | undefined; fileKey: string }, pinned: SunMode | undefined): SunVerifyOutcome {
   const mode: SunMode = pinned ?? 'aes'
   const verifies = (fileKey: string, m: SunMode) => createSunVerifier({ fileKey, mode: m }).verifyPlainMirror(f).valid
   const r = createSunVerifier({ fileKey: keys.fileKey, mode }).verifyPlainMirror(f)
@@ -87,7 +84,7 @@ function verifyPlain(f: ExtractedPlainMirror, keys: { metaKey: string; fileKey: 
   if (reason === 'mac_mismatch') {
     // Failure path only: a plain mirror has no PICCData to tell a swapped key or the other mode apart, so try them.
     const other: SunMode = mode === 'aes' ? 'lrp' : 'aes'
-    if (keys.metaKey !== keys.fileKey && verifies(keys.metaKey, mode))
+    if (keys.metaKey !== undefined && keys.metaKey !== keys.fileKey && verifies(keys.metaKey, mode))
       detail = 'the MAC verifies under the --meta-key: the SDM meta read key and file read key are swapped'
     else if (verifies(keys.fileKey, other)) {
       detail = `the MAC verifies in ${other.toUpperCase()} mode: the chip uses ${other.toUpperCase()}, pass --mode ${other}`
@@ -112,8 +109,8 @@ export function sunVerify(positionals: string[], flags: Flags): SunVerifyOutcome
   if (positionals.length !== 2) throw new UsageError(`expected one URL after \`sun verify\`, got ${positionals.length - 1} arguments`)
   const url = positionals[1]!
   const acceptMirror = flags.ntag21x === true
-  const metaKey = keyFlag(flags, 'meta-key', !acceptMirror)
-  const fileKey = keyFlag(flags, 'file-key', !acceptMirror)
+  const metaKey = keyFlag(flags, 'meta-key')
+  const fileKey = keyFlag(flags, 'file-key')
   const pinned = modeFlag(flags)
   const layout = layoutFrom(flags, pinned)
 
@@ -136,8 +133,14 @@ export function sunVerify(positionals: string[], flags: Flags): SunVerifyOutcome
       exitCode: 1,
     }
   }
-  if (metaKey === undefined || fileKey === undefined) throw new UsageError('this URL carries a MAC: give --meta-key and --file-key')
-  return f.kind === 'sun' ? verifySun(f, { metaKey, fileKey }, pinned) : verifyPlain(f, { metaKey, fileKey }, pinned)
+  // Only the keys this URL needs: a plain mirror's MAC involves the file key alone (it has no PICCData to decrypt).
+  if (f.kind === 'plain_mirror') {
+    if (fileKey === undefined) throw new UsageError('this URL is a plain SDM mirror (uid, ctr, cmac): give --file-key (32 hex characters)')
+    return verifyPlain(f, { metaKey, fileKey }, pinned)
+  }
+  if (metaKey === undefined) throw new UsageError('--meta-key is required (32 hex characters)')
+  if (fileKey === undefined) throw new UsageError('--file-key is required (32 hex characters)')
+  return verifySun(f, { metaKey, fileKey }, pinned)
 }
 
 export async function run(positionals: string[], flags: Flags) {
