@@ -46,15 +46,20 @@ export function authenticateStation(store: Store, token: string | undefined): St
 }
 
 /**
- * Revokes the station whose token starts with the prefix (or the whole token).
+ * Revokes the station whose token starts with the prefix, or the station of a
+ * whole token. A whole token must match its stored hash: a mistyped token that
+ * shares a real one's prefix must not revoke the real one.
  *
  * @returns the number of stations revoked (0 when none active matched)
  * @example
  * revokeStation(store, { tokenOrPrefix: 'tgs_AbCdEf', now: Date.now() })
  */
 export function revokeStation(store: Store, p: { tokenOrPrefix: string; now: number }): number {
-  const prefix = p.tokenOrPrefix.slice(0, PREFIX_LENGTH)
-  return store.tx(() => store.stations.revokeByPrefix(prefix, p.now))
+  return store.tx(() =>
+    p.tokenOrPrefix.length > PREFIX_LENGTH
+      ? store.stations.revokeByHash(hashStationToken(p.tokenOrPrefix), p.now)
+      : store.stations.revokeByPrefix(p.tokenOrPrefix, p.now),
+  )
 }
 
 /** A team's stations, revoked ones included, without anything secret. */
