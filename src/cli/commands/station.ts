@@ -37,7 +37,7 @@ export async function run(positionals: string[], flags: Flags) {
     const prefix = required(flags, 'prefix')
     await withStore(flags, (store) => {
       const revoked = revokeStation(store, { tokenOrPrefix: prefix, now: Date.now() })
-      if (revoked === 0) throw new NotFoundError('station_not_found', prefix.length > 10 ? `No active station has that token (prefix ${prefix.slice(0, 10)})` : `No active station token has the prefix ${prefix}`)
+      if (revoked === 0) throw new NotFoundError('station_not_found', prefix.length > 10 ? `No active station token matches that token (prefix ${prefix.slice(0, 10)})` : `No active station token has the prefix ${prefix}`)
       printJson({ revoked })
     })
   } else throw new UsageError(`unknown action "station ${action}" (create, list, revoke)`)
