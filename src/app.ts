@@ -11,6 +11,7 @@ import auth from './plugins/auth.js'
 import errorHandler from './plugins/errorHandler.js'
 import openapi from './plugins/openapi.js'
 import services from './plugins/services.js'
+import websocket from './plugins/websocket.js'
 import { clientErrorHandler, frameworkErrors, MAX_PARAM_LENGTH, requestTimeouts } from './plugins/transportErrors.js'
 import chipGroups from './routes/chipGroups.js'
 import events from './routes/events.js'
@@ -23,6 +24,7 @@ import stationTaps from './routes/stationTaps.js'
 import tap from './routes/tap.js'
 import transfers from './routes/transfers.js'
 import type { Relayer } from './relayer/relayer.js'
+import { createFeedHub } from './kiosk/feedHub.js'
 import { createKeyring } from './taps/createKeyring.js'
 import { version } from './version.js'
 
@@ -69,7 +71,14 @@ export async function buildApp({ config, store, logStream, logger, now = Date.no
   app.setSerializerCompiler(serializerCompiler)
 
   const secret = openGatewaySecret(store, { dataDir: config.dataDir, secretHex: config.secret })
-  await app.register(services, { services: { store, config, now, version, secret, keyring: createKeyring(store, secret, config.taps), chains, relayer } })
+  // The kiosk feed's live side; the relayer tells it about check-in mints' progress.
+  const feed = createFeedHub(store)
+  relayer?.attachFeed(feed)
+  app.addHook('onClose', async () => {
+    relayer?.attachFeed(null)
+    feed.close()
+  })
+  await app.register(services, { services: { store, config, now, version, secret, keyring: createKeyring(store, secret, config.taps), chains, relayer, feed } })
   await app.register(errorHandler)
   await app.register(auth)
   await app.register(rateLimit, {
@@ -80,6 +89,8 @@ export async function buildApp({ config, store, logStream, logger, now = Date.no
       new BaseError(429, 'rate_limited', `Too many requests; retry in ${context.after}`),
   })
   await app.register(openapi)
+  // Before the routes: GET /station/ws and GET /kiosk/ws are routes of this one plugin.
+  await app.register(websocket)
 
   await app.register(health)
   await app.register(refs)
@@ -92,5 +103,8 @@ export async function buildApp({ config, store, logStream, logger, now = Date.no
   await app.register(tap)
   await app.register(stationTaps)
   await app.register(import('./routes/stationSocket.js'))
+  await app.register(import('./routes/kioskSocket.js'))
+  await app.register(import('./routes/kioskStaff.js'))
+  await app.register(import('./routes/kioskPages.js'))
   return app
 }

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { Config } from '../src/config.js'
 import type { Store } from '../src/db/store.js'
+import { ensureInProcessStation } from '../src/stations/stations.js'
 import { createInProcessSink } from './link/inProcessSink.js'
 import type { ReaderSource } from './reader.js'
 import { Station, type StationLog } from './station.js'
@@ -8,7 +9,13 @@ import { Station, type StationLog } from './station.js'
 /** The demo fixture's team (fixtures/demo.json): the in-process station's team when it exists. */
 const DEMO_TEAM = 'Demo team'
 
-export type InProcessStation = { station: Station; teamId: number; close: () => Promise<void> }
+export type InProcessStation = {
+  station: Station
+  teamId: number
+  /** Its station row (in_process = 1): its mode, event and feed. */
+  stationId: number
+  close: () => Promise<void>
+}
 
 /**
  * The station `npm start` runs inside the gateway: every local PC/SC reader,
@@ -61,10 +68,12 @@ export async function startInProcessStation({
   } catch (error) {
     return off((error as Error).message)
   }
-  const { keyring, now } = app.services
-  const sink = createInProcessSink({ store, keyring, now, teamId: team.id, log: app.log })
+  const { keyring, now, feed, chains, config: appConfig, relayer } = app.services
+  // Made on the first start, found on the next: a row gives the gateway's own readers a mode and a feed.
+  const { id: stationId } = ensureInProcessStation(store, { teamId: team.id, now: now() })
+  const sink = createInProcessSink({ store, keyring, now, teamId: team.id, stationId, feed, chains, config: appConfig, relayer, log: app.log })
   // Refs are bearer secrets: the gateway's log gets their first characters only.
   const station = new Station({ source, sink, log, redactRefs: true })
-  app.log.info({ teamId: team.id }, `in-process station on: ${openReaders ? 'its readers' : 'every PC/SC reader'}, taps verified for team "${team.name}"`)
-  return { station, teamId: team.id, close: () => station.close() }
+  app.log.info({ teamId: team.id, stationId }, `in-process station on: ${openReaders ? 'its readers' : 'every PC/SC reader'}, taps verified for team "${team.name}"`)
+  return { station, teamId: team.id, stationId, close: () => station.close() }
 }

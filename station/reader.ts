@@ -42,6 +42,8 @@ export interface Reader {
 export type ReaderSourceEvents = {
   reader: (reader: Reader) => void
   error: (error: Error) => void
+  /** The reader daemon (pcscd) went away (false) or answers again (true). Sources without one never emit it. */
+  pcscd: (reachable: boolean) => void
 }
 
 /** All readers of one backend; readers plugged in later arrive as `reader` events. */

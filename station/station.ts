@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events'
 import { FixtureRecorder, type RecordedOutcome, type RecordingSession } from './fixtures/recorder.js'
 import { readTap as defaultReadTap } from './readTap.js'
 import { CardRemovedError, type CardSession, type Reader, type ReaderSource } from './reader.js'
-import type { StationTap, TapSink, TapVerdict } from './tap.js'
+import type { ReaderStatus, StationTap, TapSink, TapVerdict } from './tap.js'
 import { verdictLine } from './verdictLine.js'
 
 /** Where the station's one-line messages go (a console, or the gateway's pino logger). */
@@ -39,8 +39,10 @@ export type StationEvents = {
   read: [tap: StationTap]
   /** The gateway's answer to a tap. */
   verdict: [event: { tap: StationTap; verdict: TapVerdict }]
-  /** The card left before it was read: nothing was sent. */
-  removed: [event: { readerName: string }]
+  /** The card left before it was read: nothing was sent (the sink is told: the kiosk says "hold it longer"). */
+  removed: [event: { readerName: string; at: string }]
+  /** The readers' status changed (readers, a card on one, pcscd): also given to the sink. */
+  status: [status: ReaderStatus]
   /** A read or a submit failed (the station carries on). */
   failed: [event: { readerName: string; stage: 'read' | 'submit' | 'reader'; error: Error }]
 }
@@ -50,6 +52,12 @@ export const CARD_REMOVED_LINE = 'card removed during read, tap again'
 
 /** How long close() waits for the readers. */
 const CLOSE_READERS_MS = 3000
+
+/**
+ * A source finds its readers a moment after it opens (PC/SC: a few hundred ms). "No reader" is
+ * reported only if none came by then, so a start does not flash "Reader disconnected" on a kiosk.
+ */
+const FIRST_STATUS_MS = 1500
 
 function withTimeout(promise: Promise<void>, ms: number, message: string): Promise<void> {
   let timer: NodeJS.Timeout | undefined
@@ -85,11 +93,17 @@ export class Station extends EventEmitter<StationEvents> {
   private readonly readTap: ReadTap
   private readonly now: () => Date
   private readonly redactRefs: boolean
-  private readonly readers = new Map<Reader, { card: (card: CardSession) => void; error: (e: Error) => void; end: () => void }>()
+  private readonly readers = new Map<Reader, { card: (card: CardSession) => void; cardRemoved: () => void; error: (e: Error) => void; end: () => void }>()
   private readonly inFlight = new Set<Promise<void>>()
   /** Resolves when every tap placed so far has been handed to the sink (or given up). */
   private submitTurn: Promise<void> = Promise.resolve()
   private closing = false
+  /** Readers with a card on them now. */
+  private readonly cardOn = new Set<Reader>()
+  private pcscd = true
+  /** The last status reported (JSON), or null before the first. */
+  private reported: string | null = null
+  private readonly firstStatus: NodeJS.Timeout
 
   constructor(opts: StationOptions) {
     super()
@@ -100,11 +114,20 @@ export class Station extends EventEmitter<StationEvents> {
     this.readTap = opts.readTap ?? defaultReadTap
     this.now = opts.now ?? (() => new Date())
     this.redactRefs = opts.redactRefs ?? false
+    this.firstStatus = setTimeout(() => this.reported === null && this.reportStatus(), FIRST_STATUS_MS)
+    this.firstStatus.unref()
     if (isReader(this.source)) this.addReader(this.source)
     else {
       this.source.on('reader', this.onReader)
       this.source.on('error', this.onSourceError)
+      this.source.on('pcscd', this.onPcscd)
     }
+  }
+
+  /** Readers attached, a card on any of them, pcscd reachable. */
+  get status(): ReaderStatus {
+    // Sorted: the same readers are the same status, whatever order they attached in.
+    return { readers: this.readerNames.sort(), cardPresent: this.cardOn.size > 0, pcscd: this.pcscd }
   }
 
   /** Readers currently attached. */
@@ -128,7 +151,10 @@ export class Station extends EventEmitter<StationEvents> {
     if (!isReader(this.source)) this.source.off('reader', this.onReader)
     // A reader stuck in its driver must not hold the process: it gets a few seconds.
     await this.settle('closing the readers', withTimeout(this.source.close(), CLOSE_READERS_MS, `the readers did not close within ${CLOSE_READERS_MS / 1000} s`))
+    clearTimeout(this.firstStatus)
     for (const reader of [...this.readers.keys()]) this.dropReader(reader)
+    // Said before the link closes: a kiosk shows the station's readers gone, not its last state.
+    this.reportStatus()
     if (this.sink) await this.settle('closing the link', this.sink.close())
     // Reads still running end with the closed reader; taps still waiting end with the closed sink.
     await Promise.race([this.idle(), new Promise((resolve) => setTimeout(resolve, 2000).unref())])
@@ -152,6 +178,30 @@ export class Station extends EventEmitter<StationEvents> {
     this.addReader(reader)
   }
 
+  private readonly onPcscd = (reachable: boolean) => {
+    this.pcscd = reachable
+    this.reportStatus()
+  }
+
+  /** Tells the sink and the listeners the status, when it changed since it was last told. */
+  private reportStatus() {
+    const status = this.status
+    const key = JSON.stringify(status)
+    if (key === this.reported) return
+    this.reported = key
+    this.safeEmit('status', status)
+    this.tellSink('reader status', () => this.sink?.reportStatus?.(status))
+  }
+
+  /** A sink that fails to take a status or a pulled card must not stop the station: logged. */
+  private tellSink(what: string, fn: () => void) {
+    try {
+      fn()
+    } catch (error) {
+      this.log.warn(`could not report the ${what}: ${errorOf(error).message}`)
+    }
+  }
+
   private readonly onSourceError = (error: Error) => {
     this.log.warn(`readers: ${error.message}`)
     this.safeEmit('failed', { readerName: '', stage: 'reader', error })
@@ -159,7 +209,14 @@ export class Station extends EventEmitter<StationEvents> {
 
   private addReader(reader: Reader) {
     const handlers = {
-      card: (card: CardSession) => this.onCard(card),
+      card: (card: CardSession) => {
+        this.cardOn.add(reader)
+        this.reportStatus()
+        this.onCard(card)
+      },
+      cardRemoved: () => {
+        if (this.cardOn.delete(reader)) this.reportStatus()
+      },
       error: (error: Error) => {
         // Some backends name the reader in the message already.
         this.log.warn(error.message.startsWith(reader.name) ? error.message : `${reader.name}: ${error.message}`)
@@ -169,21 +226,26 @@ export class Station extends EventEmitter<StationEvents> {
         this.log.info(`${reader.name}: reader gone`)
         this.dropReader(reader)
         this.safeEmit('readerGone', reader.name)
+        this.reportStatus()
       },
     }
     this.readers.set(reader, handlers)
     reader.on('card', handlers.card)
+    reader.on('cardRemoved', handlers.cardRemoved)
     reader.on('error', handlers.error)
     reader.on('end', handlers.end)
     this.log.info(`${reader.name}: ready`)
     this.safeEmit('reader', reader.name)
+    this.reportStatus()
   }
 
   private dropReader(reader: Reader) {
     const handlers = this.readers.get(reader)
     if (!handlers) return
     this.readers.delete(reader)
+    this.cardOn.delete(reader)
     reader.off('card', handlers.card)
+    reader.off('cardRemoved', handlers.cardRemoved)
     reader.off('end', handlers.end)
     // The error listener stays: an EventEmitter without one throws on a late error.
   }
@@ -216,7 +278,9 @@ export class Station extends EventEmitter<StationEvents> {
       if (error instanceof CardRemovedError) {
         record({ error: 'card_removed' })
         this.log.info(`${readerName}: ${CARD_REMOVED_LINE}`)
-        this.safeEmit('removed', { readerName })
+        const at = this.now().toISOString()
+        this.safeEmit('removed', { readerName, at })
+        this.tellSink('pulled card', () => this.sink?.reportPulled?.({ readerName, at }))
       } else {
         const failure = errorOf(error)
         record({ error: 'read_failed', message: failure.message })

@@ -573,9 +573,9 @@ describe('profile and chip commands', () => {
       runCli(['chip', 'set', '--uid', HOODIE, '--team', '1', '--profile', 'sdm'], dataDir),
     ])
     expect(setOwn.code).toBe(0)
-    expect(JSON.parse(setOwn.stdout)).toEqual({ uid: SNEAKER, teamId: 1, profile: 'own', randomUid: true, keyVersion: 2, hasFileKey: true })
+    expect(JSON.parse(setOwn.stdout)).toEqual({ uid: SNEAKER, teamId: 1, profile: 'own', randomUid: true, keyVersion: 2, hasFileKey: true, wallet: null })
     expect(setSdm.code).toBe(0)
-    expect(JSON.parse(setSdm.stdout)).toEqual({ uid: HOODIE, teamId: 1, profile: 'sdm', randomUid: false, keyVersion: 1, hasFileKey: false })
+    expect(JSON.parse(setSdm.stdout)).toEqual({ uid: HOODIE, teamId: 1, profile: 'sdm', randomUid: false, keyVersion: 1, hasFileKey: false, wallet: null })
 
     const list = await runCli(['profile', 'list', '--team', '1'], dataDir)
     expect(list.code).toBe(0)

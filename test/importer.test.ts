@@ -147,6 +147,7 @@ describe('importData', () => {
       fileKey: null,
       keyVersion: 1,
       counterMirror: null,
+      wallet: null,
     })
     expect(store.chips.get('04AABBCCDDEE02')).toMatchObject({ groupId: auto.id, kind: 'ntag21x', redirectUrl: 'https://acme.example/chip-2' })
     expect(store.chips.get('04AABBCCDDEE03')).toMatchObject({ groupId: null, kind: 'ntag424' })

@@ -119,8 +119,10 @@ const commands: Record<string, CommandSpec> = {
     load: () => import('./commands/profile.js'),
   },
   chip: {
-    usage: 'chip set --uid UID --team ID --profile N [--file-key HEX | --file-key-file F] [--random-uid | --no-random-uid] [--key-version N]',
-    summary: "Put a chip under a chip profile (with its own file key for scheme per_chip)",
+    usage:
+      'chip set --uid UID --team ID --profile N [--file-key HEX | --file-key-file F] [--random-uid | --no-random-uid] [--key-version N] [--wallet ADDR|none] | ' +
+      'chip set --uid UID --team ID --wallet ADDR|none',
+    summary: "Put a chip under a chip profile (with its own file key for scheme per_chip); set its attendee's wallet",
     options: {
       uid: { type: 'string', value: 'UID', description: 'Chip UID (14 hex digits, ":" allowed)' },
       team: { type: 'string', value: 'ID', description: "Team id (the chip's team)" },
@@ -130,14 +132,17 @@ const commands: Record<string, CommandSpec> = {
       'random-uid': { type: 'boolean', description: 'The chip answers with a random ID: stations skip the RF UID check' },
       'no-random-uid': { type: 'boolean', description: 'Undo --random-uid' },
       'key-version': { type: 'string', value: 'N', description: 'Bolt Card key version (scheme boltcard; default 1)' },
+      wallet: { type: 'string', value: 'ADDR', description: "The attendee's wallet (0x address): a check-in mints to it; none clears it" },
     },
     load: () => import('./commands/chip.js'),
   },
   station: {
     usage:
       'station --gateway URL --token T [--reader S] [--record FILE] [--queue-dir D] | station --replay FILE [--gateway URL --token T] | ' +
-      'station create --team ID [--name N] | station list --team ID | station revoke --prefix P',
-    summary: 'Run a station on the local PC/SC readers (or replay a fixture); create, list or revoke station tokens',
+      'station create --team ID [--name N] | station list --team ID | station revoke --prefix P | ' +
+      'station set --station ID --mode checkin --event EVENT_ID | station set --station ID --mode closed|none | ' +
+      'station kiosk-url --station ID [--base-url URL] | station staff-pin --station ID (PIN on stdin)',
+    summary: "Run a station on the local PC/SC readers (or replay a fixture); create, list or revoke station tokens; a station's mode, kiosk URL and staff PIN",
     options: {
       team: teamOption,
       name: { type: 'string', value: 'N', description: 'A name to tell stations apart' },
@@ -148,6 +153,10 @@ const commands: Record<string, CommandSpec> = {
       record: { type: 'string', value: 'FILE', description: 'Also record every tap (APDU transcripts) to this JSON Lines fixture' },
       replay: { type: 'string', value: 'FILE', description: 'Feed a recorded fixture through the station instead of live readers' },
       'queue-dir': { type: 'string', value: 'D', description: 'Where taps wait while the gateway is unreachable (default <data dir>/station-queue)' },
+      station: { type: 'string', value: 'ID', description: 'Station id, as `station list` shows it (set, kiosk-url, staff-pin)' },
+      mode: { type: 'string', value: 'M', description: 'checkin (with --event), closed, or none (set)' },
+      event: { type: 'string', value: 'ID', description: 'The guestbook event a check-in station counts and mints (set)' },
+      'base-url': { type: 'string', value: 'URL', description: "The kiosk page's base (kiosk-url; default publicBaseUrl, else http://127.0.0.1:<port>)" },
     },
     load: () => import('./commands/station.js'),
   },

@@ -17,11 +17,13 @@ export type ChipRow = {
   keyVersion: number
   /** NTAG 21x: 1 mirrors its NFC counter, 0 its UID only, null not declared (see migration 004). */
   counterMirror: number | null
+  /** The attendee's wallet (migration 007): a check-in mints its guestbook token to it. */
+  wallet: string | null
 }
 
 const columns = `uid, team_id AS teamId, group_id AS groupId, kind, last_counter AS lastCounter, redirect_url AS redirectUrl,
   created_at AS createdAt, profile_id AS profileId, random_uid AS randomUid, file_key AS fileKey, key_version AS keyVersion,
-  counter_mirror AS counterMirror`
+  counter_mirror AS counterMirror, wallet`
 
 export function createChipsRepository(db: Db) {
   const insert = db.prepare<[string, number, number | null, ChipKind, string | null, number]>(
@@ -37,6 +39,7 @@ export function createChipsRepository(db: Db) {
     `UPDATE chips SET profile_id = @profileId, random_uid = @randomUid, file_key = @fileKey, key_version = @keyVersion
      WHERE uid = @uid`,
   )
+  const setWallet = db.prepare<[string | null, string]>('UPDATE chips SET wallet = ? WHERE uid = ?')
   const setMirror = db.prepare<[number | null, string]>('UPDATE chips SET counter_mirror = ? WHERE uid = ?')
   // Staff only (tapgate taps set-counter), after checking the chip: either way, unlike a tap.
   const setLast = db.prepare<[number, string]>('UPDATE chips SET last_counter = ? WHERE uid = ?')
@@ -55,6 +58,7 @@ export function createChipsRepository(db: Db) {
     setVerification: (c: { uid: string; profileId: number | null; randomUid: boolean; fileKey: Buffer | null; keyVersion: number }) =>
       setVerification.run({ ...c, randomUid: c.randomUid ? 1 : 0 }),
     setCounterMirror: (uid: string, counterMirror: boolean | null) => setMirror.run(counterMirror === null ? null : counterMirror ? 1 : 0, uid),
+    setWallet: (uid: string, wallet: string | null) => setWallet.run(wallet, uid),
     setLastCounter: (uid: string, counter: number) => setLast.run(counter, uid),
     /** @returns true when the counter moved forward */
     advanceCounter: (uid: string, counter: number) => advance.run(counter, uid, counter).changes === 1,

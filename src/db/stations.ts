@@ -1,8 +1,21 @@
 import type { Db } from './openDatabase.js'
 
-export type StationRow = { id: number; teamId: number; name: string; prefix: string; createdAt: number; revokedAt: number | null }
+export type StationRow = {
+  id: number
+  teamId: number
+  name: string
+  prefix: string
+  createdAt: number
+  revokedAt: number | null
+  /** Migration 007: what the station is for (null: no mode, taps as before), its event, test-chip window. */
+  mode: 'checkin' | 'claim' | 'closed' | null
+  eventId: number | null
+  inProcess: number
+  testUntil: number | null
+}
 
-const columns = 'id, team_id AS teamId, name, prefix, created_at AS createdAt, revoked_at AS revokedAt'
+const columns = `id, team_id AS teamId, name, prefix, created_at AS createdAt, revoked_at AS revokedAt,
+  mode, event_id AS eventId, in_process AS inProcess, test_until AS testUntil`
 
 export function createStationsRepository(db: Db) {
   const insert = db.prepare<[number, string, string, string, number]>(
@@ -12,6 +25,13 @@ export function createStationsRepository(db: Db) {
   const byTeam = db.prepare<[number], StationRow>(`SELECT ${columns} FROM stations WHERE team_id = ? ORDER BY id`)
   const revoke = db.prepare<[number, string]>('UPDATE stations SET revoked_at = ? WHERE prefix = ? AND revoked_at IS NULL')
   const revokeHash = db.prepare<[number, string]>('UPDATE stations SET revoked_at = ? WHERE token_hash = ? AND revoked_at IS NULL')
+  const byId = db.prepare<[number], StationRow>(`SELECT ${columns} FROM stations WHERE id = ?`)
+  const setMode = db.prepare<[string | null, number | null, number]>('UPDATE stations SET mode = ?, event_id = ? WHERE id = ?')
+  const setTestUntil = db.prepare<[number | null, number]>('UPDATE stations SET test_until = ? WHERE id = ?')
+  const inProcessOf = db.prepare<[number], StationRow>(`SELECT ${columns} FROM stations WHERE team_id = ? AND in_process = 1 ORDER BY id LIMIT 1`)
+  const insertInProcess = db.prepare<[number, string, string, string, number]>(
+    'INSERT INTO stations (team_id, name, prefix, token_hash, created_at, in_process) VALUES (?, ?, ?, ?, ?, 1)',
+  )
   return {
     insert: (s: { teamId: number; name: string; prefix: string; hash: string; now: number }) =>
       Number(insert.run(s.teamId, s.name, s.prefix, s.hash, s.now).lastInsertRowid),
@@ -19,5 +39,12 @@ export function createStationsRepository(db: Db) {
     listByTeam: (teamId: number) => byTeam.all(teamId),
     revokeByPrefix: (prefix: string, now: number) => revoke.run(now, prefix).changes,
     revokeByHash: (hash: string, now: number) => revokeHash.run(now, hash).changes,
+    get: (id: number) => byId.get(id),
+    setMode: (id: number, mode: StationRow['mode'], eventId: number | null) => setMode.run(mode, eventId, id),
+    setTestUntil: (id: number, until: number | null) => setTestUntil.run(until, id),
+    /** The team's in-process station (the gateway's own readers), if it has been started once. */
+    findInProcess: (teamId: number) => inProcessOf.get(teamId),
+    insertInProcess: (s: { teamId: number; name: string; prefix: string; hash: string; now: number }) =>
+      Number(insertInProcess.run(s.teamId, s.name, s.prefix, s.hash, s.now).lastInsertRowid),
   }
 }

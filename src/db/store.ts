@@ -13,6 +13,10 @@ import { createPhygitalContractsRepository } from './phygitalContracts.js'
 import { createProofEventsRepository } from './proofEvents.js'
 import { createRefsRepository } from './refs.js'
 import { createSealedKeysRepository } from './sealedKeys.js'
+import { createStationEventsRepository } from './stationEvents.js'
+import { createCheckInsRepository } from './checkIns.js'
+import { createKioskTokensRepository } from './kioskTokens.js'
+import { createStaffAuthRepository } from './staffAuth.js'
 import { createStationsRepository } from './stations.js'
 import { createTapLogRepository } from './tapLog.js'
 import { createTeamsRepository } from './teams.js'
@@ -51,6 +55,10 @@ export function createStore(db: Db, checkpointer: WalCheckpointer | null = null)
     tapLog: createTapLogRepository(db),
     chipProfiles: createChipProfilesRepository(db),
     stations: createStationsRepository(db),
+    stationEvents: createStationEventsRepository(db),
+    checkIns: createCheckInsRepository(db),
+    kioskTokens: createKioskTokensRepository(db),
+    staffAuth: createStaffAuthRepository(db),
     chainTxs: createChainTxsRepository(db),
     phygitalContracts: createPhygitalContractsRepository(db),
     transfers: createTransfersRepository(db),

@@ -37,7 +37,9 @@ export function createTransfersRepository(db: Db) {
      VALUES (@eventId, @recipient, @chipUid, @otpCode, @chainTxId, @createdAt)`,
   )
   const deleteMint = db.prepare<[number], { otpCode: string | null }>('DELETE FROM guestbook_mints WHERE chain_tx_id = ? RETURNING otp_code AS otpCode')
-  const mintByChip = db.prepare<[number, string], { id: number }>('SELECT id FROM guestbook_mints WHERE event_id = ? AND chip_uid = ?')
+  const mintByChip = db.prepare<[number, string], { id: number; chainTxId: number }>(
+    'SELECT id, chain_tx_id AS chainTxId FROM guestbook_mints WHERE event_id = ? AND chip_uid = ?',
+  )
   const mintByRecipient = db.prepare<[number, string], { id: number }>(
     'SELECT id FROM guestbook_mints WHERE event_id = ? AND recipient = ?',
   )
@@ -55,6 +57,8 @@ export function createTransfersRepository(db: Db) {
     /** A mint that reverted minted nothing: the chip and recipient may mint again. Returns the OTP it spent, if any. */
     forgetGuestbookMint: (chainTxId: number) => deleteMint.get(chainTxId),
     guestbookMintedByChip: (eventId: number, uid: string) => mintByChip.get(eventId, uid) !== undefined,
+    /** The chip's mint of the event (a check-in links it rather than minting twice). */
+    guestbookMintOfChip: (eventId: number, uid: string) => mintByChip.get(eventId, uid),
     guestbookMintedTo: (eventId: number, recipient: string) => mintByRecipient.get(eventId, recipient) !== undefined,
   }
 }

@@ -49,14 +49,20 @@ function managedAddress(contract: GuestbookContractRow): Address {
   return (contract.address ?? contract.plannedAddress) as Address
 }
 
-function queueMint(
+/**
+ * Queues one guestbook mint (signed into the outbox, recorded in guestbook_mints) inside the
+ * caller's store.tx: POST /events/mint, /events/mint/self and a kiosk check-in (kiosk/checkIns.ts).
+ *
+ * @throws ConflictError already_minted (the chip or the recipient has it), contract_not_managed
+ */
+export function queueMint(
   deps: ChainDeps,
   event: GuestbookEventRow,
   recipient: Address,
   chipUid: string | null,
   otpCode: string | null,
   now: number,
-): { txnHash: string; chainId: number } {
+): { txnHash: string; chainId: number; txId: number; mintId: number } {
   const { store } = deps
   const contract = store.guestbook.getContract(event.contractId)!
   const to = managedAddress(contract)
@@ -72,8 +78,8 @@ function queueMint(
     now,
     fallbackMaxFeeGwei: deps.config.chain.fallbackMaxFeeGwei,
   })
-  store.transfers.insertGuestbookMint({ eventId: event.id, recipient, chipUid, otpCode, chainTxId: tx.id, createdAt: now })
-  return { txnHash: tx.hash, chainId: contract.chainId }
+  const mintId = store.transfers.insertGuestbookMint({ eventId: event.id, recipient, chipUid, otpCode, chainTxId: tx.id, createdAt: now })
+  return { txnHash: tx.hash, chainId: contract.chainId, txId: tx.id, mintId }
 }
 
 /**

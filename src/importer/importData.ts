@@ -130,6 +130,7 @@ export function importData(store: Store, data: ImportFileT, { config, now, secre
             throw fail(`${at}.chips.${ci}.counterMirror`, `Chip ${c.uid} is an NTAG 424 DNA: counterMirror is for NTAG 21x chips only`)
           store.chips.setCounterMirror(c.uid, c.counterMirror)
         }
+        if (c.wallet !== undefined) store.chips.setWallet(c.uid, c.wallet)
         if (c.profile !== undefined || c.fileKey !== undefined || c.randomUid !== undefined || c.keyVersion !== undefined) {
           const storedProfile = chip?.profileId ? store.chipProfiles.get(chip.profileId)?.name : undefined
           try {

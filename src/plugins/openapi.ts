@@ -55,6 +55,8 @@ export default fp(
             apiKey: { type: 'apiKey', in: 'header', name: 'x-service-api-key', description: 'Team API key (`tapgate key create`)' },
             otp: { type: 'apiKey', in: 'header', name: 'x-service-code', description: 'One-time code from the first query of a ref (GET /refs/{id})' },
             station: { type: 'apiKey', in: 'header', name: 'x-station-token', description: 'Station token (`tapgate station create`)' },
+            kiosk: { type: 'apiKey', in: 'header', name: 'x-kiosk-token', description: 'Kiosk page token (`tapgate station kiosk-url`)' },
+            staffSession: { type: 'apiKey', in: 'header', name: 'x-staff-session', description: 'Staff session (POST /kiosk/staff/session with the station PIN)' },
           },
         },
       },

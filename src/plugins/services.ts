@@ -2,6 +2,7 @@ import fp from 'fastify-plugin'
 import type { Chains } from '../chain/chains.js'
 import type { Config } from '../config.js'
 import type { Store } from '../db/store.js'
+import type { FeedHub } from '../kiosk/feedHub.js'
 import type { Relayer } from '../relayer/relayer.js'
 import type { Keyring } from '../taps/createKeyring.js'
 
@@ -20,6 +21,8 @@ export type Services = {
   chains: Chains
   /** The outbox worker; absent where nothing sends (CLI, some tests), and then queued work waits for a server. */
   relayer?: Relayer
+  /** The per-station kiosk feed, live: call `changed()` after a commit that appended station_events rows. */
+  feed: FeedHub
 }
 
 declare module 'fastify' {

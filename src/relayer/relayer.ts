@@ -5,6 +5,7 @@ import { signTransactionSync } from '../chain/signSync.js'
 import type { Config } from '../config.js'
 import type { ChainTxRow } from '../db/chainTxs.js'
 import type { Store } from '../db/store.js'
+import { recordTxStep } from '../kiosk/txProgress.js'
 import { recoverTransfer } from './recoverTransfer.js'
 import { settleTx } from './settleTx.js'
 
@@ -29,6 +30,8 @@ export type Relayer = {
    * the outbox this way, with nothing else sending).
    */
   hold<T>(chainId: number, work: () => Promise<T>): Promise<T>
+  /** Told after a commit that appended kiosk feed rows (a check-in's mint sent, replaced, mined): the app's FeedHub. */
+  attachFeed(feed: { changed(): void } | null): void
   stop(): Promise<void>
 }
 
@@ -74,6 +77,7 @@ export function createRelayer({ store, chains, config, log, now = Date.now }: Re
   }
   const loops = new Map<number, Loop>()
   let stopped = true
+  let feed: { changed(): void } | null = null
 
   const schedule = (loop: Loop, delayMs: number) => {
     if (stopped || loop.timer) return
@@ -156,13 +160,18 @@ export function createRelayer({ store, chains, config, log, now = Date.now }: Re
       const results = chain.embedded ? await sendAndMine(chain, queued) : await Promise.all(queued.map((row) => broadcast(chain, row.rawTx as Hex)))
       if (chain.embedded) loop.blockAt = Date.now()
       const sentAt = now()
+      let fed = false
       store.tx(() =>
         queued.forEach((row, i) => {
           const error = results[i]!.error
           if (error) store.chainTxs.setError(row.id, error)
-          else if (store.chainTxs.markSent(row.id, sentAt)) sentNow++
+          else if (store.chainTxs.markSent(row.id, sentAt)) {
+            sentNow++
+            if (recordTxStep(store, row, { status: 'sent', hash: row.txHash, now: sentAt })) fed = true
+          }
         }),
       )
+      if (fed) feed?.changed()
       const unreachable = results.find((r) => r.unreachable)
       if (unreachable) throw new ChainUnreachableError(chain.chainId, unreachable.error!)
     }
@@ -207,6 +216,8 @@ export function createRelayer({ store, chains, config, log, now = Date.now }: Re
         if (settled && isReverted) reverted.push(row)
       }
     })
+    // settleTx appended a confirmed / failed row for each check-in's mint.
+    if (receipts.some(([row]) => row.kind === 'guestbook_mint')) feed?.changed()
     if (chain.embedded) chains.embedded?.noteMined(timestamps.size)
     for (const row of reverted) {
       log.warn({ chainId: chain.chainId, tx: row.txHash, kind: row.kind, nonce: row.nonce }, 'transaction reverted')
@@ -300,15 +311,17 @@ export function createRelayer({ store, chains, config, log, now = Date.now }: Re
         maxPriorityFeePerGas,
       })
       // Recorded before it is sent: whichever version gets mined, we know its hash.
-      store.tx(() =>
+      const fed = store.tx(() => {
         store.chainTxs.replace(row.id, {
           rawTx: raw,
           txHash: hash,
           maxFeePerGas: maxFeePerGas.toString(),
           maxPriorityFeePerGas: maxPriorityFeePerGas.toString(),
           now: now(),
-        }),
-      )
+        })
+        return recordTxStep(store, row, { status: 'replaced', hash, now: now() })
+      })
+      if (fed) feed?.changed()
       log.info({ chainId: chain.chainId, nonce: row.nonce, from: row.txHash, to: hash, maxFeePerGas: maxFeePerGas.toString() }, 'replaced a stuck transaction with higher fees')
       const result = await broadcast(chain, raw)
       if (result.unreachable) throw new ChainUnreachableError(chain.chainId, result.error!)
@@ -367,6 +380,9 @@ export function createRelayer({ store, chains, config, log, now = Date.now }: Re
         loop.held--
         if (loop.held === 0) run(loop)
       }
+    },
+    attachFeed(hub) {
+      feed = hub
     },
     async stop() {
       stopped = true

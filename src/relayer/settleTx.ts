@@ -1,5 +1,6 @@
 import type { ChainTxRow, MinedReceipt } from '../db/chainTxs.js'
 import type { Store } from '../db/store.js'
+import { recordTxStep } from '../kiosk/txProgress.js'
 
 /**
  * Records a mined transaction and what it means for the records that caused
@@ -12,11 +13,15 @@ export function settleTx(store: Store, row: ChainTxRow, receipt: MinedReceipt): 
     // A guestbook mint is never retried: what it used up is given back, so the chip, the
     // recipient and the tap's OTP may mint again (a reverted transaction can never land later).
     if (row.kind === 'guestbook_mint') {
+      // A check-in's mint: its kiosk shows "failed" (staff may retry); the check-in keeps the tx id only.
+      recordTxStep(store, row, { status: 'failed', hash: receipt.txHash, error: 'the transaction reverted', now: receipt.now })
+      store.checkIns.dropMintOfTx(row.id)
       const mint = store.transfers.forgetGuestbookMint(row.id)
       if (mint?.otpCode) store.otps.release(mint.otpCode)
     }
     return true
   }
+  recordTxStep(store, row, { status: 'confirmed', hash: receipt.txHash, now: receipt.now })
   // A guestbook is listed as pending (address null) until its deploy is mined.
   if (row.kind === 'deploy_guestbook') store.guestbook.confirmDeployed(row.id)
   return true

@@ -1,12 +1,11 @@
-import type { IncomingMessage } from 'node:http'
-import type { Duplex } from 'node:stream'
-import type { FastifyPluginAsync } from 'fastify'
-import { WebSocketServer, type RawData, type WebSocket } from 'ws'
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
+import type { RawData, WebSocket } from 'ws'
 import { z } from 'zod'
-import { CLOSE_UNAUTHORIZED, STATION_SOCKET_PATH } from '../../station/link/protocol.js'
+import { CLOSE_UNAUTHORIZED, STATION_SOCKET_PATH, STATUS_HEADER } from '../../station/link/protocol.js'
 import type { TapVerdict } from '../../station/tap.js'
 import type { StationRow } from '../db/stations.js'
 import { BaseError } from '../errors.js'
+import { recordPulledCard, recordReaderStatus } from '../kiosk/stationStatus.js'
 import { StationTapBody } from '../schemas/taps.js'
 import { authenticateStation } from '../stations/stations.js'
 import { submitStationTap } from '../stations/submitStationTap.js'
@@ -14,8 +13,12 @@ import { submitStationTap } from '../stations/submitStationTap.js'
 /** A tap message: `{ id, tap }`; the tap is validated like a POST /station/taps body. */
 const TapMessage = z.object({ id: z.union([z.string().min(1).max(100), z.number().int()]), tap: StationTapBody })
 
-/** Far above one tap (a URL is at most 4 KiB). */
-const MAX_MESSAGE_BYTES = 64 * 1024
+/** `{ status }`: the station's readers now (station/link/protocol.ts StatusMessage). */
+const StatusMessage = z.object({
+  status: z.object({ readers: z.array(z.string().max(200)).max(64), cardPresent: z.boolean(), pcscd: z.boolean() }),
+})
+/** `{ pulled }`: a card left mid-read. */
+const PulledMessage = z.object({ pulled: z.object({ readerName: z.string().max(200), at: z.iso.datetime({ offset: true }).optional() }) })
 
 /**
  * Taps one socket may have in flight: received and not yet answered, or answered and not yet handed
@@ -24,55 +27,53 @@ const MAX_MESSAGE_BYTES = 64 * 1024
  */
 export const MAX_IN_FLIGHT_TAPS = 32
 
-const statusText: Record<number, string> = { 401: 'Unauthorized', 404: 'Not Found', 400: 'Bad Request' }
-
-/** Answers an upgrade request with a plain HTTP error (JSON body, like the API's) and closes the socket. */
-function refuse(socket: Duplex, status: number, error: string, message: string) {
-  const body = JSON.stringify({ success: false, error, message })
-  socket.end(
-    `HTTP/1.1 ${status} ${statusText[status] ?? 'Error'}\r\n` +
-      'Content-Type: application/json; charset=utf-8\r\n' +
-      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
-      'Connection: close\r\n\r\n' +
-      body,
-  )
-}
-
-const tokenOf = (request: IncomingMessage): string | undefined => {
+const tokenOf = (request: FastifyRequest): string | undefined => {
   const header = request.headers['x-station-token']
   return Array.isArray(header) ? header[0] : header
 }
 
 /**
- * GET /station/ws: the station's WebSocket, on the gateway's own HTTP server
- * (the `ws` package in noServer mode on the server's 'upgrade' event). The
- * station token is checked before upgrading (401 with the API's error body
- * otherwise). Each `{ id, tap }` is verified exactly like POST /station/taps
- * (submitStationTap) and answered `{ id, verdict }`; a connection's taps are
- * verified one after another, in the order sent, so a queue drained in order
- * keeps its order. The token is checked again at every tap: a revoked
- * station's socket is closed with code 4401. Backpressure: see
- * MAX_IN_FLIGHT_TAPS (ws.pause() stops reading the underlying net.Socket).
+ * GET /station/ws: the station's WebSocket, a route of @fastify/websocket (src/plugins/websocket.ts),
+ * so the upgrade request runs the app's hooks like any request. The station token is checked in
+ * onRequest, before the upgrade: a missing or bad one gets 401 with the API's error body. Each
+ * `{ id, tap }` is verified exactly like POST /station/taps (submitStationTap) and answered
+ * `{ id, verdict }`; a connection's messages are handled one after another, in the order sent, so
+ * a queue drained in order keeps its order. `{ status }` and `{ pulled }` go to the station's feed
+ * (src/kiosk/stationStatus.ts) and are not answered. The token is checked again at every message:
+ * a revoked station's socket is closed with code 4401. Backpressure: see MAX_IN_FLIGHT_TAPS
+ * (ws.pause() stops reading the underlying net.Socket).
  */
 const stationSocket: FastifyPluginAsync = async (app) => {
-  const { store, keyring, now } = app.services
-  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES })
+  const { store, now } = app.services
+  /** The station each accepted upgrade request authenticated as (onRequest → the socket handler). */
+  const stations = new WeakMap<FastifyRequest, StationRow>()
 
-  const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
-    const pathname = new URL(request.url ?? '/', 'http://gateway').pathname
-    // No other part of the gateway upgrades connections.
-    if (pathname !== STATION_SOCKET_PATH) return refuse(socket, 404, 'route_not_found', `No WebSocket at ${pathname}`)
-    const token = tokenOf(request)
-    let station: StationRow
-    try {
-      station = authenticateStation(store, token)
-    } catch (error) {
-      if (!(error instanceof BaseError)) throw error
-      app.log.info({ remoteAddress: request.socket.remoteAddress, error: error.code }, 'station socket refused')
-      return refuse(socket, error.statusCode, error.code, error.message)
-    }
-    wss.handleUpgrade(request, socket, head, (ws) => serve(ws, station, token!, request.socket.remoteAddress))
-  }
+  // Tells the station this gateway takes `{ status }` and `{ pulled }` (station/link/protocol.ts).
+  app.websocketServer.on('headers', (headers: string[], request: { url?: string }) => {
+    if (new URL(request.url ?? '/', 'http://gateway').pathname === STATION_SOCKET_PATH) headers.push(`${STATUS_HEADER}: 1`)
+  })
+
+  app.get(
+    STATION_SOCKET_PATH,
+    {
+      websocket: true,
+      onRequest: async (request) => {
+        try {
+          stations.set(request, authenticateStation(store, tokenOf(request)))
+        } catch (error) {
+          if (error instanceof BaseError) request.log.info({ remoteAddress: request.ip, error: error.code }, 'station socket refused')
+          throw error
+        }
+      },
+    },
+    (ws, request) => {
+      const station = stations.get(request)
+      const token = tokenOf(request)
+      // onRequest ran (or the request was refused): both are set here.
+      if (!station || !token) return void ws.close(CLOSE_UNAUTHORIZED, 'station_token_missing')
+      serve(ws, station, token, request.ip)
+    },
+  )
 
   function serve(ws: WebSocket, station: StationRow, token: string, remoteAddress: string | undefined) {
     const log = app.log.child({ stationId: station.id })
@@ -126,6 +127,17 @@ const stationSocket: FastifyPluginAsync = async (app) => {
     ws.on('error', (error) => log.warn({ err: error }, 'station socket error'))
   }
 
+  /** The token's station, checked again at every message; a revoked one closes the socket (4401) and is null. */
+  function stationOrClose(ws: WebSocket, token: string): StationRow | null {
+    try {
+      return authenticateStation(store, token)
+    } catch (error) {
+      if (!(error instanceof BaseError)) throw error
+      ws.close(CLOSE_UNAUTHORIZED, error.code)
+      return null
+    }
+  }
+
   /** The answer to one frame, or null when there is none to send (the socket closed). */
   async function answer(ws: WebSocket, log: typeof app.log, token: string, data: RawData, isBinary: boolean): Promise<object | null> {
     if (ws.readyState !== ws.OPEN) return null
@@ -136,6 +148,7 @@ const stationSocket: FastifyPluginAsync = async (app) => {
     } catch {
       return { error: 'invalid_message', message: 'Messages are JSON text frames: { "id": …, "tap": { rfUid, url, readerName?, readAt? } }' }
     }
+    if (isObject(parsed) && ('status' in parsed || 'pulled' in parsed)) return report(ws, log, token, parsed)
     const message = TapMessage.safeParse(parsed)
     if (!message.success) {
       const id = (parsed as { id?: unknown } | null)?.id
@@ -147,19 +160,13 @@ const stationSocket: FastifyPluginAsync = async (app) => {
       return { error: 'invalid_message', message: `Invalid message: ${detail}` }
     }
     // A token revoked while connected stops the station here, before this tap is verified.
-    let station: StationRow
-    try {
-      station = authenticateStation(store, token)
-    } catch (error) {
-      if (!(error instanceof BaseError)) throw error
-      ws.close(CLOSE_UNAUTHORIZED, error.code)
-      return null
-    }
+    const station = stationOrClose(ws, token)
+    if (!station) return null
     const { id, tap } = message.data
     let verdict: TapVerdict
     try {
       // app.log, not the socket's child logger: submitStationTap names the station itself.
-      const outcome = await submitStationTap({ store, keyring, now, log: app.log }, station, tap)
+      const outcome = await submitStationTap({ ...app.services, log: app.log }, station, tap)
       verdict = outcome.accepted
         ? { accepted: true, refId: outcome.refId, uid: outcome.uid, counter: outcome.counter, mode: outcome.mode }
         : { accepted: false, reason: outcome.reason, message: outcome.message, detail: outcome.detail }
@@ -174,14 +181,30 @@ const stationSocket: FastifyPluginAsync = async (app) => {
     return { id, verdict }
   }
 
-  app.server.on('upgrade', onUpgrade)
-  // Before the HTTP server closes: it would otherwise wait for the upgraded sockets forever.
-  app.addHook('preClose', async () => {
-    app.server.off('upgrade', onUpgrade)
-    for (const client of wss.clients) client.terminate()
-    await new Promise<void>((resolve) => wss.close(() => resolve()))
-  })
+  /**
+   * A `{ status }` or `{ pulled }` message: into the station's feed. Never answered (an answer
+   * would be taken for the in-flight tap's); one that does not parse is logged and dropped.
+   */
+  function report(ws: WebSocket, log: typeof app.log, token: string, parsed: object): null {
+    const station = stationOrClose(ws, token)
+    if (!station) return null
+    const { feed } = app.services
+    const status = StatusMessage.safeParse(parsed)
+    if (status.success) {
+      recordReaderStatus(store, feed, { stationId: station.id, status: status.data.status, now: now() })
+      return null
+    }
+    const pulled = PulledMessage.safeParse(parsed)
+    if (pulled.success) {
+      recordPulledCard(store, feed, { stationId: station.id, readerName: pulled.data.pulled.readerName, now: now() })
+      return null
+    }
+    log.warn({ issues: (status.error ?? pulled.error).issues.length }, 'station sent an invalid status message; dropped')
+    return null
+  }
 }
+
+const isObject = (value: unknown): value is object => typeof value === 'object' && value !== null && !Array.isArray(value)
 
 function rawText(data: RawData): string {
   if (Buffer.isBuffer(data)) return data.toString('utf8')

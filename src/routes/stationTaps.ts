@@ -24,7 +24,7 @@ const stationOf = (request: FastifyRequest): StationRow => {
  * inside the message (unless the chip uses random UIDs), for the station's team.
  */
 const stationTaps: FastifyPluginAsyncZod = async (app) => {
-  const { store, keyring, now } = app.services
+  const { store } = app.services
   app.decorateRequest('station', null)
 
   app.post('/station/taps', {
@@ -41,10 +41,10 @@ const stationTaps: FastifyPluginAsyncZod = async (app) => {
     },
     handler: async (request, reply) => {
       const station = stationOf(request)
-      const outcome = await submitStationTap({ store, keyring, now, log: request.log }, station, request.body)
+      const outcome = await submitStationTap({ ...app.services, log: request.log }, station, request.body)
       if (outcome.accepted) {
-        const { refId, uid, counter, mode, authenticated, fileData } = outcome
-        return { success: true as const, refId, uid, counter, mode, authenticated, fileData }
+        const { refId, uid, counter, mode, authenticated, fileData, checkIn } = outcome
+        return { success: true as const, refId, uid, counter, mode, authenticated, fileData, ...(checkIn ? { checkIn } : {}) }
       }
       return reply
         .code(outcome.statusCode as 400 | 403 | 404 | 409)

@@ -126,7 +126,7 @@ export const pathErrorResponses = { ...errorResponses, 414: ErrorBody } as const
  */
 type SecurityRequirements = ReadonlyArray<Readonly<Record<string, readonly string[]>>>
 
-export const security: Record<'none' | 'apiKey' | 'optionalApiKey' | 'otp' | 'station', SecurityRequirements> = {
+export const security: Record<'none' | 'apiKey' | 'optionalApiKey' | 'otp' | 'station' | 'kiosk' | 'staff', SecurityRequirements> = {
   /** No credential. */
   none: [],
   /** `x-service-api-key` (requireApiKey). */
@@ -137,4 +137,8 @@ export const security: Record<'none' | 'apiKey' | 'optionalApiKey' | 'otp' | 'st
   otp: [{ otp: [] }],
   /** `x-station-token`. */
   station: [{ station: [] }],
+  /** `x-kiosk-token` (a kiosk page's token, `tapgate station kiosk-url`). */
+  kiosk: [{ kiosk: [] }],
+  /** `x-kiosk-token` and `x-staff-session` (POST /kiosk/staff/session). */
+  staff: [{ kiosk: [], staffSession: [] }],
 }

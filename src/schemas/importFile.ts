@@ -93,6 +93,8 @@ export const ImportFile = z
                     keyVersion: z.number().int().min(0).max(0xffffffff).optional(),
                     /** NTAG 21x: the chip mirrors its NFC counter (every tap must carry one), or false: its UID only; null: not declared. */
                     counterMirror: z.boolean().nullable().optional(),
+                    /** The attendee's wallet: a check-in mints the event's guestbook token to it; null clears it. */
+                    wallet: Address.nullable().optional(),
                   })
                   .strict(),
               )

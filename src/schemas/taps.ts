@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { bodyErrorResponses, ErrorBody, UidOut } from './common.js'
+import { TapCheckIn } from './kiosk.js'
 
 /** The HTML a person's phone shows after a tap (the tap page, or why the tap was refused). */
 export const TapHtml = (description: string) => ({ description, content: { 'text/html': { schema: z.string() } } })
@@ -39,6 +40,7 @@ export const StationTapResponse = z
     mode: z.enum(['aes', 'lrp', 'ntag21x']),
     authenticated: z.boolean().meta({ description: 'false for NTAG 21x mirrors, which carry no MAC' }),
     fileData: z.string().nullable().meta({ description: 'Decrypted SDMENCFileData as uppercase hex, or null' }),
+    checkIn: TapCheckIn.optional(),
   })
   .meta({ id: 'StationTap' })
 
@@ -46,7 +48,7 @@ export const StationTapResponse = z
 export const TapErrorBody = ErrorBody.extend({
   error: z.string().meta({
     description:
-      'The rejection reason (malformed, not_sun_message, mac_mismatch, mode_mismatch, no_mac, no_counter, unknown_chip, counter_replay, counter_limit, uid_mismatch), or another error code (validation_failed…)',
+      'The rejection reason (malformed, not_sun_message, mac_mismatch, mode_mismatch, no_mac, no_counter, unknown_chip, counter_replay, counter_limit, uid_mismatch), station_closed, or another error code (validation_failed…)',
   }),
   detail: z.string().optional().meta({ description: 'For operators: what exactly failed (never key material)' }),
 }).meta({ id: 'TapError' })

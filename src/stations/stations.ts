@@ -66,3 +66,29 @@ export function revokeStation(store: Store, p: { tokenOrPrefix: string; now: num
 export function listStations(store: Store, p: { teamId: number }): StationRow[] {
   return store.stations.listByTeam(p.teamId)
 }
+
+/** The in-process station's name in `station list` and the staff view. */
+export const IN_PROCESS_STATION_NAME = "this gateway's readers"
+/** Shown where a networked station shows its token prefix: this row has no token anyone holds. */
+const IN_PROCESS_PREFIX = 'in-process'
+
+/**
+ * The station row of the gateway's own readers (`tapgate serve`'s in-process station) for a
+ * team, created on its first start: with a row it has a mode, an event and a feed like any
+ * station. Its token hash is the hash of random bytes that are thrown away, so no token ever
+ * authenticates as it; the in-process station submits its taps in process, with this id.
+ *
+ * @throws NotFoundError when the team does not exist
+ * @example
+ * const station = ensureInProcessStation(store, { teamId: 1, now: Date.now() })
+ */
+export function ensureInProcessStation(store: Store, p: { teamId: number; now: number }): StationRow {
+  return store.tx(() => {
+    const existing = store.stations.findInProcess(p.teamId)
+    if (existing) return existing
+    if (!store.teams.get(p.teamId)) throw new NotFoundError('team_not_found', `No team with id ${p.teamId}`)
+    const unheld = crypto.randomBytes(32).toString('base64url')
+    const id = store.stations.insertInProcess({ teamId: p.teamId, name: IN_PROCESS_STATION_NAME, prefix: IN_PROCESS_PREFIX, hash: hashStationToken(unheld), now: p.now })
+    return store.stations.get(id)!
+  })
+}

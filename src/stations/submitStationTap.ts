@@ -1,5 +1,10 @@
+import type { Chains } from '../chain/chains.js'
+import type { Config } from '../config.js'
 import type { StationRow } from '../db/stations.js'
 import type { Store } from '../db/store.js'
+import type { FeedHub } from '../kiosk/feedHub.js'
+import { recordAcceptedTap, refusedTapState, type TapCheckIn } from '../kiosk/tapFeed.js'
+import type { Relayer } from '../relayer/relayer.js'
 import type { Keyring } from '../taps/createKeyring.js'
 import { TapRejectedError } from '../taps/tapErrors.js'
 import { type VerifiedTap, verifyTapBatched } from '../taps/verifyTap.js'
@@ -14,7 +19,7 @@ export type StationTapInput = {
 }
 
 export type StationTapOutcome =
-  | ({ accepted: true } & Omit<VerifiedTap, 'chip'>)
+  | ({ accepted: true; checkIn?: TapCheckIn } & Omit<VerifiedTap, 'chip'>)
   | { accepted: false; statusCode: number; reason: string; message: string; detail: string; uid: string | null }
 
 /** The station a tap came from: a token's station, or (id null) the gateway's own in-process station. */
@@ -26,6 +31,12 @@ export type SubmitStationTapDeps = {
   now: () => number
   /** Where the one line per tap goes (the request's logger, or the socket's). */
   log: { info: (obj: object, msg: string) => void }
+  /** The station's kiosks (app.services.feed); without it the feed rows still land, and hubs find them by polling. */
+  feed?: FeedHub
+  /** To queue a check-in's guestbook mint (app.services); without them a check-in counts and mints nothing. */
+  chains?: Chains
+  config?: Config
+  relayer?: Relayer
 }
 
 /**
@@ -33,20 +44,45 @@ export type SubmitStationTapDeps = {
  * same way whichever transport brought it (HTTP or WebSocket). A refusal
  * (TapRejectedError) is an outcome; anything else (a sealed key, a bug) throws.
  *
+ * A station with a row gets a feed row per tap (src/kiosk/tapFeed.ts): in check-in mode an
+ * accepted tap checks the chip in (and may queue its guestbook mint), a closed station verifies
+ * nothing (no ref, no counter spent: 409 station_closed), refusals become `replay`, `unknown` or
+ * `refused` rows.
+ *
  * @example
- * const outcome = await submitStationTap({ store, keyring, now, log: request.log }, station, { rfUid, url })
+ * const outcome = await submitStationTap({ ...app.services, log: request.log }, station, { rfUid, url })
  */
 export async function submitStationTap(deps: SubmitStationTapDeps, station: TapStation, tap: StationTapInput): Promise<StationTapOutcome> {
   const { store, keyring, now, log } = deps
   const context = { stationId: station.id ?? 'in-process', readerName: tap.readerName, readAt: tap.readAt }
+  const reader = tap.readerName ? { readerName: tap.readerName } : {}
+  const row = station.id === null ? undefined : store.stations.get(station.id)
+  if (row?.mode === 'closed') {
+    // A closed station spends nothing: the chip's counter and a ref stay for an open one.
+    store.tx(() => store.stationEvents.append(row.id, 'tap', { state: 'closed', uid: tap.rfUid, ...reader }, now()))
+    deps.feed?.changed()
+    log.info({ ...context, uid: tap.rfUid, reason: 'station_closed' }, 'station tap refused')
+    const message = 'This station is closed; staff can open it again'
+    return { accepted: false, statusCode: 409, reason: 'station_closed', message, detail: `station ${row.id} is closed`, uid: null }
+  }
+  let verified: VerifiedTap
   try {
-    const verified = await verifyTapBatched(store, keyring, { url: tap.url, source: 'station', rfUid: tap.rfUid, teamId: station.teamId, now: now() })
-    log.info({ ...context, uid: verified.uid, counter: verified.counter, mode: verified.mode }, 'station tap accepted')
-    const { refId, uid, counter, mode, authenticated, fileData } = verified
-    return { accepted: true, refId, uid, counter, mode, authenticated, fileData }
+    verified = await verifyTapBatched(store, keyring, { url: tap.url, source: 'station', rfUid: tap.rfUid, teamId: station.teamId, now: now() })
   } catch (error) {
     if (!(error instanceof TapRejectedError)) throw error
     log.info({ ...context, uid: error.uid, reason: error.reason }, 'station tap refused')
+    if (row) {
+      const data = { state: refusedTapState(error.reason), uid: error.uid, reason: error.reason, detail: error.detail, ...reader }
+      store.tx(() => store.stationEvents.append(row.id, 'tap', data, now()))
+      deps.feed?.changed()
+    }
     return { accepted: false, statusCode: error.statusCode, reason: error.reason, message: error.message, detail: error.detail, uid: error.uid }
   }
+  log.info({ ...context, uid: verified.uid, counter: verified.counter, mode: verified.mode }, 'station tap accepted')
+  const { refId, uid, counter, mode, authenticated, fileData } = verified
+  if (!row) return { accepted: true, refId, uid, counter, mode, authenticated, fileData }
+  const { result, queuedOn } = recordAcceptedTap(deps, row.id, { uid, counter, ...reader })
+  deps.feed?.changed()
+  if (queuedOn !== null) deps.relayer?.wake(queuedOn)
+  return { accepted: true, refId, uid, counter, mode, authenticated, fileData, ...(result ? { checkIn: result } : {}) }
 }

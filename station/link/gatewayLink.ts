@@ -2,10 +2,10 @@ import { EventEmitter } from 'node:events'
 import type { IncomingMessage } from 'node:http'
 import WebSocket, { type RawData } from 'ws'
 import type { StationLog } from '../station.js'
-import type { StationTap, TapSink, TapVerdict } from '../tap.js'
+import type { ReaderStatus, StationTap, TapSink, TapVerdict } from '../tap.js'
 import { verdictLine } from '../verdictLine.js'
 import { DiskQueue, type QueuedTap } from './diskQueue.js'
-import { CLOSE_UNAUTHORIZED, STATION_SOCKET_PATH, type TapMessage } from './protocol.js'
+import { CLOSE_UNAUTHORIZED, STATION_SOCKET_PATH, STATUS_HEADER, type PulledMessage, type StatusMessage, type TapMessage } from './protocol.js'
 
 export type LinkStatus = 'connecting' | 'up' | 'down' | 'unauthorized' | 'closed'
 
@@ -75,6 +75,11 @@ type Waiter = { resolve: (verdict: TapVerdict) => void; reject: (error: Error) =
  * token (401, or closed with 4401 when revoked) stops the link: it logs why,
  * does not retry, and `submit()` rejects with LinkUnauthorizedError (the taps
  * stay queued for a run with a valid token).
+ *
+ * Reader status is state, not a queue: the latest is sent on every (re)connect and on every
+ * change, and nothing of it goes to disk. A card pulled mid-read is sent if the link is up and
+ * dropped otherwise (by the time the gateway is back, "hold it longer" is stale). Both go only to a
+ * gateway that says it takes them (STATUS_HEADER on its 101).
  */
 export class GatewayLink extends EventEmitter<GatewayLinkEvents> implements TapSink {
   readonly url: string
@@ -90,6 +95,9 @@ export class GatewayLink extends EventEmitter<GatewayLinkEvents> implements TapS
   private state: LinkStatus = 'connecting'
   private wasUp = false
   private unauthorizedMessage = ''
+  private latestStatus: ReaderStatus | null = null
+  /** The connected gateway takes `{ status }` and `{ pulled }` (its 101 carried STATUS_HEADER). */
+  private takesStatus = false
 
   constructor(opts: GatewayLinkOptions) {
     super()
@@ -131,6 +139,29 @@ export class GatewayLink extends EventEmitter<GatewayLinkEvents> implements TapS
     return verdict
   }
 
+  /** Keeps the readers' status and sends it now if the gateway is connected (else on connect). */
+  reportStatus(status: ReaderStatus): void {
+    this.latestStatus = status
+    this.sendStatus()
+  }
+
+  /** Tells a connected gateway a card left mid-read; dropped while the gateway is away. */
+  reportPulled(event: { readerName: string; at: string }): void {
+    const message: PulledMessage = { pulled: event }
+    this.sendReport(message)
+  }
+
+  private sendStatus() {
+    if (this.latestStatus) this.sendReport({ status: this.latestStatus } satisfies StatusMessage)
+  }
+
+  /** Not answered by the gateway, so it may go while a tap is in flight. */
+  private sendReport(message: StatusMessage | PulledMessage) {
+    const ws = this.ws
+    if (this.state !== 'up' || !ws || ws.readyState !== WebSocket.OPEN || !this.takesStatus) return
+    ws.send(JSON.stringify(message))
+  }
+
   /** Stops reconnecting and closes the socket. Taps without a verdict stay in the queue dir; their submit() rejects with LinkClosedError. */
   async close(): Promise<void> {
     if (this.state === 'closed') return
@@ -169,6 +200,8 @@ export class GatewayLink extends EventEmitter<GatewayLinkEvents> implements TapS
       maxPayload: 1024 * 1024,
     })
     this.ws = ws
+    this.takesStatus = false
+    ws.on('upgrade', (response: IncomingMessage) => (this.takesStatus = response.headers[STATUS_HEADER] === '1'))
     let refusal: { status: number; error: string; message: string } | null = null
     let failure = ''
     ws.on('unexpected-response', (_request, response: IncomingMessage) => {
@@ -199,6 +232,8 @@ export class GatewayLink extends EventEmitter<GatewayLinkEvents> implements TapS
       this.wasUp = true
       this.setStatus('up', this.url)
       this.startPing(ws)
+      // Before the queued taps: a kiosk shows the readers as they are now while the backlog drains.
+      this.sendStatus()
       this.pump()
     })
     ws.on('message', (data: RawData) => this.onMessage(data))

@@ -1,5 +1,7 @@
 import type { Store } from '../../src/db/store.js'
 import { BaseError } from '../../src/errors.js'
+import type { FeedHub } from '../../src/kiosk/feedHub.js'
+import { recordPulledCard, recordReaderStatus } from '../../src/kiosk/stationStatus.js'
 import { StationTapBody } from '../../src/schemas/taps.js'
 import { submitStationTap, type SubmitStationTapDeps } from '../../src/stations/submitStationTap.js'
 import type { Keyring } from '../../src/taps/createKeyring.js'
@@ -11,6 +13,17 @@ export type InProcessSinkParameters = {
   now: () => number
   /** The team whose chips this station serves (a station token's team, over the network). */
   teamId: number
+  /**
+   * The in-process station's own row (src/stations/stations.ts ensureInProcessStation). Without
+   * one (the fixture recorder, benches) taps verify as before and status goes nowhere.
+   */
+  stationId?: number
+  /** Reader status and pulled cards go to the station's feed, as a networked station's do. */
+  feed?: FeedHub
+  /** For a check-in's guestbook mint (app.services), as for a networked station's taps. */
+  chains?: SubmitStationTapDeps['chains']
+  config?: SubmitStationTapDeps['config']
+  relayer?: SubmitStationTapDeps['relayer']
   /** The gateway's logger: one line per tap, like a networked station's. */
   log: SubmitStationTapDeps['log']
 }
@@ -19,11 +32,13 @@ export type InProcessSinkParameters = {
  * A TapSink that verifies taps in this process, through the same function as
  * POST /station/taps and the station WebSocket (submitStationTap): the station
  * of `npm start`, on the gateway's own readers. No token: the gateway trusts
- * itself, for one team.
+ * itself, for one team, as its in-process station row. Reader status and
+ * pulled cards are written to that station's feed directly (what the station
+ * socket does with a networked station's `{ status }` and `{ pulled }`).
  *
  * @example
  * const { store, keyring, now } = app.services
- * const sink = createInProcessSink({ store, keyring, now, teamId, log: app.log })
+ * const sink = createInProcessSink({ store, keyring, now, teamId, stationId, feed, log: app.log })
  */
 export function createInProcessSink(p: InProcessSinkParameters): TapSink {
   let closed = false
@@ -36,7 +51,7 @@ export function createInProcessSink(p: InProcessSinkParameters): TapSink {
         return { accepted: false, reason: 'validation_failed', message: `Invalid tap: ${detail}`, detail }
       }
       try {
-        const outcome = await submitStationTap({ store: p.store, keyring: p.keyring, now: p.now, log: p.log }, { id: null, teamId: p.teamId }, body.data)
+        const outcome = await submitStationTap(p, { id: p.stationId ?? null, teamId: p.teamId }, body.data)
         if (outcome.accepted) return { accepted: true, refId: outcome.refId, uid: outcome.uid, counter: outcome.counter, mode: outcome.mode }
         return { accepted: false, reason: outcome.reason, message: outcome.message, detail: outcome.detail }
       } catch (error) {
@@ -44,6 +59,12 @@ export function createInProcessSink(p: InProcessSinkParameters): TapSink {
         if (error instanceof BaseError) return { accepted: false, reason: error.code, message: error.message }
         throw error
       }
+    },
+    reportStatus(status) {
+      if (!closed && p.stationId !== undefined) recordReaderStatus(p.store, p.feed, { stationId: p.stationId, status, now: p.now() })
+    },
+    reportPulled({ readerName }) {
+      if (!closed && p.stationId !== undefined) recordPulledCard(p.store, p.feed, { stationId: p.stationId, readerName, now: p.now() })
     },
     async close() {
       closed = true

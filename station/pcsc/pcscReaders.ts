@@ -174,6 +174,7 @@ class PcscReaderSource extends EventEmitter implements ReaderSource {
     this.probe = null
     setImmediate(() => nfc.close())
     this.fail(new Error(`lost the PC/SC daemon (${error.message}); retrying every ${RETRY_MS / 1000} s`, { cause: error }))
+    this.emit('pcscd', false)
     this.scheduleRetry()
   }
 
@@ -191,6 +192,7 @@ class PcscReaderSource extends EventEmitter implements ReaderSource {
       }
       this.p.log.info('the PC/SC daemon answers again: watching readers')
       this.watch(nfc)
+      this.emit('pcscd', true)
     }, RETRY_MS)
   }
 

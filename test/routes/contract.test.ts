@@ -12,6 +12,10 @@ import addFormats from 'ajv-formats'
 import type { InjectOptions, LightMyRequestResponse } from 'fastify'
 import { generateSync, type JsonSchema } from 'json-schema-faker'
 import { afterAll, beforeAll, expect, test } from 'vitest'
+import { createHash } from 'node:crypto'
+import { createKioskToken } from '../../src/kiosk/kioskTokens.js'
+import { setStaffPin } from '../../src/kiosk/staffAuth.js'
+import { setStationMode } from '../../src/kiosk/stationModes.js'
 import { createStation } from '../../src/stations/stations.js'
 import { ALICE, BOB, CONTRACT, createTestGateway, GUESTBOOK, metadata, seedTeam, tapChip, type TestGateway } from '../helpers/gateway.js'
 import { seededRandom } from '../helpers/seededRandom.js'
@@ -59,7 +63,14 @@ function validator(schema: Schema): ValidateFunction {
 const isValid = (schema: Schema, value: unknown) => validator(schema)(value) === true
 
 const UIDS = ['04C0A000000001', '04C0A000000002', '04C0A000000003', '04C0A000000004', '04C0A000000005']
-const credentials = { apiKey: '', foreignApiKey: '', station: '' }
+const credentials = { apiKey: '', foreignApiKey: '', station: '', kiosk: '', kioskStationId: 0 }
+let sessions = 0
+/** A fresh staff session of the kiosk's station (POST /kiosk/staff/end ends the one it is sent with). */
+function staffSession(): string {
+  const token = `tgss_contract_${++sessions}`
+  gw.store.staffAuth.insertSession(createHash('sha256').update(token).digest('hex'), credentials.kioskStationId, gw.clock.now)
+  return token
+}
 /** Values of the seeded data, by parameter or property name: a generated request takes one often, so it reaches real rows. */
 const hints: Record<string, Array<() => unknown>> = {}
 const otps: string[] = []
@@ -96,7 +107,13 @@ beforeAll(async () => {
   const b = seedTeam(gw, { name: 'B', chips: [{ uid: '04C0B000000001' }], tokens: [{ chainId: 31337, contractAddress: CONTRACT, tokenId: '9', chips: ['04C0B000000001'] }] })
   credentials.apiKey = a.apiKey
   credentials.foreignApiKey = b.apiKey
-  credentials.station = gw.store.tx(() => createStation(gw.store, { teamId: a.teamId, name: 'desk', now: gw.clock.now })).token
+  const desk = gw.store.tx(() => createStation(gw.store, { teamId: a.teamId, name: 'desk', now: gw.clock.now }))
+  credentials.station = desk.token
+  // The kiosk staff routes: a check-in station with a PIN, a kiosk token, sessions made per request.
+  setStationMode(gw.store, { stationId: desk.stationId, mode: 'checkin', eventId: gw.store.guestbook.listEvents(a.teamId)[0]!.id, now: gw.clock.now })
+  await setStaffPin(gw.store, { stationId: desk.stationId, pin: '2468', now: gw.clock.now })
+  credentials.kiosk = createKioskToken(gw.store, { stationId: desk.stationId, now: gw.clock.now }).token
+  credentials.kioskStationId = desk.stationId
 
   // Refs: some left unread for GET /refs/{id}, the others read once for their OTPs.
   for (let round = 0; round < 8; round++)
@@ -242,6 +259,8 @@ function withCredentials(op: Operation, request: Request, how: 'mixed' | 'good' 
     if (scheme === 'apiKey') headers['x-service-api-key'] = how === 'wrong' ? 'tg_not_a_key' : good ? credentials.apiKey : credentials.foreignApiKey
     if (scheme === 'otp') headers['x-service-code'] = how === 'wrong' || !good ? 'not-a-code' : pick(otps)
     if (scheme === 'station') headers['x-station-token'] = how === 'wrong' ? 'tgs_not_a_token' : credentials.station
+    if (scheme === 'kiosk') headers['x-kiosk-token'] = how === 'wrong' ? 'tgk_not_a_token' : credentials.kiosk
+    if (scheme === 'staffSession') headers['x-staff-session'] = how === 'wrong' ? 'tgss_not_a_session' : staffSession()
   }
   return { ...request, headers }
 }

@@ -359,8 +359,8 @@ describe('tapgate station', () => {
     expect(listed.code).toBe(0)
     expect(listed.stdout).not.toContain(out.token)
     expect(JSON.parse(listed.stdout)).toEqual([
-      { stationId: expect.any(Number), name: 'front desk', prefix: expect.stringMatching(/^tgs_/), createdAt: expect.any(String), revokedAt: null },
-      { stationId: out.stationId, name: 'kiosk 2', prefix: out.token.slice(0, 10), createdAt: expect.any(String), revokedAt: null },
+      { stationId: expect.any(Number), name: 'front desk', prefix: expect.stringMatching(/^tgs_/), mode: null, eventId: null, eventName: null, createdAt: expect.any(String), revokedAt: null },
+      { stationId: out.stationId, name: 'kiosk 2', prefix: out.token.slice(0, 10), mode: null, eventId: null, eventName: null, createdAt: expect.any(String), revokedAt: null },
     ])
 
     expect(await cli(['station', 'revoke', '--prefix', out.token.slice(0, 10)])).toMatchObject({ code: 0, stdout: expect.stringContaining('"revoked": 1') })

@@ -51,21 +51,21 @@ async function startGateway(dataDir: string, port = 0): Promise<Gateway> {
 }
 
 /** Seeds fixtures/taps/seed.json and creates a station token. */
-function seedGateway(gw: Gateway, dataDir: string): { teamId: number; token: string } {
+function seedGateway(gw: Gateway, dataDir: string): { teamId: number; token: string; stationId: number } {
   const config = ConfigSchema.parse({ dataDir, demo: false, logLevel: 'silent' })
   const { teamId } = seedTeam({ store: gw.store, config, clock: { now: Date.now() } }, seed.teams[0])
-  const { token } = gw.store.tx(() => createStation(gw.store, { teamId, name: 'link test', now: Date.now() }))
-  return { teamId, token }
+  const { token, stationId } = gw.store.tx(() => createStation(gw.store, { teamId, name: 'link test', now: Date.now() }))
+  return { teamId, token, stationId }
 }
 
 /** A seeded gateway on a fresh data dir, closed after the test, and an empty station queue dir. */
-async function seededGateway(): Promise<{ dataDir: string; queueDir: string; gw: Gateway; token: string }> {
+async function seededGateway(): Promise<{ dataDir: string; queueDir: string; gw: Gateway; token: string; stationId: number }> {
   const dataDir = testDir()
   const queueDir = path.join(testDir(), 'queue')
   const gw = await startGateway(dataDir)
   cleanups.push(() => gw.close())
-  const { token } = seedGateway(gw, dataDir)
-  return { dataDir, queueDir, gw, token }
+  const { token, stationId } = seedGateway(gw, dataDir)
+  return { dataDir, queueDir, gw, token, stationId }
 }
 
 function collectingLog() {
@@ -266,6 +266,35 @@ describe('GET /station/ws', () => {
     expect(status).toBe(404)
   })
 
+  test('is a Fastify route (@fastify/websocket): the app hooks see the upgrade, refused (401) or accepted, and no hand-written upgrade listener remains', async () => {
+    const dataDir = testDir()
+    const config = ConfigSchema.parse({ dataDir, demo: false, logLevel: 'silent', chain: { embedded: false } })
+    const store = openStore({ dataDir })
+    const app = await buildApp({ config, store })
+    const seen: { url: string; status: number }[] = []
+    app.addHook('onResponse', async (request, reply) => void seen.push({ url: request.url, status: reply.statusCode }))
+    await app.listen({ host: '127.0.0.1', port: 0 })
+    const gw: Gateway = { app, store, port: (app.server.address() as AddressInfo).port, url: '', close: async () => (await app.close(), store.close()) }
+    cleanups.push(() => gw.close())
+    const { token } = seedGateway(gw, dataDir)
+    expect(app.hasRoute({ method: 'GET', url: '/station/ws' })).toBe(true)
+    // One upgrade listener for the whole app: the plugin's (the kiosk socket shares it).
+    expect(app.server.listenerCount('upgrade')).toBe(1)
+
+    const refused = await open(gw, { 'x-station-token': 'tgs_nope' })
+    refused.on('error', () => {})
+    const status = await new Promise<number>((resolve) => refused.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0)))
+    expect(status).toBe(401)
+    await until('the refusal to reach onResponse', () => seen.length === 1)
+    expect(seen[0]).toEqual({ url: '/station/ws', status: 401 })
+
+    const ws = await open(gw, { 'x-station-token': token })
+    await new Promise((resolve) => ws.once('open', resolve))
+    const answer = new Promise<unknown>((resolve) => ws.once('message', (data: Buffer) => resolve(JSON.parse(data.toString()))))
+    ws.send(JSON.stringify({ id: 'one', tap: { rfUid: UID_A, url: card(UID_A).urlAt(1), readerName: 'r' } }))
+    expect(await answer).toMatchObject({ id: 'one', verdict: { accepted: true, uid: UID_A, counter: 1 } })
+  })
+
   test('answers { id, verdict } per tap, in order; a bad tap gets validation_failed, a non-JSON frame invalid_message', async () => {
     const { gw, token } = await seededGateway()
     const ws = await open(gw, { 'x-station-token': token })
@@ -393,5 +422,91 @@ describe('tapgate station (run mode)', () => {
     const noToken = station(['--gateway', 'http://127.0.0.1:1'], cwd)
     expect(await noToken.exited).toMatchObject({ code: 2 })
     expect(noToken.stderr()).toContain('--gateway needs --token')
+  })
+})
+
+describe('reader status over the link (issue 10)', () => {
+  const READER = 'Virtual NTAG 424 reader'
+  const readerRows = (gw: Gateway, stationId: number) =>
+    gw.store.stationEvents.after(stationId, 0).filter((e) => e.kind === 'reader').map((e) => e.data)
+
+  test('sent on connect and on every change, one feed row per change; a card pulled mid-read is a retry tap; after a gateway restart the latest status is sent again, and a change made meanwhile lands', async () => {
+    const seeded = await seededGateway()
+    const { dataDir, queueDir, token, stationId } = seeded
+    let gw = seeded.gw
+    const { log } = collectingLog()
+    const link = new GatewayLink({ gateway: gw.url, token, queueDir, log, initialBackoffMs: 20, maxBackoffMs: 200 })
+    const reader = createVirtualReader(READER)
+    const station = new Station({ source: reader, sink: link, log })
+    cleanups.push(() => station.close())
+
+    const idle = { readers: [READER], cardPresent: false, pcscd: true }
+    await until('the status on connect', () => readerRows(gw, stationId).length === 1)
+    expect(readerRows(gw, stationId)).toEqual([idle])
+
+    const verdict = new Promise((resolve) => station.once('verdict', resolve))
+    await tap(station, reader, card(UID_A))
+    await verdict
+    await until('card present, then gone', () => readerRows(gw, stationId).length === 3)
+    expect(readerRows(gw, stationId)).toEqual([idle, { ...idle, cardPresent: true }, idle])
+
+    // Pulled mid-read: nothing submitted, a `retry` tap in the feed with the reader's name.
+    const pulledChip = card(UID_A)
+    pulledChip.removeAfter(0)
+    const removed = new Promise((resolve) => station.once('removed', resolve))
+    reader.place(pulledChip)
+    await removed
+    await until('the pulled card', () => gw.store.stationEvents.after(stationId, 0).some((e) => e.kind === 'tap' && e.data.state === 'retry'))
+    const pulled = gw.store.stationEvents.after(stationId, 0).filter((e) => e.kind === 'tap' && e.data.state === 'retry')
+    expect(pulled.map((e) => e.data)).toEqual([{ state: 'retry', uid: null, readerName: READER }])
+    expect(gw.store.tapLog.recent(10)).toHaveLength(1)
+    await until('the card gone again', () => JSON.stringify(readerRows(gw, stationId).at(-1)) === JSON.stringify(idle))
+    const rowsBefore = readerRows(gw, stationId).length
+
+    // The gateway restarts: the station sends its (unchanged) status again; nothing new is recorded.
+    const port = gw.port
+    await gw.close()
+    await until('down', () => link.status === 'down')
+    gw = await startGateway(dataDir, port)
+    const second = gw
+    cleanups.push(() => second.close())
+    await until('up again', () => link.status === 'up')
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    expect(readerRows(gw, stationId)).toHaveLength(rowsBefore)
+
+    // A change while the gateway is away (the reader unplugged) is sent when it is back; status never goes to the disk queue.
+    await gw.close()
+    await until('down', () => link.status === 'down')
+    await reader.close()
+    expect(queueFiles(queueDir)).toEqual([])
+    gw = await startGateway(dataDir, port)
+    const third = gw
+    cleanups.push(() => third.close())
+    await until('the reader gone', () => readerRows(gw, stationId).length === rowsBefore + 1)
+    expect(readerRows(gw, stationId).at(-1)).toEqual({ readers: [], cardPresent: false, pcscd: true })
+  })
+
+  test('an older gateway (no reader-status header on its 101) is never sent status or pulled messages', async () => {
+    const { WebSocketServer } = await import('ws')
+    const older = new WebSocketServer({ host: '127.0.0.1', port: 0 })
+    cleanups.push(() => new Promise<void>((resolve) => older.close(() => resolve())))
+    const received: unknown[] = []
+    older.on('connection', (ws) => ws.on('message', (data: Buffer) => received.push(JSON.parse(data.toString()))))
+    await new Promise((resolve) => older.once('listening', resolve))
+    const { log } = collectingLog()
+    const link = new GatewayLink({ gateway: `http://127.0.0.1:${(older.address() as AddressInfo).port}`, token: 'tgs_x', queueDir: path.join(testDir(), 'q'), log })
+    const reader = createVirtualReader(READER)
+    const station = new Station({ source: reader, sink: link, log })
+    cleanups.push(() => station.close())
+    await until('up', () => link.status === 'up')
+    const chip = card(UID_A)
+    chip.removeAfter(0)
+    const removed = new Promise((resolve) => station.once('removed', resolve))
+    reader.place(chip)
+    await removed
+    await tap(station, reader, card(UID_B))
+    await until('the tap', () => received.length >= 1)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    expect(received).toEqual([{ id: expect.any(String), tap: expect.objectContaining({ rfUid: UID_B }) }])
   })
 })

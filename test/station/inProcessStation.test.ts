@@ -5,9 +5,10 @@ import { afterEach, describe, expect, test } from 'vitest'
 import { FixtureReaderSource } from '../../station/fixtures/fixtureReader.js'
 import { startInProcessStation } from '../../station/inProcessStation.js'
 import type { StationEvents } from '../../station/station.js'
+import { spawn } from 'node:child_process'
 import { createTestGateway, seedTeam, type TeamSeed, type TestGateway } from '../helpers/gateway.js'
 import { CI, nfcPcscProblem } from '../helpers/pcscStack.js'
-import { repoRoot } from '../helpers/processes.js'
+import { cliPath, collectOutput, repoRoot, stopChild } from '../helpers/processes.js'
 
 const tapsDir = path.join(repoRoot, 'fixtures/taps')
 const seed = JSON.parse(fs.readFileSync(path.join(tapsDir, 'seed.json'), 'utf8')) as { teams: [TeamSeed] }
@@ -114,5 +115,74 @@ describe('the in-process station (npm start)', () => {
     const all = JSON.stringify(lines())
     for (const v of verdicts) expect(all).not.toContain((v.verdict as { refId: string }).refId)
     expect(gw.store.tapLog.recent(10).every((r) => r.source === 'station' && r.teamId === teamId)).toBe(true)
+  })
+})
+
+describe('the in-process station as a station row (issue 10)', () => {
+  const started: { close: () => Promise<void> }[] = []
+  /** Before the gateway closes: a station closing reports its readers gone, into the gateway's store. */
+  async function closeStations() {
+    for (const s of started.splice(0)) await s.close()
+    await new Promise((resolve) => setImmediate(resolve))
+  }
+
+  async function startOn(gw: TestGateway, fixture: string) {
+    const source = FixtureReaderSource.fromFile(path.join(tapsDir, fixture))
+    const station = await startInProcessStation({ app: gw.app, store: gw.store, config: gw.config, openReaders: async () => source })
+    expect(station).not.toBeNull()
+    started.push(station!)
+    await source.reader.done
+    await station!.station.idle()
+    return station!
+  }
+
+  const feed = (gw: TestGateway, stationId: number) => gw.store.stationEvents.after(stationId, 0)
+
+  test("has its own station row (in_process = 1, \"this gateway's readers\"), made once per team; its taps carry that station id; station list shows it", async () => {
+    const { gw, lines } = await gateway()
+    const { teamId } = seedTeam(gw, { ...seed.teams[0], name: 'Demo team' })
+    const first = await startOn(gw, 'valid-ntag424.jsonl')
+    const rows = gw.store.stations.listByTeam(teamId).filter((s) => s.inProcess === 1)
+    expect(rows).toEqual([expect.objectContaining({ teamId, name: "this gateway's readers", revokedAt: null })])
+    expect(first.stationId).toBe(rows[0]!.id)
+    const accepted = lines().filter((l) => l.msg === 'station tap accepted') as unknown as { stationId: unknown }[]
+    expect(accepted).toHaveLength(5)
+    for (const line of accepted) expect(line.stationId).toBe(rows[0]!.id)
+
+    // A second start (the next `tapgate serve`) finds the same row.
+    await closeStations()
+    const second = await startOn(gw, 'unknown-chip.jsonl')
+    expect(second.stationId).toBe(rows[0]!.id)
+    await closeStations()
+    expect(gw.store.stations.listByTeam(teamId).filter((s) => s.inProcess === 1)).toHaveLength(1)
+
+    const child = spawn(process.execPath, [cliPath, 'station', 'list', '--team', String(teamId), '--data-dir', gw.dataDir], { stdio: ['ignore', 'pipe', 'pipe'] })
+    const out = collectOutput(child)
+    try {
+      expect(await out.exited).toEqual({ code: 0, signal: null })
+    } finally {
+      await stopChild(child)
+    }
+    expect(JSON.parse(out.stdout())).toEqual(expect.arrayContaining([expect.objectContaining({ stationId: rows[0]!.id, name: "this gateway's readers" })]))
+  })
+
+  test('reports its readers to its feed like a networked station: reader present, card present and gone, a card pulled mid-read, the reader gone', async () => {
+    const { gw } = await gateway()
+    seedTeam(gw, { ...seed.teams[0], name: 'Demo team' })
+    const { stationId } = await startOn(gw, 'card-pulled.jsonl')
+    await closeStations()
+    const events = feed(gw, stationId)
+    const reader = 'Virtual NTAG 424 reader'
+    expect(events.filter((e) => e.kind === 'reader').map((e) => e.data)).toEqual([
+      { readers: [reader], cardPresent: false, pcscd: true },
+      { readers: [reader], cardPresent: true, pcscd: true },
+      { readers: [reader], cardPresent: false, pcscd: true },
+      { readers: [reader], cardPresent: true, pcscd: true },
+      { readers: [reader], cardPresent: false, pcscd: true },
+      // The replay ended: its reader left.
+      { readers: [], cardPresent: false, pcscd: true },
+    ])
+    const pulled = events.filter((e) => e.kind === 'tap' && e.data.state === 'retry')
+    expect(pulled.map((e) => e.data)).toEqual([{ state: 'retry', uid: null, readerName: reader }])
   })
 })

@@ -19,6 +19,7 @@ import path from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { createStation } from '../../src/stations/stations.js'
+import { startInProcessStation } from '../../station/inProcessStation.js'
 import { pcscdClients } from '../../station/pcsc/pcscdClients.js'
 import { PCSCD_BINARY, PCSCD_SOCKET as SOCKET, usePcscd, type PcscdProcess } from '../../station/pcsc/pcscdProcess.js'
 import { openPcscReaders, PcscUnavailableError } from '../../station/pcsc/pcscReaders.js'
@@ -388,6 +389,49 @@ describe.skipIf(missing.length > 0)('PC/SC end to end: virtual card → vpcd →
     expect(logs.filter((l) => /error|warn/.test(l))).toEqual([])
   })
 
+  test('the in-process station over PC/SC reports to its feed: its reader, a card present and gone, a card pulled mid-read, its reader gone on close', async () => {
+    // After the shared source closed: this station's reader is the only client watching the slot.
+    const started = await startInProcessStation({
+      app: gw.app,
+      store: gw.store,
+      config: gw.config,
+      openReaders: (stationLog) => openPcscReaders({ readerFilter: SLOT.reader, log: stationLog }),
+    })
+    expect(started).not.toBeNull()
+    const { station, stationId } = started!
+    const readerRows = () => gw.store.stationEvents.after(stationId, 0).filter((e) => e.kind === 'reader').map((e) => e.data)
+    const last = () => JSON.stringify(readerRows().at(-1))
+    const waitFor = async (what: string, check: () => boolean) => {
+      const end = Date.now() + 5000
+      while (!check()) {
+        if (Date.now() > end) throw new Error(`no ${what} within 5 s: ${JSON.stringify(readerRows())}\n${logs.join('\n')}`)
+        await sleep(20)
+      }
+    }
+    const idle = { readers: [SLOT.reader], cardPresent: false, pcscd: true }
+    try {
+      await waitFor('reader row', () => last() === JSON.stringify(idle))
+      const verdict = new Promise((resolve) => station.once('verdict', resolve))
+      const inserted = await insertCard(chip, { port: SLOT.port })
+      await waitFor('card present', () => last() === JSON.stringify({ ...idle, cardPresent: true }))
+      await verdict
+      await inserted.remove()
+      await waitFor('card gone', () => last() === JSON.stringify(idle))
+
+      chip.removeAfter(1)
+      const removed = new Promise((resolve) => station.once('removed', resolve))
+      const pulled = await insertCard(chip, { port: SLOT.port })
+      await removed
+      await pulled.remove()
+      const retry = gw.store.stationEvents.after(stationId, 0).filter((e) => e.kind === 'tap' && e.data.state === 'retry')
+      expect(retry.map((e) => e.data)).toEqual([{ state: 'retry', uid: null, readerName: SLOT.reader }])
+      await waitFor('card gone after the pull', () => last() === JSON.stringify(idle))
+    } finally {
+      await started!.close()
+    }
+    expect(readerRows().at(-1)).toEqual({ readers: [], cardPresent: false, pcscd: true })
+  })
+
   test('closing a reader from its own cardRemoved handler (inside the status callback of pcsclite) neither hangs nor leaks', async () => {
     const own = await openPcscReaders({ readerFilter: SLOT.reader, log })
     const reader = await new Promise<Reader>((resolve) => own.on('reader', resolve))
@@ -417,7 +461,7 @@ function startPrivatePcscd(runDir: string, confDir: string): ChildProcess {
 }
 
 describe.skipIf(missing.length > 0)('PC/SC: pcscd going away and coming back', () => {
-  test('readers are dropped and added again with a log line; the station keeps watching and still exits on SIGINT', async () => {
+  test('readers are dropped and added again with a log line; the station keeps watching, reports pcscd lost and back, and still exits on SIGINT', async () => {
     if (!canUnshare) {
       console.warn('skipping the pcscd restart test: it needs root and unshare --mount for a private pcscd')
       return
@@ -449,9 +493,14 @@ describe.skipIf(missing.length > 0)('PC/SC: pcscd going away and coming back', (
         `const { openPcscReaders } = await import(${JSON.stringify(path.join(repoRoot, 'station/pcsc/pcscReaders.ts'))})`,
         'const source = await openPcscReaders({ log: { info: (m) => console.log(m), warn: (m) => console.log("warn: " + m) } })',
         'source.on("error", (e) => console.log("error: " + e.message))',
+        // The station's status, as it reports it to the gateway (its own log lines are left out: they repeat the source's).
+        `const { Station } = await import(${JSON.stringify(path.join(repoRoot, 'station/station.ts'))})`,
+        'const quiet = { info() {}, warn() {}, error() {} }',
+        'const station = new Station({ source, sink: null, log: quiet })',
+        'station.on("status", (s) => console.log("status: " + JSON.stringify(s)))',
         // A heartbeat: the event loop must keep turning while pcscd is away.
         'const beat = setInterval(() => console.log("tick"), 100)',
-        'process.once("SIGINT", async () => { clearInterval(beat); await source.close(); console.log("closed") })',
+        'process.once("SIGINT", async () => { clearInterval(beat); await station.close(); console.log("closed") })',
       ].join('\n')
       station = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
         cwd: repoRoot,
@@ -477,9 +526,15 @@ describe.skipIf(missing.length > 0)('PC/SC: pcscd going away and coming back', (
       expect(count('tick') - ticks).toBeGreaterThan(5)
 
       expect(out.match(/lost the PC\/SC daemon/g)).toHaveLength(1)
+      const both = ['Private PCD 00 00', 'Private PCD 00 01']
+      const lost = `status: ${JSON.stringify({ readers: [], cardPresent: false, pcscd: false })}`
+      const back = `status: ${JSON.stringify({ readers: both, cardPresent: false, pcscd: true })}`
+      expect(count(`status: ${JSON.stringify({ readers: both, cardPresent: false, pcscd: true })}`)).toBe(1)
+      await until('the station did not report pcscd lost', () => count(lost) === 1, 5_000)
       pcscd = startPrivatePcscd(runDir, confDir)
       await until('the readers did not come back', () => count('reader attached: Private PCD 00 00') === 2 && count('reader attached: Private PCD 00 01') === 2)
       expect(out).toContain('the PC/SC daemon answers again: watching readers')
+      await until('the station did not report pcscd back with its readers', () => count(back) === 2, 5_000)
 
       station.kill('SIGINT')
       expect(await exited(station, 5000)).toBe(true)

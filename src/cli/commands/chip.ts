@@ -1,6 +1,7 @@
 import { ValidationError } from '../../errors.js'
 import { openGatewaySecret, recordGatewaySecret } from '../../keys/secretCheck.js'
-import { ChipUid } from '../../schemas/common.js'
+import { setChipWallet } from '../../kiosk/chipWallet.js'
+import { Address, ChipUid } from '../../schemas/common.js'
 import { assertSecretOpensStoredKeys, setChipVerification } from '../../taps/chipProfiles.js'
 import { UsageError, type Flags } from '../usage.js'
 import { onePositional, printJson, required, teamIdOf, text, withStore } from './context.js'
@@ -22,6 +23,16 @@ function randomUidFlag(flags: Flags): boolean | undefined {
   return undefined
 }
 
+/** `--wallet 0x…` (EIP-55 when stored), `--wallet none` to clear it, or undefined. */
+function walletFlag(flags: Flags): string | null | undefined {
+  const raw = text(flags, 'wallet')
+  if (raw === undefined) return undefined
+  if (raw === 'none') return null
+  const parsed = Address.safeParse(raw)
+  if (!parsed.success) throw new UsageError(`--wallet: ${parsed.error.issues[0]!.message} (or none)`)
+  return parsed.data
+}
+
 /**
  * `tapgate chip set`: puts a chip under a chip profile, with its own file key
  * for a per_chip profile, its random-UID flag and its Bolt Card key version.
@@ -34,6 +45,17 @@ export async function run(positionals: string[], flags: Flags) {
   if (!parsed.success) throw new UsageError(`--uid: ${parsed.error.issues[0]!.message}`)
   const uid = parsed.data
   const teamId = teamIdOf(flags)
+  const wallet = walletFlag(flags)
+  // --wallet alone sets the attendee's wallet and leaves the chip's verification as it is.
+  if (wallet !== undefined && flags.profile === undefined) {
+    for (const flag of ['file-key', 'file-key-file', 'random-uid', 'no-random-uid', 'key-version'])
+      if (flags[flag] !== undefined) throw new UsageError(`--${flag} needs --profile`)
+    await withStore(flags, (store) => {
+      setChipWallet(store, { uid, teamId, wallet })
+      printJson({ uid, teamId, wallet })
+    })
+    return
+  }
   const profileName = required(flags, 'profile')
   const fileKey = keyFromFlags(flags, 'file-key')
   const randomUid = randomUidFlag(flags)
@@ -53,6 +75,7 @@ export async function run(positionals: string[], flags: Flags) {
         )
       throw error
     }
+    if (wallet !== undefined) setChipWallet(store, { uid, teamId, wallet })
     const chip = store.chips.get(uid)!
     printJson({
       uid: chip.uid,
@@ -61,6 +84,7 @@ export async function run(positionals: string[], flags: Flags) {
       randomUid: chip.randomUid === 1,
       keyVersion: chip.keyVersion,
       hasFileKey: chip.fileKey !== null,
+      wallet: chip.wallet,
     })
   })
 }

@@ -5,6 +5,9 @@ import { GatewayLink } from '../../../station/link/gatewayLink.js'
 import type { ReaderSource } from '../../../station/reader.js'
 import { Station, type StationLog } from '../../../station/station.js'
 import { NotFoundError } from '../../errors.js'
+import { createKioskToken } from '../../kiosk/kioskTokens.js'
+import { setStaffPin } from '../../kiosk/staffAuth.js'
+import { setStationMode } from '../../kiosk/stationModes.js'
 import { createStation, listStations, revokeStation } from '../../stations/stations.js'
 import { UsageError, type Flags } from '../usage.js'
 import { configFrom, onePositional, printJson, required, teamIdOf, text, withStore } from './context.js'
@@ -12,7 +15,7 @@ import { configFrom, onePositional, printJson, required, teamIdOf, text, withSto
 export async function run(positionals: string[], flags: Flags) {
   // No action: run a station (live readers or a replayed fixture).
   if (positionals.length === 0) return runStation(flags)
-  const action = onePositional(positionals, 'action (create, list, revoke)')
+  const action = onePositional(positionals, 'action (create, list, revoke, set, kiosk-url, staff-pin)')
   if (action === 'create') {
     const teamId = teamIdOf(flags)
     await withStore(flags, (store) => {
@@ -28,6 +31,9 @@ export async function run(positionals: string[], flags: Flags) {
           stationId: s.id,
           name: s.name,
           prefix: s.prefix,
+          mode: s.mode,
+          eventId: s.eventId,
+          eventName: s.eventId === null ? null : (store.guestbook.getEvent(s.eventId)?.name ?? null),
           createdAt: new Date(s.createdAt).toISOString(),
           revokedAt: s.revokedAt === null ? null : new Date(s.revokedAt).toISOString(),
         })),
@@ -40,7 +46,64 @@ export async function run(positionals: string[], flags: Flags) {
       if (revoked === 0) throw new NotFoundError('station_not_found', prefix.length > 10 ? `No active station token matches that token (prefix ${prefix.slice(0, 10)})` : `No active station token has the prefix ${prefix}`)
       printJson({ revoked })
     })
-  } else throw new UsageError(`unknown action "station ${action}" (create, list, revoke)`)
+  } else if (action === 'set') await setMode(flags)
+  else if (action === 'kiosk-url') await kioskUrl(flags)
+  else if (action === 'staff-pin') await staffPin(flags)
+  else throw new UsageError(`unknown action "station ${action}" (create, list, revoke, set, kiosk-url, staff-pin)`)
+}
+
+function stationIdOf(flags: Flags): number {
+  const raw = required(flags, 'station')
+  if (!/^\d+$/.test(raw) || Number(raw) === 0) throw new UsageError('--station takes a station id (a positive integer, as `station list` shows it)')
+  return Number(raw)
+}
+
+/** `station set --station ID --mode checkin --event ID | --mode closed | --mode none` */
+async function setMode(flags: Flags) {
+  const stationId = stationIdOf(flags)
+  const mode = required(flags, 'mode')
+  if (mode !== 'checkin' && mode !== 'closed' && mode !== 'none') throw new UsageError('--mode takes checkin, closed or none (claim comes with a later release)')
+  const rawEvent = text(flags, 'event')
+  if (rawEvent !== undefined && (!/^\d+$/.test(rawEvent) || Number(rawEvent) === 0)) throw new UsageError('--event takes a guestbook event id (a positive integer)')
+  if (mode === 'checkin' && rawEvent === undefined) throw new UsageError('--mode checkin needs --event EVENT_ID')
+  await withStore(flags, (store) => {
+    const station = setStationMode(store, { stationId, mode: mode === 'none' ? null : mode, eventId: rawEvent === undefined ? undefined : Number(rawEvent), now: Date.now() })
+    printJson({ stationId: station.id, name: station.name, mode: station.mode, eventId: station.eventId })
+  })
+}
+
+/** `station kiosk-url --station ID [--base-url URL]`: a new kiosk token, printed as the page's URL on one line. */
+async function kioskUrl(flags: Flags) {
+  const stationId = stationIdOf(flags)
+  const baseFlag = text(flags, 'base-url')
+  if (baseFlag !== undefined && !/^https?:\/\/[^\s#?]+$/.test(baseFlag)) throw new UsageError(`--base-url takes the gateway's address as the kiosk reaches it, e.g. http://192.168.1.20:8787 (got ${baseFlag})`)
+  await withStore(flags, (store, config) => {
+    const base = (baseFlag ?? config.publicBaseUrl ?? `http://127.0.0.1:${config.port}`).replace(/\/+$/, '')
+    const { token } = createKioskToken(store, { stationId, now: Date.now() })
+    // The token in the fragment: a browser never sends it to a server, so it stays out of logs.
+    console.log(`${base}/kiosk#token=${token}`)
+  })
+}
+
+/** `station staff-pin --station ID`, the PIN on stdin (never a flag: it would land in shell history). */
+async function staffPin(flags: Flags) {
+  const stationId = stationIdOf(flags)
+  if (process.stdin.isTTY) process.stderr.write('Staff PIN (4–12 digits), then Enter: ')
+  const pin = await readFirstLine(process.stdin)
+  if (!/^\d{4,12}$/.test(pin)) throw new UsageError('the staff PIN is 4 to 12 digits, read from stdin')
+  await withStore(flags, async (store) => {
+    await setStaffPin(store, { stationId, pin, now: Date.now() })
+    printJson({ stationId, pinSet: true })
+  })
+}
+
+async function readFirstLine(stream: NodeJS.ReadableStream): Promise<string> {
+  let text = ''
+  for await (const chunk of stream) {
+    text += chunk.toString()
+    if (text.includes('\n')) break
+  }
+  return text.split(/\r?\n/)[0]!.trim()
 }
 
 /** An error the CLI prints as its message alone (no stack: nothing in it is a bug). */
@@ -71,7 +134,8 @@ async function runStation(flags: Flags): Promise<void> {
   const token = text(flags, 'token') ?? (process.env.TAPGATE_STATION_TOKEN?.trim() || undefined)
   const readerFilter = text(flags, 'reader')
   const recordTo = text(flags, 'record')
-  for (const flag of ['team', 'name', 'prefix']) if (flags[flag] !== undefined) throw new UsageError(`--${flag} is for station create/list/revoke`)
+  for (const flag of ['team', 'name', 'prefix', 'station', 'mode', 'event', 'base-url'])
+    if (flags[flag] !== undefined) throw new UsageError(`--${flag} is for station create/list/revoke/set/kiosk-url/staff-pin`)
   if (replay !== undefined && readerFilter !== undefined) throw new UsageError('--reader picks live readers; --replay plays a file instead')
   if (replay === undefined && gateway === undefined)
     throw new UsageError('a station on live readers needs --gateway URL and --token T (or $TAPGATE_STATION_TOKEN); or give --replay FILE')

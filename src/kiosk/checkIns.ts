@@ -1,0 +1,79 @@
+import type { Address } from 'viem'
+import type { Chains } from '../chain/chains.js'
+import type { Config } from '../config.js'
+import type { ChainTxRow } from '../db/chainTxs.js'
+import type { CheckInDetail } from '../db/checkIns.js'
+import type { StationRow } from '../db/stations.js'
+import type { Store } from '../db/store.js'
+import { BaseError } from '../errors.js'
+import { queueMint } from '../guestbook/guestbookChain.js'
+import type { CheckInSummary, TxStatus } from './protocol.js'
+
+/** What a check-in needs beyond the store: the chain signers to queue its mint (absent: it counts, and mints nothing). */
+export type CheckInDeps = { store: Store; chains?: Chains; config?: Config; now: () => number }
+
+/** A chain_txs row as the kiosk strip shows it. */
+export function txStatusOf(row: Pick<ChainTxRow, 'status' | 'reverted' | 'txHash' | 'initialTxHash'>): TxStatus {
+  if (row.status === 'mined') return row.reverted ? 'failed' : 'confirmed'
+  if (row.status === 'sent') return row.txHash === row.initialTxHash ? 'sent' : 'replaced'
+  return 'queued'
+}
+
+export function checkInSummary(store: Store, checkIn: CheckInDetail): CheckInSummary {
+  const tx = checkIn.chainTxId === null ? undefined : store.chainTxs.get(checkIn.chainTxId)
+  return {
+    id: checkIn.id,
+    eventId: checkIn.eventId,
+    eventName: checkIn.eventName,
+    at: new Date(checkIn.createdAt).toISOString(),
+    stationId: checkIn.stationId,
+    stationName: checkIn.stationName,
+    manual: checkIn.manual === 1,
+    tx: tx ? { id: tx.id, status: txStatusOf(tx), hash: tx.txHash } : null,
+  }
+}
+
+export type CheckInResult = {
+  state: 'accepted' | 'already'
+  checkIn: CheckInDetail
+  /** The mint this check-in queued (the caller wakes the relayer for its chain after the commit). */
+  queued: { txId: number; hash: string; chainId: number } | null
+  /** Why no mint was queued although the chip has a wallet (e.g. the guestbook is not ours to mint). */
+  mintSkipped?: string
+}
+
+/**
+ * Checks a chip in to the station's event, inside the caller's store.tx (BEGIN IMMEDIATE): the
+ * partial unique index on (event, chip) decides, so of two stations racing for one chip exactly
+ * one inserts and the other finds it (`already`, with the first one's time and station). A new
+ * check-in of a chip with a wallet queues the event's guestbook mint through the same code as
+ * POST /events/mint/self (queueMint): signed into the outbox in this transaction, sent by the
+ * relayer after the commit; the check-in never waits for the chain. A chip that already has the
+ * event's token (an earlier check-in that was undone, a mint through the API) is linked to that
+ * mint instead. Appends nothing to the feed: the caller says what happened (a tap, a manual one).
+ */
+export function checkInChip(deps: CheckInDeps, p: { station: StationRow; uid: string; manual: boolean; now: number }): CheckInResult {
+  const { store } = deps
+  const eventId = p.station.eventId!
+  const id = store.checkIns.insert({ eventId, chipUid: p.uid, stationId: p.station.id, manual: p.manual, now: p.now })
+  if (id === null) return { state: 'already', checkIn: store.checkIns.findActive(eventId, p.uid)!, queued: null }
+
+  let queued: CheckInResult['queued'] = null
+  let mintSkipped: string | undefined
+  const earlier = store.transfers.guestbookMintOfChip(eventId, p.uid)
+  const wallet = store.chips.get(p.uid)?.wallet ?? null
+  if (earlier) store.checkIns.setMint(id, earlier.id, earlier.chainTxId)
+  else if (wallet !== null && deps.chains && deps.config) {
+    const event = store.guestbook.getEvent(eventId)!
+    try {
+      // queueMint refuses (already_minted, contract_not_managed) before it writes anything.
+      const mint = queueMint({ store, chains: deps.chains, config: deps.config, now: deps.now }, event, wallet as Address, p.uid, null, p.now)
+      store.checkIns.setMint(id, mint.mintId, mint.txId)
+      queued = { txId: mint.txId, hash: mint.txnHash, chainId: mint.chainId }
+    } catch (error) {
+      if (!(error instanceof BaseError)) throw error
+      mintSkipped = `${error.code}: ${error.message}`
+    }
+  }
+  return { state: 'accepted', checkIn: store.checkIns.get(id)!, queued, mintSkipped }
+}

@@ -1,0 +1,177 @@
+/*
+ * The kiosk's contract: what the per-station feed stores (station_events), what the kiosk page and
+ * the staff view receive over GET /kiosk/ws, and the states the page shows. The gateway decides
+ * every state (a check-in, a duplicate, a replay); the page only renders what it is sent.
+ *
+ * Public vs staff: the attendee-facing page receives `publicView(event)`: no UID, no address, no
+ * reason codes beyond the state, no ref ids ever. A staff session receives the whole event.
+ */
+
+/** What a station is for. null: no mode set yet (taps verify and mint refs; the kiosk says so). */
+export type StationMode = 'checkin' | 'claim' | 'closed'
+
+/** The result states of the kiosk page (`data-state` of the result element). */
+export type KioskState =
+  | 'idle'
+  | 'reading'
+  | 'accepted'
+  | 'already'
+  | 'replay'
+  | 'unknown'
+  | 'retry'
+  | 'no-reader'
+  | 'offline'
+  | 'closed'
+
+/** The steps of a transaction as the relayer takes it (chain_txs), for the kiosk's strip. */
+export type TxStatus = 'queued' | 'sent' | 'replaced' | 'confirmed' | 'failed'
+
+/** A tap's outcome at a station, as stored in the feed. */
+export type TapEventData = {
+  /**
+   * accepted: a new check-in (or, with no mode / test, a verified tap);
+   * already: this chip is checked in to this event already (no new mint);
+   * replay: counter_replay, uid_mismatch or mac_mismatch (a copy or a clone: staff alert);
+   * unknown: unknown_chip; retry: the card left mid-read (no ref, no count);
+   * refused: any other refusal (malformed, not_sun_message, …); closed: the station is closed.
+   */
+  state: 'accepted' | 'already' | 'replay' | 'unknown' | 'retry' | 'refused' | 'closed'
+  /** A "test chip" tap: shown and logged, never counted. */
+  test?: boolean
+  // ---- staff only ----
+  uid: string | null
+  reason?: string
+  detail?: string
+  counter?: number | null
+  readerName?: string
+  // ---- public ----
+  /** The check-in this tap made (accepted) or found (already). */
+  checkIn?: CheckInSummary
+}
+
+export type CheckInSummary = {
+  id: number
+  eventId: number
+  eventName: string
+  /** ISO 8601. */
+  at: string
+  stationId: number
+  stationName: string
+  manual: boolean
+  /** The mint it started; null while the token waits for a wallet. */
+  tx: { id: number; status: TxStatus; hash: string | null } | null
+}
+
+/** The readers a station has, as it reports them over its link (or the in-process station). */
+export type ReaderEventData = {
+  /** Reader names; empty: no reader. */
+  readers: string[]
+  /** A card on a reader right now (the page shows `reading`). */
+  cardPresent: boolean
+  /** pcscd reachable (false: lost; the station retries). */
+  pcscd: boolean
+}
+
+/** A transaction step for a check-in's mint (or any tx the station's flow started). */
+export type TxEventData = {
+  txId: number
+  checkInId: number | null
+  status: TxStatus
+  hash: string | null
+  // ---- staff only ----
+  error?: string
+}
+
+export type ModeEventData = { mode: StationMode | null; eventId: number | null; eventName: string | null }
+
+/** A staff action, logged with the station and time (the feed row's created_at). */
+export type StaffEventData = {
+  action: 'login' | 'login_failed' | 'locked' | 'mode' | 'manual_check_in' | 'undo' | 'retry' | 'test_chip' | 'dismiss'
+  /** What the action did, for the staff feed ("undid check-in 12; its token was already minted"). */
+  summary: string
+  checkInId?: number
+  txId?: number
+}
+
+/** A check-in undone by staff: the count drops; a mined token stays (`tokenStays`). */
+export type UndoEventData = { checkInId: number; tokenStays: boolean }
+
+export type StationEventData = {
+  tap: TapEventData
+  reader: ReaderEventData
+  tx: TxEventData
+  mode: ModeEventData
+  staff: StaffEventData
+  undo: UndoEventData
+}
+export type StationEventKind = keyof StationEventData
+
+/** One feed row. */
+export type StationEvent = {
+  [K in StationEventKind]: { id: number; stationId: number; kind: K; at: string; data: StationEventData[K] }
+}[StationEventKind]
+
+/** Counts from the database, sent with every message so every kiosk shows the same numbers. */
+export type KioskCounts = {
+  /** Unique chips checked in to the station's event (every station), undone ones excepted. */
+  event: number
+  /** Check-ins made at this station for its event. */
+  station: number
+  /** Check-ins at this station in the last 5 minutes. */
+  last5Minutes: number
+}
+
+export type KioskStation = {
+  id: number
+  name: string
+  mode: StationMode | null
+  event: { id: number; name: string } | null
+}
+
+// ---- GET /kiosk/ws ----
+
+/**
+ * Client → gateway. The first message must be `hello` within 5 s (the page reads its kiosk token
+ * from the URL fragment, which never reaches a server log). `since`: the last event id the page
+ * saw; the gateway sends every later event, then live ones. `staffSession`: a staff view's session
+ * token (POST /kiosk/staff/session); with it the events are not projected.
+ */
+export type KioskClientMessage =
+  | { type: 'hello'; token: string; since?: number; staffSession?: string }
+  | { type: 'ping' }
+
+/** Gateway → client. */
+export type KioskServerMessage =
+  | { type: 'welcome'; station: KioskStation; counts: KioskCounts; reader: ReaderEventData | null; lastEventId: number; staff: boolean }
+  | { type: 'event'; event: StationEvent; counts: KioskCounts }
+  | { type: 'pong' }
+  | { type: 'error'; error: string; message: string }
+
+/** Close codes of the kiosk socket (4xxx: application). */
+export const KIOSK_CLOSE = { unauthorized: 4401, staffSessionEnded: 4403, helloTimeout: 4408 } as const
+
+/** The kiosk token's URL-fragment key: `/kiosk#token=tgk_…`. */
+export const KIOSK_TOKEN_FRAGMENT = 'token'
+
+/**
+ * The attendee-facing projection: the state and the public fields only. Nothing that names a chip,
+ * a wallet or a reason code is kept. Staff actions are not sent (null): the public page learns
+ * their effects (a mode change, an undo) from those events; only a dismissed alert is passed on,
+ * without its summary, since that is the one action whose effect is the screen itself.
+ */
+export function publicView(event: StationEvent): StationEvent | null {
+  switch (event.kind) {
+    case 'tap': {
+      const { state, test, checkIn } = event.data
+      return { ...event, data: { state, test, uid: null, checkIn } }
+    }
+    case 'tx': {
+      const { txId, checkInId, status, hash } = event.data
+      return { ...event, data: { txId, checkInId, status, hash } }
+    }
+    case 'staff':
+      return event.data.action === 'dismiss' ? { ...event, data: { action: 'dismiss', summary: '' } } : null
+    default:
+      return event
+  }
+}

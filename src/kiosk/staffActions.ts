@@ -1,0 +1,160 @@
+import type { Address } from 'viem'
+import type { StationRow } from '../db/stations.js'
+import { ConflictError, NotFoundError, UnavailableError } from '../errors.js'
+import { queueMint } from '../guestbook/guestbookChain.js'
+import type { Relayer } from '../relayer/relayer.js'
+import { type CheckInDeps, checkInChip, txStatusOf } from './checkIns.js'
+import type { FeedHub } from './feedHub.js'
+import { kioskCounts, kioskStation, teamCounts } from './kioskViews.js'
+import type { CheckInSummary, StaffEventData } from './protocol.js'
+import { appendCheckInRows, isCheckInStation } from './tapFeed.js'
+
+export type KioskDeps = CheckInDeps & { feed: FeedHub; relayer?: Relayer }
+
+/** Staff may undo a check-in this long after it was made. */
+export const UNDO_WINDOW_MS = 2 * 60_000
+export const MAX_TEST_CHIP_SECONDS = 600
+
+const staffRow = (deps: KioskDeps, stationId: number, data: StaffEventData, now: number) => deps.store.stationEvents.append(stationId, 'staff', data, now)
+
+function freshStation(deps: KioskDeps, stationId: number): StationRow {
+  const station = deps.store.stations.get(stationId)
+  if (!station || station.revokedAt !== null) throw new NotFoundError('station_not_found', `No active station with id ${stationId}`)
+  return station
+}
+
+/** After a commit that appended rows (and maybe queued a mint): kiosks now, the relayer now. */
+function committed(deps: KioskDeps, chainId: number | null) {
+  deps.feed.changed()
+  if (chainId !== null) deps.relayer?.wake(chainId)
+}
+
+/**
+ * POST /kiosk/staff/check-in: a dead badge checked in by UID, marked manual. The same check-in as
+ * a tap's (one per chip per event; a wallet's mint queued), with a staff row beside it.
+ *
+ * @throws ConflictError station_not_checkin; NotFoundError chip_not_found
+ */
+export function manualCheckIn(deps: KioskDeps, p: { stationId: number; uid: string }): { state: 'accepted' | 'already'; checkIn: CheckInSummary } {
+  const { store } = deps
+  const now = deps.now()
+  const { state, summary, chainId } = store.tx(() => {
+    const station = freshStation(deps, p.stationId)
+    if (!isCheckInStation(station)) throw new ConflictError('station_not_checkin', 'The station is not in check-in mode: set its mode and event first')
+    const chip = store.chips.get(p.uid)
+    if (!chip || chip.teamId !== station.teamId) throw new NotFoundError('chip_not_found', `No chip of this station's team has UID ${p.uid}`)
+    const result = checkInChip(deps, { station, uid: p.uid, manual: true, now })
+    const summary = appendCheckInRows(store, station.id, result, { uid: p.uid, counter: null }, now)
+    const what = result.state === 'accepted' ? `checked in ${p.uid} by hand` : `${p.uid} was already checked in at ${summary.at} (${summary.stationName})`
+    staffRow(deps, station.id, { action: 'manual_check_in', summary: what, checkInId: summary.id }, now)
+    return { state: result.state, summary, chainId: result.queued?.chainId ?? null }
+  })
+  committed(deps, chainId)
+  return { state, checkIn: summary }
+}
+
+/**
+ * POST /kiosk/staff/undo: the station's last check-in, if made within 2 minutes. The count drops;
+ * a queued or mined token stays (a signed transaction is not taken back), and the answer says so.
+ *
+ * @throws NotFoundError nothing_to_undo; ConflictError undo_window_passed
+ */
+export function undoLastCheckIn(deps: KioskDeps, p: { stationId: number }): { checkInId: number; tokenStays: boolean } {
+  const { store } = deps
+  const now = deps.now()
+  const result = store.tx(() => {
+    const station = freshStation(deps, p.stationId)
+    const last = store.checkIns.lastAtStation(station.id)
+    if (!last) throw new NotFoundError('nothing_to_undo', 'This station has no check-in to undo')
+    if (now - last.createdAt > UNDO_WINDOW_MS)
+      throw new ConflictError('undo_window_passed', `The last check-in here was at ${new Date(last.createdAt).toISOString()}: only one made in the last 2 minutes can be undone`)
+    store.checkIns.undo(last.id, now)
+    const tokenStays = last.mintId !== null
+    store.stationEvents.append(station.id, 'undo', { checkInId: last.id, tokenStays }, now)
+    const summary = `undid check-in ${last.id}${tokenStays ? '; its token stays' : ''}`
+    staffRow(deps, station.id, { action: 'undo', summary, checkInId: last.id }, now)
+    return { checkInId: last.id, tokenStays }
+  })
+  committed(deps, null)
+  return result
+}
+
+/**
+ * POST /kiosk/staff/retry: a failed (reverted) mint of one of this station's check-ins. A reverted
+ * guestbook mint is never re-sent by the relayer (settleTx gives back what it used), so the retry
+ * queues the same mint again as a new transaction, and the check-in follows that one.
+ *
+ * @throws NotFoundError tx_not_found; ConflictError tx_not_failed / check_in_undone / no_wallet
+ */
+export function retryCheckInTx(deps: KioskDeps, p: { stationId: number; txId: number }): { txId: number; txnHash: string } {
+  const { store } = deps
+  const now = deps.now()
+  if (!deps.chains || !deps.config) throw new UnavailableError('chain_unavailable', 'This gateway cannot sign transactions')
+  const chainDeps = { store, chains: deps.chains, config: deps.config, now: deps.now }
+  const result = store.tx(() => {
+    const station = freshStation(deps, p.stationId)
+    const checkIn = store.checkIns.findByTx(p.txId)
+    const tx = store.chainTxs.get(p.txId)
+    if (!checkIn || !tx || checkIn.stationId !== station.id) throw new NotFoundError('tx_not_found', `No transaction ${p.txId} of this station's check-ins`)
+    const status = txStatusOf(tx)
+    if (status !== 'failed') throw new ConflictError('tx_not_failed', `Transaction ${p.txId} is ${status}: only a failed one can be retried`)
+    if (checkIn.undoneAt !== null) throw new ConflictError('check_in_undone', `Check-in ${checkIn.id} was undone`)
+    const wallet = store.chips.get(checkIn.chipUid)?.wallet
+    if (!wallet) throw new ConflictError('no_wallet', `Chip ${checkIn.chipUid} has no wallet to mint to`)
+    const mint = queueMint(chainDeps, store.guestbook.getEvent(checkIn.eventId)!, wallet as Address, checkIn.chipUid, null, now)
+    store.checkIns.setMint(checkIn.id, mint.mintId, mint.txId)
+    store.stationEvents.append(station.id, 'tx', { txId: mint.txId, checkInId: checkIn.id, status: 'queued', hash: mint.txnHash }, now)
+    staffRow(deps, station.id, { action: 'retry', summary: `retried transaction ${p.txId} as ${mint.txId}`, checkInId: checkIn.id, txId: mint.txId }, now)
+    return { txId: mint.txId, txnHash: mint.txnHash, chainId: mint.chainId }
+  })
+  committed(deps, result.chainId)
+  return { txId: result.txId, txnHash: result.txnHash }
+}
+
+/** POST /kiosk/staff/test-chip: until then, accepted taps are shown and logged as `test`, never counted. */
+export function startTestChip(deps: KioskDeps, p: { stationId: number; seconds: number }): { testUntil: number } {
+  const now = deps.now()
+  const testUntil = now + p.seconds * 1000
+  deps.store.tx(() => {
+    const station = freshStation(deps, p.stationId)
+    deps.store.stations.setTestUntil(station.id, testUntil)
+    staffRow(deps, station.id, { action: 'test_chip', summary: `test-chip taps for ${p.seconds} s: they do not count` }, now)
+  })
+  committed(deps, null)
+  return { testUntil }
+}
+
+/**
+ * POST /kiosk/staff/dismiss: staff saw the replay or clone alert and dealt with it; the kiosk
+ * goes back to idle. The alert stays on screen until this, so nobody misses it in a queue.
+ */
+export function dismissAlert(deps: KioskDeps, p: { stationId: number }): void {
+  const now = deps.now()
+  deps.store.tx(() => {
+    const station = freshStation(deps, p.stationId)
+    staffRow(deps, station.id, { action: 'dismiss', summary: 'dismissed the alert on the check-in screen' }, now)
+  })
+  committed(deps, null)
+}
+
+/** GET /kiosk/staff/state: counts, health and the recent feed (whole events). */
+export function staffState(deps: KioskDeps, p: { stationId: number }) {
+  const { store } = deps
+  const now = deps.now()
+  const station = freshStation(deps, p.stationId)
+  const statuses = deps.relayer?.status() ?? []
+  const chains = deps.chains?.list() ?? []
+  return {
+    station: kioskStation(store, station),
+    counts: kioskCounts(store, station, now),
+    testUntil: station.testUntil !== null && station.testUntil > now ? new Date(station.testUntil).toISOString() : null,
+    team: teamCounts(store, station.teamId, now),
+    health: {
+      reader: store.stationEvents.lastOfKind(station.id, 'reader')?.data ?? null,
+      chains: chains.map((c) => ({ chainId: c.chainId, reachable: statuses.find((s) => s.chainId === c.chainId)?.reachable ?? null })),
+      outboxPending: chains.reduce((n, c) => n + store.chainTxs.countOpen(c.chainId), 0),
+      kiosksConnected: deps.feed.subscribers(station.id),
+    },
+    recent: store.stationEvents.recent(station.id, 50),
+  }
+}

@@ -1,0 +1,45 @@
+import type { StationRow } from '../db/stations.js'
+import type { Store } from '../db/store.js'
+import { BadRequestError, ConflictError, NotFoundError } from '../errors.js'
+import type { StationMode } from './protocol.js'
+
+export type SetStationModeParameters = {
+  stationId: number
+  mode: StationMode | null
+  eventId?: number | null
+  now: number
+  /** Staff did it (POST /kiosk/staff/mode): a `staff` row is logged beside the `mode` row. */
+  byStaff?: boolean
+}
+
+/**
+ * Sets what a station is for (CLI `station set`, POST /kiosk/staff/mode) and appends the `mode`
+ * row its kiosks follow. `checkin` needs a guestbook event of the station's team; `closed` keeps
+ * the station's event, so switching back to `checkin` without an event reopens the same one.
+ *
+ * @throws NotFoundError station_not_found / event_not_found; BadRequestError event_required;
+ *   ConflictError mode_not_available (claim: the next issue)
+ */
+export function setStationMode(store: Store, p: SetStationModeParameters): StationRow {
+  if (p.mode === 'claim') throw new ConflictError('mode_not_available', 'The claim mode is not available yet; use checkin or closed')
+  return store.tx(() => {
+    const station = store.stations.get(p.stationId)
+    if (!station || station.revokedAt !== null) throw new NotFoundError('station_not_found', `No active station with id ${p.stationId}`)
+    let eventId = station.eventId
+    if (p.eventId !== undefined && p.eventId !== null) {
+      const event = store.guestbook.getEvent(p.eventId)
+      if (!event || event.teamId !== station.teamId) throw new NotFoundError('event_not_found', `The station's team has no guestbook event ${p.eventId}`)
+      eventId = event.id
+    }
+    if (p.mode === 'checkin' && eventId === null)
+      throw new BadRequestError('event_required', 'A check-in station needs a guestbook event: give its eventId')
+    store.stations.setMode(station.id, p.mode, eventId)
+    const event = eventId === null ? undefined : store.guestbook.getEvent(eventId)
+    store.stationEvents.append(station.id, 'mode', { mode: p.mode, eventId, eventName: event?.name ?? null }, p.now)
+    if (p.byStaff) {
+      const summary = p.mode === 'checkin' ? `check-in for "${event!.name}"` : p.mode === 'closed' ? 'closed the station' : 'cleared the mode'
+      store.stationEvents.append(station.id, 'staff', { action: 'mode', summary }, p.now)
+    }
+    return store.stations.get(station.id)!
+  })
+}

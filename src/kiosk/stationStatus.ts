@@ -1,0 +1,41 @@
+import type { Store } from '../db/store.js'
+import type { FeedHub } from './feedHub.js'
+import type { ReaderEventData } from './protocol.js'
+
+const sameStatus = (a: ReaderEventData, b: ReaderEventData): boolean =>
+  a.cardPresent === b.cardPresent && a.pcscd === b.pcscd && a.readers.length === b.readers.length && a.readers.every((name, i) => name === b.readers[i])
+
+/**
+ * Records a station's reader status in its feed: a `reader` event, only when it differs from the
+ * station's last one. A station sends its status on every (re)connect, so the same status arriving
+ * again (a gateway restart, a flapping link) adds nothing a kiosk would show.
+ *
+ * @returns the new event's id, or null when nothing changed
+ * @example
+ * recordReaderStatus(store, feed, { stationId, status: { readers: ['ACR122U'], cardPresent: false, pcscd: true }, now: Date.now() })
+ */
+export function recordReaderStatus(store: Store, feed: FeedHub | undefined, p: { stationId: number; status: ReaderEventData; now: number }): number | null {
+  // Reader names sorted: two stations listing the same readers in another order have the same status.
+  const status: ReaderEventData = { readers: [...p.status.readers].sort(), cardPresent: p.status.cardPresent, pcscd: p.status.pcscd }
+  const id = store.tx(() => {
+    const last = store.stationEvents.lastOfKind(p.stationId, 'reader')
+    if (last && sameStatus(last.data, status)) return null
+    return store.stationEvents.append(p.stationId, 'reader', status, p.now)
+  })
+  // Without a hub (the CLI) the row still lands; a server's hub finds it by polling.
+  if (id !== null) feed?.changed()
+  return id
+}
+
+/**
+ * Records a card pulled mid-read: a `tap` event with state `retry` ("hold it on the reader a
+ * little longer"). Nothing was submitted, so there is no UID, no ref and no count.
+ *
+ * @example
+ * recordPulledCard(store, feed, { stationId, readerName: 'ACR122U', now: Date.now() })
+ */
+export function recordPulledCard(store: Store, feed: FeedHub | undefined, p: { stationId: number; readerName: string; now: number }): number {
+  const id = store.tx(() => store.stationEvents.append(p.stationId, 'tap', { state: 'retry', uid: null, readerName: p.readerName }, p.now))
+  feed?.changed()
+  return id
+}

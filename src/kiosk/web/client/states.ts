@@ -1,0 +1,71 @@
+import type { KioskState } from '../../protocol.js'
+
+/** The sounds of the page (WebAudio tones: no files to serve). */
+export type SoundName = 'tick' | 'chime' | 'twoTones' | 'threeLow' | 'oneLow' | 'none'
+
+export type StateLook = {
+  /** Distinct shape per state, so nothing relies on colour alone. */
+  icon: IconName
+  /** The big word; already/offline get their details filled in by the page. */
+  word: string
+  /** The smaller line under it. */
+  detail: string
+  sound: SoundName
+  /** Staff are needed: the result goes to the role=alert region. */
+  alert: boolean
+  /** Back to the resting state after this many ms; null: stays until something else happens. */
+  holdMs: number | null
+  /** A code staff can look up (pretixKIOSK-style), shown on the screen. */
+  code?: string
+}
+
+export type IconName = 'waves' | 'hourglass' | 'check' | 'clockArrow' | 'octagon' | 'question' | 'holdDown' | 'unplugged' | 'brokenLink' | 'padlock'
+
+/** How long a result stays before the screen is ready for the next person (a visible bar counts it down). */
+export const RESULT_MS = 4000
+
+/** The state table of docs/kiosk (design notes §2): icon shape, word, colour (CSS, by data-state) and sound. */
+export const STATES: Record<KioskState, StateLook> = {
+  idle: { icon: 'waves', word: 'Tap your badge', detail: 'Hold it flat on the reader', sound: 'none', alert: false, holdMs: null },
+  reading: { icon: 'hourglass', word: 'Hold still…', detail: 'Reading your badge', sound: 'tick', alert: false, holdMs: null },
+  accepted: { icon: 'check', word: "Welcome, you're checked in", detail: '', sound: 'chime', alert: false, holdMs: RESULT_MS },
+  already: { icon: 'clockArrow', word: 'Already checked in', detail: '', sound: 'twoTones', alert: false, holdMs: RESULT_MS },
+  replay: {
+    icon: 'octagon',
+    word: "This tap can't be used",
+    detail: 'Please ask staff',
+    sound: 'threeLow',
+    alert: true,
+    // A copied or cloned badge: it stays until staff have seen it.
+    holdMs: null,
+  },
+  unknown: { icon: 'question', word: 'Badge not registered here', detail: 'Please ask staff', sound: 'threeLow', alert: true, holdMs: RESULT_MS * 2 },
+  retry: { icon: 'holdDown', word: 'Hold it on the reader a little longer', detail: 'Then tap again', sound: 'oneLow', alert: false, holdMs: RESULT_MS },
+  'no-reader': { icon: 'unplugged', word: 'Reader disconnected', detail: 'Staff have been told', sound: 'none', alert: false, holdMs: null, code: 'TG-READER' },
+  offline: { icon: 'brokenLink', word: 'Not connected', detail: 'This screen cannot show results right now: please ask staff', sound: 'none', alert: false, holdMs: null, code: 'TG-LINK' },
+  closed: { icon: 'padlock', word: 'This station is closed', detail: 'Please use another entrance', sound: 'none', alert: false, holdMs: null },
+}
+
+const PATHS: Record<IconName, string> = {
+  waves: '<path d="M14 34a14 14 0 0 1 0-20M20 29a7 7 0 0 1 0-10M26 24h0"/><path d="M30 12a18 18 0 0 1 0 24M36 8a24 24 0 0 1 0 32"/>',
+  hourglass: '<path d="M14 6h20M14 42h20M16 6c0 10 16 12 16 18s-16 8-16 18M32 6c0 10-16 12-16 18s16 8 16 18"/>',
+  check: '<circle cx="24" cy="24" r="19"/><path d="M14 25l7 7 13-15"/>',
+  clockArrow: '<path d="M9 24a15 15 0 1 0 5-11"/><path d="M8 8v8h8"/><path d="M24 15v10l6 4"/>',
+  octagon: '<path d="M16 4h16l12 12v16L32 44H16L4 32V16z"/><path d="M24 13v14M24 33v2"/>',
+  question: '<rect x="5" y="5" width="38" height="38" rx="4"/><path d="M17 18a7 7 0 1 1 10 6c-2 1-3 3-3 5v1M24 36v2"/>',
+  holdDown: '<path d="M24 4v22M15 17l9 9 9-9"/><rect x="8" y="32" width="32" height="10" rx="2"/>',
+  unplugged: '<rect x="9" y="8" width="30" height="22" rx="3"/><path d="M24 30v5M24 35c0 5-6 4-6 9"/><path d="M5 43L43 5"/>',
+  brokenLink: '<path d="M20 14l3-3a8 8 0 0 1 11 11l-3 3M28 34l-3 3a8 8 0 0 1-11-11l3-3"/><path d="M6 6l6 6M42 42l-6-6M16 4v5M32 44v-5"/>',
+  padlock: '<rect x="9" y="21" width="30" height="22" rx="3"/><path d="M15 21v-6a9 9 0 0 1 18 0v6M24 30v5"/>',
+}
+
+/** The icon as inline SVG (drawn in currentColor, so it takes the state's text colour). */
+export function iconSvg(name: IconName, label = ''): string {
+  const a11y = label ? `role="img" aria-label="${label}"` : 'aria-hidden="true"'
+  return `<svg class="icon" data-icon="${name}" viewBox="0 0 48 48" ${a11y} fill="none" stroke="currentColor" stroke-width="3.5" stroke-linecap="round" stroke-linejoin="round">${PATHS[name]}</svg>`
+}
+
+/** HH:MM in the kiosk's own time zone (the venue's). */
+export function clockTime(iso: string, seconds = false): string {
+  return new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit', ...(seconds ? { second: '2-digit' } : {}), hourCycle: 'h23' }).format(new Date(iso))
+}

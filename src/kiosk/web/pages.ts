@@ -1,0 +1,130 @@
+/*
+ * The HTML of the two kiosk pages. Static: everything that changes comes over /kiosk/ws, so the
+ * pages themselves carry no data and can be cached by the browser like any asset.
+ */
+
+/**
+ * Self only: scripts, styles, the socket and every image come from the gateway, and nothing can be
+ * framed, posted elsewhere or injected inline. This is also what proves the no-other-origin rule in
+ * the browser tests: a request elsewhere would be blocked and reported.
+ */
+export const KIOSK_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self'",
+  "font-src 'self'",
+  "connect-src 'self'",
+  "manifest-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ')
+
+const head = (title: string, script: string) => `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>${title}</title>
+<link rel="icon" href="/kiosk/assets/icon.svg" type="image/svg+xml">
+<link rel="stylesheet" href="/kiosk/assets/kiosk.css">
+<script type="module" src="/kiosk/assets/${script}"></script>
+</head>`
+
+export const ATTENDEE_HTML = `${head('Check-in', 'kiosk.js')}
+<body class="attendee">
+<div id="banner" class="banner" role="alert" hidden><span id="banner-text"></span><span class="code">Code TG-LINK</span></div>
+<header class="top">
+  <div class="event" id="event-name">Connecting…</div>
+  <div class="reader" id="reader" data-reader="unknown">Reader: waiting</div>
+  <div class="count"><span id="count" data-count="0">0</span> checked in</div>
+</header>
+<main id="result" class="result" data-state="offline">
+  <div id="result-icon"></div>
+  <div id="result-status" role="status"></div>
+  <div id="result-alert" role="alert"></div>
+  <div id="result-bar" class="bar" hidden><div></div></div>
+</main>
+<footer class="bottom">
+  <ol id="strip" class="strip" aria-label="Last results"></ol>
+  <div class="actions">
+    <button id="sound" type="button" data-action="sound" aria-pressed="true">Sound on</button>
+    <button id="staff" type="button" data-action="staff">Staff</button>
+  </div>
+</footer>
+</body>
+</html>
+`
+
+export const STAFF_HTML = `${head('Staff', 'staff.js')}
+<body class="staff">
+<header>
+  <h1>Staff view<span id="station-name"></span> <span id="station-mode" class="muted"></span></h1>
+  <a id="back" class="button" href="/kiosk">Check-in screen</a>
+</header>
+<div id="banner" class="banner" role="alert" hidden><span id="banner-text"></span><span class="code">Code TG-LINK</span></div>
+<section id="login" class="login" aria-labelledby="login-title">
+  <h2 id="login-title">Enter the staff PIN</h2>
+  <output id="pin-display" aria-live="polite" data-length="0">Enter PIN</output>
+  <p id="pin-message" role="alert"></p>
+  <div class="pinpad">
+    <button type="button" data-key="1">1</button><button type="button" data-key="2">2</button><button type="button" data-key="3">3</button>
+    <button type="button" data-key="4">4</button><button type="button" data-key="5">5</button><button type="button" data-key="6">6</button>
+    <button type="button" data-key="7">7</button><button type="button" data-key="8">8</button><button type="button" data-key="9">9</button>
+    <button type="button" data-key="back" aria-label="Delete last digit">⌫</button><button type="button" data-key="0">0</button><button type="button" data-key="enter">OK</button>
+  </div>
+</section>
+<section id="panel" hidden>
+  <div class="grid">
+    <section class="card" aria-labelledby="counts-title">
+      <h2 id="counts-title">Counts</h2>
+      <div class="big-counts">
+        <div><b id="count-event">0</b>event</div>
+        <div><b id="count-station">0</b>this station</div>
+        <div><b id="count-5min">0</b>last 5 min</div>
+      </div>
+      <dl id="counts-detail"></dl>
+    </section>
+    <section class="card" aria-labelledby="health-title">
+      <h2 id="health-title">Health</h2>
+      <dl id="health"></dl>
+    </section>
+    <section class="card" aria-labelledby="actions-title">
+      <h2 id="actions-title">Actions</h2>
+      <form id="mode-form">
+        <label for="mode">Mode</label>
+        <select id="mode" data-action="mode"><option value="checkin">check-in</option><option value="closed">closed</option></select>
+        <label for="event-id">Event</label>
+        <select id="event-id" data-action="mode"></select>
+        <button type="submit" data-action="mode">Apply</button>
+      </form>
+      <form id="checkin-form">
+        <label for="uid">UID</label>
+        <input id="uid" autocomplete="off" spellcheck="false" placeholder="04AABBCCDDEE01">
+        <button type="submit" data-action="check-in">Check in by hand</button>
+      </form>
+      <div class="row">
+        <button id="undo" type="button" data-action="undo">Undo last check-in</button>
+        <button id="test-chip" type="button" data-action="test-chip">Test chip (60 s)</button>
+        <button id="dismiss" type="button" data-action="dismiss">Dismiss alert</button>
+        <button id="end" type="button" data-action="end">End session</button>
+      </div>
+      <p id="action-result" role="status"></p>
+    </section>
+  </div>
+  <section class="card" aria-labelledby="feed-title">
+    <h2 id="feed-title">Live feed</h2>
+    <table>
+      <thead><tr><th>Time</th><th>Kind</th><th>Reader</th><th>Verdict</th><th>UID</th><th>Reason</th><th>Counter</th><th>Transaction</th></tr></thead>
+      <tbody id="feed"></tbody>
+    </table>
+  </section>
+</section>
+</body>
+</html>
+`
+
+/** The tab icon: the check-in screen's "tap" waves, so no request goes unanswered. */
+export const ICON_SVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 48 48" fill="none" stroke="#0b1020" stroke-width="4" stroke-linecap="round"><rect width="48" height="48" rx="10" fill="#fde047" stroke="none"/><path d="M14 34a14 14 0 0 1 0-20M20 29a7 7 0 0 1 0-10M30 12a18 18 0 0 1 0 24M36 8a24 24 0 0 1 0 32"/></svg>`

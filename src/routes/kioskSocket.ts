@@ -1,0 +1,112 @@
+import type { FastifyPluginAsync } from 'fastify'
+import type { RawData, WebSocket } from 'ws'
+import { z } from 'zod'
+import type { StationRow } from '../db/stations.js'
+import { BaseError } from '../errors.js'
+import { authenticateKiosk } from '../kiosk/kioskTokens.js'
+import { kioskCounts, kioskStation } from '../kiosk/kioskViews.js'
+import { KIOSK_CLOSE, type KioskServerMessage, publicView, type StationEvent } from '../kiosk/protocol.js'
+import { checkStaffSession } from '../kiosk/staffAuth.js'
+
+/** The page's first message must come within this long. */
+export const HELLO_TIMEOUT_MS = 5000
+/** How often a staff socket looks whether its session is still open (it ends a minute after the last staff request). */
+const STAFF_CHECK_MS = 1000
+
+const ClientMessage = z.discriminatedUnion('type', [
+  z.object({
+    type: z.literal('hello'),
+    token: z.string().min(1).max(200),
+    since: z.number().int().min(0).optional(),
+    staffSession: z.string().min(1).max(200).optional(),
+  }),
+  z.object({ type: z.literal('ping') }),
+])
+
+const rawText = (data: RawData): string =>
+  Buffer.isBuffer(data) ? data.toString('utf8') : Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data).toString('utf8')
+
+/**
+ * GET /kiosk/ws: a kiosk page (or the staff view) follows its station's feed. The token comes in
+ * the first message (`hello`), not the URL: the page keeps it in its URL fragment, which never
+ * reaches a log. Then `welcome`, every event after `since` (or none before the welcome, without
+ * it), and live events, each with the counts from the database at the time it is sent. A kiosk
+ * gets publicView(event); a staff session the whole event, until the session ends (close 4403).
+ */
+const kioskSocket: FastifyPluginAsync = async (app) => {
+  const { store, now, feed } = app.services
+
+  app.get('/kiosk/ws', { websocket: true, schema: { hide: true } }, (socket: WebSocket, request) => {
+    const log = request.log
+    let unsubscribe: (() => void) | null = null
+    let staffTimer: NodeJS.Timeout | null = null
+    const send = (message: KioskServerMessage) => {
+      if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(message))
+    }
+    const refuse = (code: number, error: string, message: string) => {
+      send({ type: 'error', error, message })
+      socket.close(code, error)
+    }
+    const helloTimer = setTimeout(() => refuse(KIOSK_CLOSE.helloTimeout, 'hello_timeout', `Send { type: "hello", token } within ${HELLO_TIMEOUT_MS / 1000} s`), HELLO_TIMEOUT_MS)
+
+    const hello = (token: string, since: number | undefined, staffSession: string | undefined) => {
+      let station: StationRow
+      try {
+        station = authenticateKiosk(store, token)
+        if (staffSession !== undefined) checkStaffSession(store, { stationId: station.id, token: staffSession, now: now(), touch: true })
+      } catch (error) {
+        if (!(error instanceof BaseError)) throw error
+        return refuse(error.code.startsWith('staff_') ? KIOSK_CLOSE.staffSessionEnded : KIOSK_CLOSE.unauthorized, error.code, error.message)
+      }
+      const staff = staffSession !== undefined
+      const lastEventId = store.stationEvents.last(station.id)?.id ?? 0
+      send({
+        type: 'welcome',
+        station: kioskStation(store, station),
+        counts: kioskCounts(store, station, now()),
+        reader: store.stationEvents.lastOfKind(station.id, 'reader')?.data ?? null,
+        lastEventId,
+        staff,
+      })
+      unsubscribe = feed.subscribe(station.id, since ?? lastEventId, (events: StationEvent[]) => {
+        // The station row again: a mode or event change is among these events.
+        const counts = kioskCounts(store, store.stations.get(station.id) ?? station, now())
+        for (const event of events) {
+          const view = staff ? event : publicView(event)
+          if (view) send({ type: 'event', event: view, counts })
+        }
+      })
+      if (staff)
+        staffTimer = setInterval(() => {
+          try {
+            checkStaffSession(store, { stationId: station.id, token: staffSession, now: now(), touch: false })
+          } catch (error) {
+            if (!(error instanceof BaseError)) throw error
+            refuse(KIOSK_CLOSE.staffSessionEnded, error.code, error.message)
+          }
+        }, STAFF_CHECK_MS)
+    }
+
+    socket.on('message', (data: RawData, isBinary: boolean) => {
+      let parsed: z.infer<typeof ClientMessage>
+      try {
+        if (isBinary) throw new Error('binary frame')
+        parsed = ClientMessage.parse(JSON.parse(rawText(data)))
+      } catch {
+        return send({ type: 'error', error: 'invalid_message', message: 'Messages are JSON text: { type: "hello", token, since?, staffSession? } or { type: "ping" }' })
+      }
+      if (parsed.type === 'ping') return send({ type: 'pong' })
+      if (unsubscribe) return send({ type: 'error', error: 'invalid_message', message: 'hello was already sent on this socket' })
+      clearTimeout(helloTimer)
+      hello(parsed.token, parsed.since, parsed.staffSession)
+    })
+    socket.on('close', () => {
+      clearTimeout(helloTimer)
+      if (staffTimer) clearInterval(staffTimer)
+      unsubscribe?.()
+    })
+    socket.on('error', (error) => log.warn({ err: error }, 'kiosk socket error'))
+  })
+}
+
+export default kioskSocket

@@ -1,0 +1,133 @@
+import type { AddressInfo } from 'node:net'
+import { afterEach, describe, expect, test } from 'vitest'
+import { buildApp } from '../../src/app.js'
+import { openStore } from '../../src/db/store.js'
+import { KIOSK_CLOSE } from '../../src/kiosk/protocol.js'
+import { setStaffPin } from '../../src/kiosk/staffAuth.js'
+import { createTestGateway, type TestGateway } from '../helpers/gateway.js'
+import { openKiosk, seedCheckInTeam, stationTap, UIDS, type KioskClient } from './kioskFixture.js'
+
+// Issue 10: GET /kiosk/ws follows a station's durable feed: resume by id, same events on every
+// kiosk, counts from the database, the public projection for a kiosk and whole events for staff.
+
+let gw: TestGateway
+const clients: KioskClient[] = []
+afterEach(async () => {
+  for (const c of clients.splice(0)) c.ws.terminate()
+  await gw?.close()
+})
+
+async function listening() {
+  gw = await createTestGateway()
+  await gw.app.listen({ host: '127.0.0.1', port: 0 })
+  return `http://127.0.0.1:${(gw.app.server.address() as AddressInfo).port}`
+}
+async function kiosk(base: string, hello: Record<string, unknown> | null) {
+  const client = await openKiosk(base, hello)
+  clients.push(client)
+  return client
+}
+
+describe('GET /kiosk/ws', () => {
+  test('welcome with station, counts from the database and lastEventId; then live events with counts, without staff detail', async () => {
+    const base = await listening()
+    const s = seedCheckInTeam(gw)
+    await stationTap(gw, s.side.token, UIDS[1]!, 1) // counted for the event, at the other station
+    const page = await kiosk(base, { token: s.kiosk })
+    const welcome = await page.waitFor((m) => m.type === 'welcome')
+    expect(welcome).toMatchObject({
+      type: 'welcome',
+      station: { id: s.door.stationId, name: 'Door A', mode: 'checkin', event: { id: s.eventId, name: 'Opening night' } },
+      counts: { event: 1, station: 0, last5Minutes: 0 },
+      reader: null,
+      lastEventId: gw.store.stationEvents.last(s.door.stationId)!.id,
+      staff: false,
+    })
+    await stationTap(gw, s.door.token, UIDS[0]!, 1)
+    const tap = await page.waitFor((m) => m.type === 'event' && m.event.kind === 'tap')
+    expect(tap).toMatchObject({ event: { kind: 'tap', data: { state: 'accepted', uid: null, checkIn: { stationName: 'Door A' } } }, counts: { event: 2, station: 1, last5Minutes: 1 } })
+    // The public projection: no UID, counter or reader name.
+    expect(JSON.stringify(tap)).not.toContain(UIDS[0])
+    const tx = await page.waitFor((m) => m.type === 'event' && m.event.kind === 'tx')
+    expect(tx).toMatchObject({ event: { data: { status: 'queued', hash: expect.stringMatching(/^0x/) } } })
+  })
+
+  test('a kiosk that reconnects with since gets the missed events exactly once; two kiosks get the same events', async () => {
+    const base = await listening()
+    const s = seedCheckInTeam(gw)
+    const steady = await kiosk(base, { token: s.kiosk })
+    const first = await kiosk(base, { token: s.kiosk })
+    await first.waitFor((m) => m.type === 'welcome')
+    await stationTap(gw, s.door.token, UIDS[1]!, 1)
+    const seen = await first.waitFor((m) => m.type === 'event' && m.event.kind === 'tap')
+    const lastSeen = seen.type === 'event' ? seen.event.id : 0
+    first.ws.close()
+    await first.closed
+    // Taps during the gap.
+    await stationTap(gw, s.door.token, UIDS[2]!, 1)
+    await stationTap(gw, s.door.token, UIDS[2]!, 1) // a replay
+    await stationTap(gw, s.door.token, UIDS[3]!, 1)
+    const again = await kiosk(base, { token: s.kiosk, since: lastSeen })
+    await again.waitFor((m) => m.type === 'event' && m.event.kind === 'tap' && m.event.data.state === 'accepted' && m.counts.station === 3)
+    await stationTap(gw, s.door.token, UIDS[0]!, 1)
+    await again.waitFor((m) => m.type === 'event' && m.event.kind === 'tx')
+    await steady.waitFor((m) => m.type === 'event' && m.event.kind === 'tx')
+    const ids = again.events().map((m) => m.event.id)
+    expect(ids.length).toBe(new Set(ids).size)
+    expect(Math.min(...ids)).toBeGreaterThan(lastSeen)
+    expect(again.events().map((m) => m.event.kind === 'tap' && m.event.data.state)).toEqual(['accepted', 'replay', 'accepted', 'accepted', false])
+    // The steady kiosk saw everything, once, and the same rows as the reconnected one from there on.
+    const steadyIds = steady.events().map((m) => m.event.id)
+    expect(steadyIds.filter((id) => id > lastSeen)).toEqual(ids)
+    expect(steady.events().at(-1)!.counts).toEqual(again.events().at(-1)!.counts)
+    expect(again.events().at(-1)!.counts).toEqual({ event: 4, station: 4, last5Minutes: 4 })
+  })
+
+  test('rows appended by another process (the CLI, a second gateway) arrive through the poll', async () => {
+    const base = await listening()
+    const s = seedCheckInTeam(gw)
+    const page = await kiosk(base, { token: s.kiosk })
+    await page.waitFor((m) => m.type === 'welcome')
+    const store2 = openStore({ dataDir: gw.dataDir })
+    const app2 = await buildApp({ config: gw.config, store: store2, now: () => gw.clock.now })
+    try {
+      await stationTap({ app: app2 }, s.door.token, UIDS[0]!, 1)
+      await page.waitFor((m) => m.type === 'event' && m.event.kind === 'tap' && m.counts.station === 1, 3000)
+    } finally {
+      await app2.close()
+      store2.close()
+    }
+  })
+
+  test('an unknown token gets an error and close 4401; no hello in 5 s closes 4408; ping gets pong', async () => {
+    const base = await listening()
+    seedCheckInTeam(gw)
+    const bad = await kiosk(base, { token: 'tgk_not-a-token' })
+    expect(await bad.closed).toEqual({ code: KIOSK_CLOSE.unauthorized, reason: 'invalid_kiosk_token' })
+    expect(bad.messages).toEqual([{ type: 'error', error: 'invalid_kiosk_token', message: expect.any(String) }])
+    const quiet = await kiosk(base, null)
+    quiet.ws.send(JSON.stringify({ type: 'ping' }))
+    await quiet.waitFor((m) => m.type === 'pong')
+    expect((await quiet.closed).code).toBe(KIOSK_CLOSE.helloTimeout)
+  }, 10_000)
+
+  test('a staff session gets whole events; when the session ends the socket closes 4403', async () => {
+    const base = await listening()
+    const s = seedCheckInTeam(gw)
+    await setStaffPin(gw.store, { stationId: s.door.stationId, pin: '2468', now: gw.clock.now })
+    const login = await gw.app.inject({ method: 'POST', url: '/kiosk/staff/session', headers: { 'x-kiosk-token': s.kiosk }, payload: { pin: '2468' } })
+    const { session } = login.json() as { session: string }
+    const staff = await kiosk(base, { token: s.kiosk, staffSession: session, since: 0 })
+    await staff.waitFor((m) => m.type === 'welcome' && m.staff === true)
+    // since 0: the backlog, staff rows included.
+    await staff.waitFor((m) => m.type === 'event' && m.event.kind === 'staff' && m.event.data.action === 'login')
+    await stationTap(gw, s.door.token, UIDS[0]!, 1, { readerName: 'Reader 1' })
+    await staff.waitFor((m) => m.type === 'event' && m.event.kind === 'tap' && m.event.data.uid === UIDS[0] && m.event.data.readerName === 'Reader 1')
+    gw.clock.now += 61_000
+    expect((await staff.closed).code).toBe(KIOSK_CLOSE.staffSessionEnded)
+    // A kiosk (not staff) never sees staff rows.
+    const page = await kiosk(base, { token: s.kiosk, since: 0 })
+    await page.waitFor((m) => m.type === 'event' && m.event.kind === 'tap')
+    expect(page.events().some((m) => m.event.kind === 'staff')).toBe(false)
+  })
+})

@@ -1,0 +1,177 @@
+import { afterEach, describe, expect, test } from 'vitest'
+import { setStaffPin } from '../../src/kiosk/staffAuth.js'
+import { call, createTestGateway, type TestGateway } from '../helpers/gateway.js'
+import { seedCheckInTeam, stationTap, UIDS } from './kioskFixture.js'
+
+// Issue 10: the staff view's API. Every request carries the kiosk token; actions a staff session
+// that ends after a minute idle; the PIN locks for 5 minutes after 5 wrong tries; each action is
+// logged to the station's feed.
+
+let gw: TestGateway
+afterEach(async () => gw?.close())
+
+const PIN = '482913'
+
+async function setup() {
+  gw = await createTestGateway()
+  const s = seedCheckInTeam(gw)
+  await setStaffPin(gw.store, { stationId: s.door.stationId, pin: PIN, now: gw.clock.now })
+  return s
+}
+const staff = (kiosk: string, session: string | null, method: 'GET' | 'POST', url: string, payload?: object) =>
+  call(gw, { method, url, headers: { 'x-kiosk-token': kiosk, ...(session ? { 'x-staff-session': session } : {}) }, ...(payload ? { payload } : {}) })
+async function login(kiosk: string) {
+  const res = await staff(kiosk, null, 'POST', '/kiosk/staff/session', { pin: PIN })
+  expect(res.status).toBe(200)
+  return res.body.session as string
+}
+const staffRows = (stationId: number) =>
+  gw.store.stationEvents.after(stationId, 0).flatMap((e) => (e.kind === 'staff' ? [e.data.action] : []))
+
+describe('staff PIN and session', () => {
+  test('wrong PINs count down; the fifth locks for 5 minutes, the right PIN included; then it opens again', async () => {
+    const s = await setup()
+    for (let i = 1; i <= 4; i++) {
+      const res = await staff(s.kiosk, null, 'POST', '/kiosk/staff/session', { pin: '0000' })
+      expect(res).toMatchObject({ status: 401, body: { success: false, error: 'invalid_pin', triesLeft: 5 - i } })
+    }
+    const fifth = await staff(s.kiosk, null, 'POST', '/kiosk/staff/session', { pin: '0000' })
+    expect(fifth).toMatchObject({ status: 423, body: { success: false, error: 'pin_locked', lockedUntil: new Date(gw.clock.now + 5 * 60_000).toISOString() } })
+    expect((await staff(s.kiosk, null, 'POST', '/kiosk/staff/session', { pin: PIN })).status).toBe(423)
+    gw.clock.now += 5 * 60_000 + 1
+    const session = await login(s.kiosk)
+    expect(session).toMatch(/^tgss_[\w-]{32}$/)
+    expect(staffRows(s.door.stationId)).toEqual(['login_failed', 'login_failed', 'login_failed', 'login_failed', 'locked', 'login'])
+    // Only a hash of the session is stored.
+    expect(JSON.stringify(gw.store.db.prepare('SELECT * FROM staff_sessions').all())).not.toContain(session)
+  })
+
+  test('no PIN set is 409 pin_not_set; no or a wrong kiosk token is 401', async () => {
+    gw = await createTestGateway()
+    const s = seedCheckInTeam(gw)
+    expect(await staff(s.kiosk, null, 'POST', '/kiosk/staff/session', { pin: '1234' })).toMatchObject({ status: 409, body: { error: 'pin_not_set' } })
+    expect(await call(gw, { method: 'POST', url: '/kiosk/staff/session', payload: { pin: '1234' } })).toMatchObject({ status: 401, body: { error: 'kiosk_token_missing' } })
+    expect(await staff('tgk_nope', null, 'POST', '/kiosk/staff/session', { pin: '1234' })).toMatchObject({ status: 401, body: { error: 'invalid_kiosk_token' } })
+    // A station's kiosk token is no station token.
+    expect((await call(gw, { method: 'POST', url: '/station/taps', headers: { 'x-station-token': s.kiosk }, payload: { rfUid: UIDS[0], url: 'x' } })).status).toBe(401)
+  })
+
+  test('a session ends after 60 s without use; each request keeps it open; end ends it', async () => {
+    const s = await setup()
+    const session = await login(s.kiosk)
+    gw.clock.now += 50_000
+    expect((await staff(s.kiosk, session, 'GET', '/kiosk/staff/state')).status).toBe(200)
+    gw.clock.now += 50_000
+    expect((await staff(s.kiosk, session, 'GET', '/kiosk/staff/state')).status).toBe(200)
+    gw.clock.now += 60_001
+    expect(await staff(s.kiosk, session, 'GET', '/kiosk/staff/state')).toMatchObject({ status: 401, body: { error: 'staff_session_ended' } })
+    const next = await login(s.kiosk)
+    expect((await staff(s.kiosk, next, 'POST', '/kiosk/staff/end')).status).toBe(200)
+    expect(await staff(s.kiosk, next, 'GET', '/kiosk/staff/state')).toMatchObject({ status: 401, body: { error: 'staff_session_ended' } })
+    expect(await staff(s.kiosk, null, 'GET', '/kiosk/staff/state')).toMatchObject({ status: 401, body: { error: 'staff_session_missing' } })
+    // Another station's kiosk token does not carry this station's session.
+    const { createKioskToken } = await import('../../src/kiosk/kioskTokens.js')
+    const other = createKioskToken(gw.store, { stationId: s.side.stationId, now: gw.clock.now }).token
+    const fresh = await login(s.kiosk)
+    expect(await staff(other, fresh, 'GET', '/kiosk/staff/state')).toMatchObject({ status: 401, body: { error: 'staff_session_ended' } })
+  })
+})
+
+describe('staff actions', () => {
+  test('undo the last check-in within 2 minutes (the token stays when minted), not after', async () => {
+    const s = await setup()
+    const session = await login(s.kiosk)
+    const first = await stationTap(gw, s.door.token, UIDS[0]!, 1) // with a wallet: a mint is queued
+    const undo = await staff(s.kiosk, session, 'POST', '/kiosk/staff/undo')
+    expect(undo).toMatchObject({ status: 200, body: { success: true, tokenStays: true } })
+    expect((await staff(s.kiosk, session, 'GET', '/kiosk/staff/state')).body.counts).toEqual({ event: 0, station: 0, last5Minutes: 0 })
+    // The chip may check in again; its token is not minted twice.
+    const again = await stationTap(gw, s.door.token, UIDS[0]!, 2)
+    expect(again.body.checkIn).toMatchObject({ state: 'accepted', checkIn: { tx: { id: first.body.checkIn.checkIn.tx.id } } })
+    expect(again.body.checkIn.checkIn.id).not.toBe(undo.body.checkInId)
+    expect(gw.store.db.prepare('SELECT count(*) AS n FROM guestbook_mints').get()).toEqual({ n: 1 })
+
+    await stationTap(gw, s.door.token, UIDS[1]!, 1) // no wallet
+    gw.clock.now += 60_000
+    const noToken = await staff(s.kiosk, session, 'POST', '/kiosk/staff/undo')
+    expect(noToken.body).toMatchObject({ success: true, tokenStays: false })
+    gw.clock.now += 61_000
+    // The check-in before it was made 2 min 1 s ago: too late (and the idle session ended: a new one).
+    expect(await staff(s.kiosk, await login(s.kiosk), 'POST', '/kiosk/staff/undo')).toMatchObject({ status: 409, body: { error: 'undo_window_passed' } })
+    const feed = gw.store.stationEvents.after(s.door.stationId, 0)
+    expect(feed.filter((e) => e.kind === 'undo').map((e) => e.data)).toEqual([
+      { checkInId: undo.body.checkInId, tokenStays: true },
+      { checkInId: noToken.body.checkInId, tokenStays: false },
+    ])
+    expect(staffRows(s.door.stationId)).toEqual(['login', 'undo', 'undo', 'login'])
+  })
+
+  test('manual check-in by UID is marked manual, counts once, and is logged', async () => {
+    const s = await setup()
+    const session = await login(s.kiosk)
+    const res = await staff(s.kiosk, session, 'POST', '/kiosk/staff/check-in', { uid: UIDS[2]!.toLowerCase() })
+    expect(res).toMatchObject({ status: 200, body: { success: true, state: 'accepted', checkIn: { manual: true, stationName: 'Door A', tx: null } } })
+    expect(await staff(s.kiosk, session, 'POST', '/kiosk/staff/check-in', { uid: UIDS[2] })).toMatchObject({ status: 200, body: { state: 'already', checkIn: { id: res.body.checkIn.id } } })
+    expect(await staff(s.kiosk, session, 'POST', '/kiosk/staff/check-in', { uid: '04FFFFFFFFFFFF' })).toMatchObject({ status: 404, body: { error: 'chip_not_found' } })
+    expect(gw.store.db.prepare('SELECT manual FROM check_ins').all()).toEqual([{ manual: 1 }])
+    expect(staffRows(s.door.stationId)).toEqual(['login', 'manual_check_in', 'manual_check_in'])
+    const state = await staff(s.kiosk, session, 'GET', '/kiosk/staff/state')
+    expect(state.body).toMatchObject({
+      counts: { event: 1, station: 1, last5Minutes: 1 },
+      team: { events: [{ eventId: s.eventId, checkedIn: 1 }, { eventId: s.otherEventId, checkedIn: 0 }] },
+      health: { reader: null, outboxPending: expect.any(Number), kiosksConnected: 0 },
+    })
+    expect(state.body.team.stations).toEqual([
+      expect.objectContaining({ stationId: s.door.stationId, checkedIn: 1 }),
+      expect.objectContaining({ stationId: s.side.stationId, checkedIn: 0 }),
+    ])
+    expect(state.body.recent.at(-1)).toMatchObject({ kind: 'staff', data: { action: 'manual_check_in' } })
+  })
+
+  test('mode: switch event, close, reopen; claim is not available yet; each logged with a mode row', async () => {
+    const s = await setup()
+    const session = await login(s.kiosk)
+    expect(await staff(s.kiosk, session, 'POST', '/kiosk/staff/mode', { mode: 'checkin', eventId: s.otherEventId })).toMatchObject({
+      status: 200,
+      body: { station: { mode: 'checkin', event: { id: s.otherEventId, name: 'Afterparty' } } },
+    })
+    expect((await staff(s.kiosk, session, 'POST', '/kiosk/staff/mode', { mode: 'closed' })).body.station).toMatchObject({ mode: 'closed' })
+    expect((await stationTap(gw, s.door.token, UIDS[0]!, 1)).body.error).toBe('station_closed')
+    expect(await staff(s.kiosk, session, 'POST', '/kiosk/staff/mode', { mode: 'claim' })).toMatchObject({ status: 409, body: { error: 'mode_not_available' } })
+    expect(await staff(s.kiosk, session, 'POST', '/kiosk/staff/mode', { mode: 'checkin', eventId: 99 })).toMatchObject({ status: 404, body: { error: 'event_not_found' } })
+    await staff(s.kiosk, session, 'POST', '/kiosk/staff/mode', { mode: 'checkin' })
+    expect((await stationTap(gw, s.door.token, UIDS[0]!, 2)).body.checkIn.checkIn).toMatchObject({ eventId: s.otherEventId })
+    const modes = gw.store.stationEvents.after(s.door.stationId, 0).filter((e) => e.kind === 'mode').map((e) => e.data)
+    expect(modes.slice(1)).toEqual([
+      { mode: 'checkin', eventId: s.otherEventId, eventName: 'Afterparty' },
+      { mode: 'closed', eventId: s.otherEventId, eventName: 'Afterparty' },
+      { mode: 'checkin', eventId: s.otherEventId, eventName: 'Afterparty' },
+    ])
+    expect(staffRows(s.door.stationId)).toEqual(['login', 'mode', 'mode', 'mode'])
+  })
+
+  test('test-chip: taps until then do not count; retry refuses a transaction that has not failed', async () => {
+    const s = await setup()
+    const session = await login(s.kiosk)
+    const res = await staff(s.kiosk, session, 'POST', '/kiosk/staff/test-chip', { seconds: 20 })
+    expect(res.body).toEqual({ success: true, testUntil: new Date(gw.clock.now + 20_000).toISOString() })
+    expect((await stationTap(gw, s.door.token, UIDS[0]!, 1)).body.checkIn).toMatchObject({ test: true })
+    expect(gw.store.db.prepare('SELECT count(*) AS n FROM check_ins').get()).toEqual({ n: 0 })
+    gw.clock.now += 20_001
+    const tap = await stationTap(gw, s.door.token, UIDS[0]!, 2)
+    const txId = tap.body.checkIn.checkIn.tx.id
+    expect(await staff(s.kiosk, session, 'POST', '/kiosk/staff/retry', { txId })).toMatchObject({ status: 409, body: { error: 'tx_not_failed' } })
+    expect(await staff(s.kiosk, session, 'POST', '/kiosk/staff/retry', { txId: 9999 })).toMatchObject({ status: 404, body: { error: 'tx_not_found' } })
+    expect(await staff(s.kiosk, session, 'POST', '/kiosk/staff/test-chip', { seconds: 0 })).toMatchObject({ status: 400, body: { error: 'validation_failed' } })
+  })
+
+  test('the staff routes are in the OpenAPI document with their credentials', async () => {
+    gw = await createTestGateway()
+    const doc = (await call(gw, { url: '/openapi.json' })).body
+    for (const path of ['/kiosk/staff/session', '/kiosk/staff/state', '/kiosk/staff/mode', '/kiosk/staff/check-in', '/kiosk/staff/undo', '/kiosk/staff/retry', '/kiosk/staff/test-chip', '/kiosk/staff/end'])
+      expect(Object.keys(doc.paths)).toContain(path)
+    expect(doc.paths['/kiosk/staff/session'].post.security).toEqual([{ kiosk: [] }])
+    expect(doc.paths['/kiosk/staff/undo'].post.security).toEqual([{ kiosk: [], staffSession: [] }])
+    expect(Object.keys(doc.paths['/kiosk/staff/session'].post.responses)).toEqual(expect.arrayContaining(['200', '401', '409', '423']))
+  })
+})
