@@ -100,6 +100,8 @@ describe('OpenAPI', () => {
       apiKey: expect.objectContaining({ type: 'apiKey', in: 'header', name: 'x-service-api-key' }),
       otp: expect.objectContaining({ type: 'apiKey', in: 'header', name: 'x-service-code' }),
       station: expect.objectContaining({ type: 'apiKey', in: 'header', name: 'x-station-token' }),
+      kiosk: expect.objectContaining({ type: 'apiKey', in: 'header', name: 'x-kiosk-token' }),
+      staffSession: expect.objectContaining({ type: 'apiKey', in: 'header', name: 'x-staff-session' }),
     })
     const security = (method: string, path: string) => (d.paths[path]![method] as { security?: unknown }).security
     expect(security('get', '/chip-groups')).toEqual([{ apiKey: [] }])
@@ -107,6 +109,8 @@ describe('OpenAPI', () => {
     expect(security('post', '/phygitals/transfer/pullable')).toEqual([{ otp: [] }])
     expect(security('get', '/phygitals/transfer-signature/pullable')).toEqual([{ otp: [] }])
     expect(security('post', '/station/taps')).toEqual([{ station: [] }])
+    expect(security('post', '/kiosk/staff/session')).toEqual([{ kiosk: [] }])
+    expect(security('post', '/kiosk/staff/undo')).toEqual([{ kiosk: [], staffSession: [] }])
     // A key is optional on GET /refs/:id (it unlocks Links Module refs): {} is "no credentials".
     expect(security('get', '/refs/{id}')).toEqual([{}, { apiKey: [] }])
     expect(security('get', '/otps/{id}')).toEqual([])

@@ -490,11 +490,13 @@ describe.skipIf(missing.length > 0)('PC/SC: pcscd going away and coming back', (
       pcscd = startPrivatePcscd(runDir, confDir)
       await until('the private pcscd did not answer', () => socketAccepts(socket))
       const script = [
+        // Both modules loaded first: the station must listen from the moment the readers open, or
+        // a reader (or pcscd) it was never told about could go away before it is even built.
         `const { openPcscReaders } = await import(${JSON.stringify(path.join(repoRoot, 'station/pcsc/pcscReaders.ts'))})`,
+        `const { Station } = await import(${JSON.stringify(path.join(repoRoot, 'station/station.ts'))})`,
         'const source = await openPcscReaders({ log: { info: (m) => console.log(m), warn: (m) => console.log("warn: " + m) } })',
         'source.on("error", (e) => console.log("error: " + e.message))',
         // The station's status, as it reports it to the gateway (its own log lines are left out: they repeat the source's).
-        `const { Station } = await import(${JSON.stringify(path.join(repoRoot, 'station/station.ts'))})`,
         'const quiet = { info() {}, warn() {}, error() {} }',
         'const station = new Station({ source, sink: null, log: quiet })',
         'station.on("status", (s) => console.log("status: " + JSON.stringify(s)))',
@@ -512,6 +514,10 @@ describe.skipIf(missing.length > 0)('PC/SC: pcscd going away and coming back', (
       await until('the station did not attach the private readers', () => count('reader attached: Private PCD 00 00') === 1)
       // Only the private pcscd's readers: the machine's are behind another socket.
       expect(out).not.toContain('Virtual PCD')
+      // The station has taken both readers (its status says so) before pcscd goes away.
+      const both = ['Private PCD 00 00', 'Private PCD 00 01']
+      const up = `status: ${JSON.stringify({ readers: both, cardPresent: false, pcscd: true })}`
+      await until('the station did not report both readers', () => count(up) === 1)
 
       await stopChild(pcscd)
       await until('the readers were not dropped', () => count('reader removed: Private PCD 00 00') === 1 && count('reader removed: Private PCD 00 01') === 1)
@@ -526,15 +532,12 @@ describe.skipIf(missing.length > 0)('PC/SC: pcscd going away and coming back', (
       expect(count('tick') - ticks).toBeGreaterThan(5)
 
       expect(out.match(/lost the PC\/SC daemon/g)).toHaveLength(1)
-      const both = ['Private PCD 00 00', 'Private PCD 00 01']
       const lost = `status: ${JSON.stringify({ readers: [], cardPresent: false, pcscd: false })}`
-      const back = `status: ${JSON.stringify({ readers: both, cardPresent: false, pcscd: true })}`
-      expect(count(`status: ${JSON.stringify({ readers: both, cardPresent: false, pcscd: true })}`)).toBe(1)
       await until('the station did not report pcscd lost', () => count(lost) === 1, 5_000)
       pcscd = startPrivatePcscd(runDir, confDir)
       await until('the readers did not come back', () => count('reader attached: Private PCD 00 00') === 2 && count('reader attached: Private PCD 00 01') === 2)
       expect(out).toContain('the PC/SC daemon answers again: watching readers')
-      await until('the station did not report pcscd back with its readers', () => count(back) === 2, 5_000)
+      await until('the station did not report pcscd back with its readers', () => count(up) === 2, 5_000)
 
       station.kill('SIGINT')
       expect(await exited(station, 5000)).toBe(true)
