@@ -177,16 +177,25 @@ async function browserPart(child: ChildProcess, info: ServerInfo) {
       }).observe(result, { attributes: true, attributeFilter: ['data-state'] })
     })()`)
     const latencies: number[] = []
+    const verdicts: number[] = []
     // One warm-up tap: the page's first result (its first sound, its first layout of that state) is slower.
     for (let i = -1; i < BROWSER_TAPS; i++) {
       await page.evaluate(() => void ((globalThis as unknown as { renderedAt: number | null }).renderedAt = null))
-      const { placedAt } = await ask<{ placedAt: number }>(child, { type: 'tap' }, 'tapped')
+      const { placedAt, verdictAt } = await ask<{ placedAt: number; verdictAt: number }>(child, { type: 'tap' }, 'tapped')
       const renderedAt = (await (await page.waitForFunction(() => (globalThis as unknown as { renderedAt: number | null }).renderedAt, undefined, { timeout: 10_000 })).jsonValue()) as number
-      if (i >= 0) latencies.push(renderedAt - placedAt)
+      if (i >= 0) {
+        latencies.push(renderedAt - placedAt)
+        verdicts.push(verdictAt - placedAt)
+      }
       await page.waitForSelector('#result[data-state="idle"]', { timeout: 15_000 })
     }
     console.log(`2. virtual-card insert (in-process virtual reader, in-process station) → rendered result in headless Chromium, ${BROWSER_TAPS} taps (after 1 warm-up):`)
-    console.log(`   ${fmt(stats(latencies))}`)
+    const rendered = stats(latencies)
+    const station = stats(verdicts)
+    console.log(`   rendered:                       ${fmt(rendered)}`)
+    console.log(`   the station's insert → verdict: ${fmt(station)}`)
+    const over = rendered.median - station.median
+    console.log(`   rendered − verdict (medians): ${over.toFixed(1)} ms   target ≤ 50 ms: ${over <= 50 ? 'met' : 'NOT met'}`)
   } finally {
     await browser.close()
   }

@@ -87,8 +87,10 @@ process.on('message', (message: { type: string }) => {
     const placedAt = at()
     reader.place(chip)
     inProcess.station.once('verdict', () => {
+      // The station's own insert → verdict time: the target compares the rendered result with it.
+      const verdictAt = at()
       reader.remove()
-      process.send!({ type: 'tapped', placedAt })
+      process.send!({ type: 'tapped', placedAt, verdictAt })
     })
   }
 })
