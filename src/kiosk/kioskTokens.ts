@@ -30,6 +30,7 @@ export function authenticateKiosk(store: Store, token: string | undefined): Stat
   if (!token) throw new UnauthorizedError('kiosk_token_missing', 'This needs a kiosk token (the x-kiosk-token header; `tapgate station kiosk-url` makes one)')
   const row = store.kioskTokens.findActiveByHash(hashStationToken(token))
   const station = row && store.stations.get(row.stationId)
-  if (!station) throw new UnauthorizedError('invalid_kiosk_token', 'The kiosk token is unknown or has been revoked')
+  // A revoked station's kiosks stop with it.
+  if (!station || station.revokedAt !== null) throw new UnauthorizedError('invalid_kiosk_token', 'The kiosk token is unknown or has been revoked')
   return station
 }

@@ -10,8 +10,11 @@ import { checkStaffSession } from '../kiosk/staffAuth.js'
 
 /** The page's first message must come within this long. */
 export const HELLO_TIMEOUT_MS = 5000
-/** How often a staff socket looks whether its session is still open (it ends a minute after the last staff request). */
-const STAFF_CHECK_MS = 1000
+/**
+ * How often an open socket checks its credentials again: the kiosk token (a revoked station stops
+ * its kiosks) and, for the staff view, the session (it ends a minute after the last staff request).
+ */
+const RECHECK_MS = 1000
 
 const ClientMessage = z.discriminatedUnion('type', [
   z.object({
@@ -39,7 +42,7 @@ const kioskSocket: FastifyPluginAsync = async (app) => {
   app.get('/kiosk/ws', { websocket: true, schema: { hide: true } }, (socket: WebSocket, request) => {
     const log = request.log
     let unsubscribe: (() => void) | null = null
-    let staffTimer: NodeJS.Timeout | null = null
+    let recheckTimer: NodeJS.Timeout | null = null
     const send = (message: KioskServerMessage) => {
       if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(message))
     }
@@ -76,15 +79,21 @@ const kioskSocket: FastifyPluginAsync = async (app) => {
           if (view) send({ type: 'event', event: view, counts })
         }
       })
-      if (staff)
-        staffTimer = setInterval(() => {
-          try {
-            checkStaffSession(store, { stationId: station.id, token: staffSession, now: now(), touch: false })
-          } catch (error) {
-            if (!(error instanceof BaseError)) throw error
-            refuse(KIOSK_CLOSE.staffSessionEnded, error.code, error.message)
-          }
-        }, STAFF_CHECK_MS)
+      recheckTimer = setInterval(() => {
+        try {
+          authenticateKiosk(store, token)
+        } catch (error) {
+          if (!(error instanceof BaseError)) throw error
+          return refuse(KIOSK_CLOSE.unauthorized, error.code, error.message)
+        }
+        if (!staff) return
+        try {
+          checkStaffSession(store, { stationId: station.id, token: staffSession, now: now(), touch: false })
+        } catch (error) {
+          if (!(error instanceof BaseError)) throw error
+          refuse(KIOSK_CLOSE.staffSessionEnded, error.code, error.message)
+        }
+      }, RECHECK_MS)
     }
 
     socket.on('message', (data: RawData, isBinary: boolean) => {
@@ -102,7 +111,7 @@ const kioskSocket: FastifyPluginAsync = async (app) => {
     })
     socket.on('close', () => {
       clearTimeout(helloTimer)
-      if (staffTimer) clearInterval(staffTimer)
+      if (recheckTimer) clearInterval(recheckTimer)
       unsubscribe?.()
     })
     socket.on('error', (error) => log.warn({ err: error }, 'kiosk socket error'))

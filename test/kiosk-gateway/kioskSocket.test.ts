@@ -4,6 +4,7 @@ import { buildApp } from '../../src/app.js'
 import { openStore } from '../../src/db/store.js'
 import { KIOSK_CLOSE } from '../../src/kiosk/protocol.js'
 import { setStaffPin } from '../../src/kiosk/staffAuth.js'
+import { revokeStation } from '../../src/stations/stations.js'
 import { createTestGateway, type TestGateway } from '../helpers/gateway.js'
 import { openKiosk, seedCheckInTeam, stationTap, UIDS, type KioskClient } from './kioskFixture.js'
 
@@ -110,6 +111,17 @@ describe('GET /kiosk/ws', () => {
     await quiet.waitFor((m) => m.type === 'pong')
     expect((await quiet.closed).code).toBe(KIOSK_CLOSE.helloTimeout)
   }, 10_000)
+
+  test('revoking the station stops its kiosks: an open socket closes 4401, and its token opens no new one', async () => {
+    const base = await listening()
+    const s = seedCheckInTeam(gw)
+    const page = await kiosk(base, { token: s.kiosk })
+    await page.waitFor((m) => m.type === 'welcome')
+    expect(revokeStation(gw.store, { tokenOrPrefix: s.door.token, now: gw.clock.now })).toBe(1)
+    expect(await page.closed).toEqual({ code: KIOSK_CLOSE.unauthorized, reason: 'invalid_kiosk_token' })
+    const again = await kiosk(base, { token: s.kiosk })
+    expect(await again.closed).toEqual({ code: KIOSK_CLOSE.unauthorized, reason: 'invalid_kiosk_token' })
+  })
 
   test('a staff session gets whole events; when the session ends the socket closes 4403', async () => {
     const base = await listening()
