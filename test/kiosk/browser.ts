@@ -2,6 +2,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core'
+import { expect } from 'vitest'
 
 /** Debian's chromium (.ci/run installs it with apt-get). */
 export const CHROMIUM = '/usr/bin/chromium'
@@ -158,3 +159,14 @@ export function audit(page: Page): Promise<Audit> {
 
 /** The visible text of the page, for "no names, UIDs or addresses" checks. */
 export const pageText = (page: Page): Promise<string> => page.evaluate(() => document.body.innerText)
+
+/**
+ * Closes a test's browser context after checking what every kiosk test requires of its pages:
+ * nothing went to another origin and the CSP blocked nothing.
+ */
+export async function closeKioskContext(ctx: KioskContext | undefined): Promise<void> {
+  if (!ctx) return
+  expect(ctx.offOrigin).toEqual([])
+  expect(ctx.cspViolations).toEqual([])
+  await ctx.context.close()
+}

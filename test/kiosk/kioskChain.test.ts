@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { importData, parseImportFile } from '../../src/importer/importData.js'
 import { loadGatewaySecret } from '../../src/keys/gatewaySecret.js'
 import { type ChainGateway, createChainGateway, USER } from '../helpers/chainGateway.js'
-import { audit, HAS_CHROMIUM, kioskContext, type KioskContext, launchChromium, shot } from './browser.js'
+import { audit, closeKioskContext, HAS_CHROMIUM, kioskContext, type KioskContext, launchChromium, shot } from './browser.js'
 import { BADGES, type Kiosk, kioskTeam, setUpKiosk, STATION_NAME } from './kioskGateway.js'
 
 let browser: Browser
@@ -32,11 +32,7 @@ beforeAll(async () => {
 }, 60_000)
 
 afterAll(async () => {
-  if (ctx) {
-    expect(ctx.offOrigin).toEqual([])
-    expect(ctx.cspViolations).toEqual([])
-    await ctx.context.close()
-  }
+  await closeKioskContext(ctx)
   await browser?.close()
   await gw?.close()
 })

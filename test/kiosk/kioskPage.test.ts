@@ -2,7 +2,7 @@ import type { Browser, Page } from 'playwright-core'
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest'
 import { setStationMode } from '../../src/kiosk/stationModes.js'
 import { createTestGateway, GUESTBOOK, seedTeam, type TestGateway } from '../helpers/gateway.js'
-import { audit, HAS_CHROMIUM, kioskContext, type KioskContext, launchChromium, pageText, shot } from './browser.js'
+import { audit, closeKioskContext, HAS_CHROMIUM, kioskContext, type KioskContext, launchChromium, pageText, shot } from './browser.js'
 import { BADGES, EVENT_NAME, type Kiosk, kioskTeam, setUpKiosk, STATION_NAME, UNREGISTERED } from './kioskGateway.js'
 
 let browser: Browser
@@ -29,12 +29,7 @@ async function start(): Promise<Page> {
 }
 
 afterEach(async () => {
-  // Every test's pages: nothing went to another origin, nothing was blocked by the CSP.
-  if (ctx) {
-    expect(ctx.offOrigin).toEqual([])
-    expect(ctx.cspViolations).toEqual([])
-    await ctx.context.close()
-  }
+  await closeKioskContext(ctx)
   await gw?.close()
 })
 

@@ -10,7 +10,7 @@ import { Station } from '../../station/station.js'
 import { VirtualNtag424 } from '../../station/virtual-card/ntag424.js'
 import { createVirtualReader } from '../../station/virtual-card/virtualReader.js'
 import { createTestGateway, GUESTBOOK, makeTempDir, seedTeam, type TestGateway } from '../helpers/gateway.js'
-import { HAS_CHROMIUM, kioskContext, type KioskContext, launchChromium, shot } from './browser.js'
+import { closeKioskContext, HAS_CHROMIUM, kioskContext, type KioskContext, launchChromium, shot } from './browser.js'
 import { BADGES, FILE, type Kiosk, kioskTeam, META, setUpKiosk } from './kioskGateway.js'
 
 const READER = 'Virtual NTAG 424 reader'
@@ -38,11 +38,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await station?.close()
-  if (ctx) {
-    expect(ctx.offOrigin).toEqual([])
-    expect(ctx.cspViolations).toEqual([])
-    await ctx.context.close()
-  }
+  await closeKioskContext(ctx)
   await browser?.close()
   await gw?.close()
 })

@@ -2,7 +2,7 @@ import type { Browser, Page } from 'playwright-core'
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest'
 import { PIN_LOCK_MS } from '../../src/kiosk/staffAuth.js'
 import { createTestGateway, GUESTBOOK, seedTeam, type TestGateway } from '../helpers/gateway.js'
-import { audit, HAS_CHROMIUM, kioskContext, type KioskContext, launchChromium, shot } from './browser.js'
+import { audit, closeKioskContext, HAS_CHROMIUM, kioskContext, type KioskContext, launchChromium, shot } from './browser.js'
 import { BADGES, type Kiosk, kioskTeam, PIN, setUpKiosk } from './kioskGateway.js'
 
 let browser: Browser
@@ -24,11 +24,7 @@ async function start(): Promise<void> {
 }
 
 afterEach(async () => {
-  if (ctx) {
-    expect(ctx.offOrigin).toEqual([])
-    expect(ctx.cspViolations).toEqual([])
-    await ctx.context.close()
-  }
+  await closeKioskContext(ctx)
   await gw?.close()
 })
 
