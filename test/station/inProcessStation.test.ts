@@ -51,33 +51,25 @@ async function startWithoutPcscd(gw: TestGateway) {
   }
 }
 
+/** `npm start`'s station without pcscd: no station, and exactly one info line saying why (matching `why`). */
+async function expectOffWithOneLine(why: RegExp) {
+  const { gw, lines } = await gateway()
+  seedTeam(gw, seed.teams[0])
+  expect(await startWithoutPcscd(gw)).toBeNull()
+  expect(stationLines(lines())).toEqual([expect.objectContaining({ level: 30, msg: expect.stringMatching(why) })])
+}
+
 // A newcomer's machine may have no PC/SC stack (nfc-pcsc is optional and needs libpcsclite-dev to
 // build): each state has its own case. Under CI the stack is required, so the pcscd case always runs.
 const nfcPcsc = await nfcPcscProblem()
 
 describe('the in-process station (npm start)', () => {
   test.skipIf(nfcPcsc !== null && !CI)('without pcscd: one info line naming what to install, and no station', async () => {
-    const { gw, lines } = await gateway()
-    seedTeam(gw, seed.teams[0])
-    expect(await startWithoutPcscd(gw)).toBeNull()
-    expect(stationLines(lines())).toEqual([
-      expect.objectContaining({
-        level: 30,
-        msg: expect.stringMatching(/^in-process station off: pcscd is not running \(nothing answers at \/nonexistent\/pcscd\.comm\): start it with .*apt-get install pcscd/),
-      }),
-    ])
+    await expectOffWithOneLine(/^in-process station off: pcscd is not running \(nothing answers at \/nonexistent\/pcscd\.comm\): start it with .*apt-get install pcscd/)
   })
 
   test.skipIf(nfcPcsc === null)('without nfc-pcsc (no libpcsclite-dev when it was installed): one info line naming what to install, and no station', async () => {
-    const { gw, lines } = await gateway()
-    seedTeam(gw, seed.teams[0])
-    expect(await startWithoutPcscd(gw)).toBeNull()
-    expect(stationLines(lines())).toEqual([
-      expect.objectContaining({
-        level: 30,
-        msg: expect.stringMatching(/^in-process station off: nfc-pcsc is not installed or did not build \(.*\): install the PC\/SC stack: `apt-get install pcscd libpcsclite-dev`, then `npm install`/),
-      }),
-    ])
+    await expectOffWithOneLine(/^in-process station off: nfc-pcsc is not installed or did not build \(.*\): install the PC\/SC stack: `apt-get install pcscd libpcsclite-dev`, then `npm install`/)
   })
 
   test('off by config, and with no team: one line each', async () => {
