@@ -25,6 +25,7 @@ import tap from './routes/tap.js'
 import transfers from './routes/transfers.js'
 import type { Relayer } from './relayer/relayer.js'
 import { createFeedHub } from './kiosk/feedHub.js'
+import { createMediaCache } from './media/mediaCache.js'
 import { createKeyring } from './taps/createKeyring.js'
 import { version } from './version.js'
 
@@ -78,7 +79,10 @@ export async function buildApp({ config, store, logStream, logger, now = Date.no
     relayer?.attachFeed(null)
     feed.close()
   })
-  await app.register(services, { services: { store, config, now, version, secret, keyring: createKeyring(store, secret, config.taps), chains, relayer, feed } })
+  // Product images: fetches in flight are aborted before the store closes.
+  const media = createMediaCache({ store, config, now, log: app.log, userAgent: `tapgate/${version}` })
+  app.addHook('onClose', () => media.close())
+  await app.register(services, { services: { store, config, now, version, secret, keyring: createKeyring(store, secret, config.taps), chains, relayer, feed, media } })
   await app.register(errorHandler)
   await app.register(auth)
   await app.register(rateLimit, {
@@ -106,5 +110,8 @@ export async function buildApp({ config, store, logStream, logger, now = Date.no
   await app.register(import('./routes/kioskSocket.js'))
   await app.register(import('./routes/kioskStaff.js'))
   await app.register(import('./routes/kioskPages.js'))
+  await app.register(import('./routes/media.js'))
+  await app.register(import('./routes/kioskClaims.js'))
+  await app.register(import('./routes/claimLinks.js'))
   return app
 }

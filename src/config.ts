@@ -81,6 +81,8 @@ const chainDefaults = {
   selfServiceMaxSeconds: 3600,
 }
 
+const mediaDefaults = { ipfsGateway: 'https://ipfs.io/ipfs/', maxBytes: 5 * 1024 * 1024, fetchTimeoutMs: 5000 }
+
 /** The whole configuration. Defaults here are the documented defaults. */
 export const ConfigSchema = z
   .object({
@@ -118,6 +120,18 @@ export const ConfigSchema = z
       })
       .strict()
       .default({ delaySeconds: 0, windowSeconds: 24 * 60 * 60 }),
+    /** The kiosk pages (src/kiosk): how long a customer's flow waits, and what the phone QR says under it. */
+    kiosk: z
+      .object({
+        /** A claim flow (product card, QR, address entry) untouched this long warns… */
+        customerIdleSeconds: positiveInt.default(60),
+        /** …and goes back to idle this long after the warning (≥20 s to extend it). */
+        customerWarnSeconds: z.coerce.number().int().min(20).default(20),
+        /** The venue's Wi-Fi, shown under the phone QR: the phone must reach the gateway. */
+        wifiName: z.string().min(1).max(64).optional(),
+      })
+      .strict()
+      .default({ customerIdleSeconds: 60, customerWarnSeconds: 20 }),
     /** Tap counters: how far above the last accepted one a tap's counter may be (taps/counterRules.ts). */
     taps: z
       .object({
@@ -163,6 +177,18 @@ export const ConfigSchema = z
       })
       .strict()
       .optional(),
+    /** Product images (media/mediaCache.ts): fetched once, kept in <dataDir>/media. */
+    media: z
+      .object({
+        /** ipfs:// image URLs are fetched through this HTTP gateway (the path after ipfs:// is appended). */
+        ipfsGateway: z.url({ protocol: /^https?$/ }).default(mediaDefaults.ipfsGateway),
+        /** A larger image is cut off and not shown. */
+        maxBytes: positiveInt.default(mediaDefaults.maxBytes),
+        /** One image fetch, redirects and body included. */
+        fetchTimeoutMs: positiveInt.default(mediaDefaults.fetchTimeoutMs),
+      })
+      .strict()
+      .default(mediaDefaults),
     /** Chains reached over an RPC, by chain ID. */
     chains: z.record(z.string().regex(/^[1-9]\d*$/, 'Chain IDs are positive integers'), ChainSettings).default({}),
   })
@@ -192,6 +218,9 @@ const envSettings: ReadonlyArray<readonly [string, readonly string[]]> = [
   ['TAPGATE_RATE_LIMIT_WINDOW_MS', ['rateLimit', 'windowMs']],
   ['TAPGATE_CLAIM_DELAY_SECONDS', ['claim', 'delaySeconds']],
   ['TAPGATE_CLAIM_WINDOW_SECONDS', ['claim', 'windowSeconds']],
+  ['TAPGATE_KIOSK_IDLE_SECONDS', ['kiosk', 'customerIdleSeconds']],
+  ['TAPGATE_KIOSK_WARN_SECONDS', ['kiosk', 'customerWarnSeconds']],
+  ['TAPGATE_KIOSK_WIFI_NAME', ['kiosk', 'wifiName']],
   ['TAPGATE_MAX_COUNTER_JUMP', ['taps', 'maxCounterJump']],
   ['TAPGATE_NTAG424_MAX_COUNTER_JUMP', ['taps', 'ntag424MaxCounterJump']],
   ['TAPGATE_EMBEDDED_CHAIN', ['chain', 'embedded']],
@@ -199,6 +228,9 @@ const envSettings: ReadonlyArray<readonly [string, readonly string[]]> = [
   ['TAPGATE_SIGNATURE_BLOCKS', ['chain', 'signatureBlocks']],
   ['TAPGATE_IDLE_BLOCK_SECONDS', ['chain', 'idleBlockSeconds']],
   ['TAPGATE_STATION', ['station', 'enabled']],
+  ['TAPGATE_IPFS_GATEWAY', ['media', 'ipfsGateway']],
+  ['TAPGATE_MEDIA_MAX_BYTES', ['media', 'maxBytes']],
+  ['TAPGATE_MEDIA_FETCH_TIMEOUT_MS', ['media', 'fetchTimeoutMs']],
 ]
 
 export class ConfigError extends Error {

@@ -69,6 +69,14 @@ export class ConflictError extends BaseError {
   }
 }
 
+/** 410: it existed, and its time is over (an expired claim link: tap again). */
+export class GoneError extends BaseError {
+  override name = 'GoneError'
+  constructor(code: string, message: string) {
+    super(410, code, message)
+  }
+}
+
 /** 503: a dependency this request needs (the chain) is not available. */
 export class UnavailableError extends BaseError {
   override name = 'UnavailableError'

@@ -19,6 +19,8 @@ const defaults: Config = {
   rateLimit: { max: 120, windowMs: 60_000 },
   claim: { delaySeconds: 0, windowSeconds: 86_400 },
   taps: { maxCounterJump: 1000 },
+  kiosk: { customerIdleSeconds: 60, customerWarnSeconds: 20 },
+  media: { ipfsGateway: 'https://ipfs.io/ipfs/', maxBytes: 5_242_880, fetchTimeoutMs: 5000 },
   chain: {
     embedded: true,
     saveEveryBlocks: 100,
@@ -96,6 +98,8 @@ describe('loadConfig', () => {
       rateLimit: { max: 5, windowMs: 1000 },
       claim: { delaySeconds: 30, windowSeconds: 600 },
       taps: { maxCounterJump: 200, ntag424MaxCounterJump: 5000 },
+      kiosk: defaults.kiosk,
+      media: defaults.media,
       chain: defaults.chain,
       chains: {},
     })

@@ -140,7 +140,7 @@ const commands: Record<string, CommandSpec> = {
     usage:
       'station --gateway URL --token T [--reader S] [--record FILE] [--queue-dir D] | station --replay FILE [--gateway URL --token T] | ' +
       'station create --team ID [--name N] | station list --team ID | station revoke --prefix P | ' +
-      'station set --station ID --mode checkin --event EVENT_ID | station set --station ID --mode closed|none | ' +
+      'station set --station ID --mode checkin --event EVENT_ID | station set --station ID --mode claim|closed|none | ' +
       'station kiosk-url --station ID [--base-url URL] | station staff-pin --station ID (PIN on stdin)',
     summary: "Run a station on the local PC/SC readers (or replay a fixture); create, list or revoke station tokens; a station's mode, kiosk URL and staff PIN",
     options: {
@@ -154,7 +154,7 @@ const commands: Record<string, CommandSpec> = {
       replay: { type: 'string', value: 'FILE', description: 'Feed a recorded fixture through the station instead of live readers' },
       'queue-dir': { type: 'string', value: 'D', description: 'Where taps wait while the gateway is unreachable (default <data dir>/station-queue)' },
       station: { type: 'string', value: 'ID', description: 'Station id, as `station list` shows it (set, kiosk-url, staff-pin)' },
-      mode: { type: 'string', value: 'M', description: 'checkin (with --event), closed, or none (set)' },
+      mode: { type: 'string', value: 'M', description: 'checkin (with --event), claim, closed, or none (set)' },
       event: { type: 'string', value: 'ID', description: 'The guestbook event a check-in station counts and mints (set)' },
       'base-url': { type: 'string', value: 'URL', description: "The kiosk page's base (kiosk-url; default publicBaseUrl, else http://127.0.0.1:<port>)" },
     },

@@ -23,6 +23,7 @@ export function createClaimRegistrationsRepository(db: Db) {
     `SELECT ${columns} FROM claim_registrations WHERE token_id = ? AND used_at IS NULL AND expires_at > ?
      ORDER BY id DESC LIMIT 1`,
   )
+  const byId = db.prepare<[number], ClaimRegistrationRow>(`SELECT ${columns} FROM claim_registrations WHERE id = ?`)
   const latestFor = db.prepare<[number, string], ClaimRegistrationRow>(
     `SELECT ${columns} FROM claim_registrations WHERE token_id = ? AND recipient = ? ORDER BY id DESC LIMIT 1`,
   )
@@ -33,6 +34,7 @@ export function createClaimRegistrationsRepository(db: Db) {
   const unuse = db.prepare<[number]>('UPDATE claim_registrations SET used_at = NULL WHERE id = ? AND used_at IS NOT NULL')
   return {
     insert: (r: Omit<ClaimRegistrationRow, 'id' | 'usedAt'>) => Number(insert.run(r).lastInsertRowid),
+    get: (id: number) => byId.get(id),
     findOpen: (tokenId: number, now: number) => openForToken.get(tokenId, now),
     findLatest: (tokenId: number, recipient: string) => latestFor.get(tokenId, recipient),
     deleteUnused: (tokenId: number, recipient: string) => removeUnused.run(tokenId, recipient).changes,

@@ -4,6 +4,7 @@ import { createChipGroupsRepository } from './chipGroups.js'
 import { createChipProfilesRepository } from './chipProfiles.js'
 import { createChipsRepository } from './chips.js'
 import { createClaimRegistrationsRepository } from './claimRegistrations.js'
+import { createClaimsRepository } from './claims.js'
 import { createGatewayMetaRepository } from './gatewayMeta.js'
 import { createGroupCommit } from './groupCommit.js'
 import { createGuestbookRepository } from './guestbook.js'
@@ -16,6 +17,7 @@ import { createSealedKeysRepository } from './sealedKeys.js'
 import { createStationEventsRepository } from './stationEvents.js'
 import { createCheckInsRepository } from './checkIns.js'
 import { createKioskTokensRepository } from './kioskTokens.js'
+import { createMediaRepository } from './media.js'
 import { createStaffAuthRepository } from './staffAuth.js'
 import { createStationsRepository } from './stations.js'
 import { createTapLogRepository } from './tapLog.js'
@@ -57,7 +59,9 @@ export function createStore(db: Db, checkpointer: WalCheckpointer | null = null)
     stations: createStationsRepository(db),
     stationEvents: createStationEventsRepository(db),
     checkIns: createCheckInsRepository(db),
+    claims: createClaimsRepository(db),
     kioskTokens: createKioskTokensRepository(db),
+    media: createMediaRepository(db),
     staffAuth: createStaffAuthRepository(db),
     chainTxs: createChainTxsRepository(db),
     phygitalContracts: createPhygitalContractsRepository(db),

@@ -24,6 +24,7 @@ export function createTransfersRepository(db: Db) {
      VALUES (@tokenId, @teamId, @recipient, @method, @via, @otpCode, @claimRegistrationId, @chainTxId, @createdAt)`,
   )
   const byTx = db.prepare<[number], TransferRow>(`SELECT ${columns} FROM transfers WHERE chain_tx_id = ?`)
+  const byId = db.prepare<[number], TransferRow>(`SELECT ${columns} FROM transfers WHERE id = ?`)
   const resign = db.prepare<[number, string, number]>(
     'UPDATE transfers SET chain_tx_id = ?, method = ?, resigned = resigned + 1 WHERE id = ?',
   )
@@ -46,6 +47,7 @@ export function createTransfersRepository(db: Db) {
   return {
     insert: (t: Omit<TransferRow, 'id' | 'resigned'>) => Number(insert.run(t).lastInsertRowid),
     findByTx: (chainTxId: number) => byTx.get(chainTxId),
+    get: (id: number) => byId.get(id),
     /** Points a transfer at the transaction that replaced its reverted one. */
     resign: (id: number, chainTxId: number, method: TransferRow['method']) => resign.run(chainTxId, method, id),
     /** Relayed transfers of the token (our tokens row id) not mined yet: each will advance its token nonce once. */

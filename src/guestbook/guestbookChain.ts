@@ -49,6 +49,8 @@ function managedAddress(contract: GuestbookContractRow): Address {
   return (contract.address ?? contract.plannedAddress) as Address
 }
 
+export type QueuedMint = { txnHash: string; chainId: number; txId: number; mintId: number }
+
 /**
  * Queues one guestbook mint (signed into the outbox, recorded in guestbook_mints) inside the
  * caller's store.tx: POST /events/mint, /events/mint/self and a kiosk check-in (kiosk/checkIns.ts).
@@ -62,7 +64,7 @@ export function queueMint(
   chipUid: string | null,
   otpCode: string | null,
   now: number,
-): { txnHash: string; chainId: number; txId: number; mintId: number } {
+): QueuedMint {
   const { store } = deps
   const contract = store.guestbook.getContract(event.contractId)!
   const to = managedAddress(contract)
@@ -105,7 +107,10 @@ export async function mintGuestbookEvent(deps: ChainDeps, p: { teamId: number; s
 }
 
 /** POST /events/mint/self: the OTP of a tap on a chip assigned to the event; one mint per chip per event. */
-export async function mintGuestbookEventSelf(deps: ChainDeps, p: { code: string | undefined; recipient: Address }): Promise<{ txnHash: string; chainId: number }> {
+export async function mintGuestbookEventSelf(
+  deps: ChainDeps,
+  p: { code: string | undefined; recipient: Address; onQueued?: (mint: QueuedMint) => void },
+): Promise<QueuedMint> {
   const unspent = checkOtp(deps.store, { code: p.code, type: 'GUESTBOOK_EVENT', now: deps.now() })
   const event = deps.store.guestbook.getEvent(unspent.guestbookEventId!)
   if (event) await checkRecipient(deps, event, p.recipient)
@@ -114,7 +119,9 @@ export async function mintGuestbookEventSelf(deps: ChainDeps, p: { code: string 
     const otp = spendOtp(deps.store, { code: p.code, type: 'GUESTBOOK_EVENT', usedFor: 'guestbook-mint', now })
     const event = deps.store.guestbook.getEvent(otp.guestbookEventId!)
     if (!event) throw new NotFoundError('event_not_found', 'The guestbook event of this OTP no longer exists')
-    return queueMint(deps, event, p.recipient, otp.chipUid, otp.code, now)
+    const mint = queueMint(deps, event, p.recipient, otp.chipUid, otp.code, now)
+    p.onQueued?.(mint)
+    return mint
   })
 }
 

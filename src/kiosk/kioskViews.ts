@@ -1,14 +1,16 @@
 import type { StationRow } from '../db/stations.js'
 import type { Store } from '../db/store.js'
-import type { KioskCounts, KioskStation } from './protocol.js'
+import type { Config } from '../config.js'
+import type { KioskCounts, KioskSettings, KioskStation } from './protocol.js'
 
 const FIVE_MINUTES_MS = 5 * 60_000
 
 /** The counts every kiosk message carries, from the database (never a page's memory). */
 export function kioskCounts(store: Store, station: Pick<StationRow, 'id' | 'eventId'>, now: number): KioskCounts {
-  if (station.eventId === null) return { event: 0, station: 0, last5Minutes: 0 }
+  const claimed = store.claims.countClaimed(station.id)
+  if (station.eventId === null) return { event: 0, station: 0, last5Minutes: 0, claimed }
   const { n, recent } = store.checkIns.countStation(station.id, station.eventId, now - FIVE_MINUTES_MS)
-  return { event: store.checkIns.countEvent(station.eventId), station: n, last5Minutes: recent }
+  return { event: store.checkIns.countEvent(station.eventId), station: n, last5Minutes: recent, claimed }
 }
 
 export function kioskStation(store: Store, station: StationRow): KioskStation {
@@ -25,5 +27,14 @@ export function teamCounts(store: Store, teamId: number, now: number) {
       const row = stations.get(s.stationId)!
       return { stationId: s.stationId, name: row.name, mode: row.mode, eventId: row.eventId, checkedIn: s.n, last5Minutes: s.recent }
     }),
+  }
+}
+
+/** What the kiosk page needs of the configuration (config.kiosk). */
+export function kioskSettings(config: Pick<Config, 'kiosk'>): KioskSettings {
+  return {
+    customerIdleMs: config.kiosk.customerIdleSeconds * 1000,
+    customerWarnMs: config.kiosk.customerWarnSeconds * 1000,
+    wifiName: config.kiosk.wifiName ?? null,
   }
 }

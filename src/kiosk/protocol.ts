@@ -22,6 +22,19 @@ export type KioskState =
   | 'no-reader'
   | 'offline'
   | 'closed'
+  // ---- a claim (claim mode, or a check-in whose token waits for a wallet) ----
+  /** The product card (or the event's card) is shown, with the ways to give an address. */
+  | 'product'
+  /** The one-time link's QR code is shown (element carries data-claim-url). */
+  | 'handoff'
+  /** The link was opened on a phone: the customer finishes there; the kiosk goes back to idle. */
+  | 'opened'
+  /** A 2-tap token: the address is registered; tap again after allowedAt (countdown). */
+  | 'registered'
+  /** The transfer (or mint) was accepted and queued. */
+  | 'claimed'
+  /** Its transaction is confirmed on chain. */
+  | 'confirmed'
 
 /** The steps of a transaction as the relayer takes it (chain_txs), for the kiosk's strip. */
 export type TxStatus = 'queued' | 'sent' | 'replaced' | 'confirmed' | 'failed'
@@ -33,9 +46,11 @@ export type TapEventData = {
    * already: this chip is checked in to this event already (no new mint);
    * replay: counter_replay, uid_mismatch or mac_mismatch (a copy or a clone: staff alert);
    * unknown: unknown_chip; retry: the card left mid-read (no ref, no count);
-   * refused: any other refusal (malformed, not_sun_message, …); closed: the station is closed.
+   * refused: any other refusal (malformed, not_sun_message, …); closed: the station is closed;
+   * product: a claim station's tap opened a claim (`claim`); nothing: a claim station's tap on a
+   * chip that is linked to no token (nothing to claim).
    */
-  state: 'accepted' | 'already' | 'replay' | 'unknown' | 'retry' | 'refused' | 'closed'
+  state: 'accepted' | 'already' | 'replay' | 'unknown' | 'retry' | 'refused' | 'closed' | 'product' | 'nothing'
   /** A "test chip" tap: shown and logged, never counted. */
   test?: boolean
   // ---- staff only ----
@@ -47,6 +62,44 @@ export type TapEventData = {
   // ---- public ----
   /** The check-in this tap made (accepted) or found (already). */
   checkIn?: CheckInSummary
+  /** The claim this tap opened: a product (claim mode), or a check-in's token waiting for a wallet. */
+  claim?: ClaimSummary
+}
+
+/** What the kiosk and the phone show of a token or an event, from its metadata. */
+export type ProductCard = {
+  name: string
+  description: string | null
+  /** A gateway path (`/media/<key>`, cached in the data dir), or null: the page shows its placeholder. */
+  image: string | null
+  attributes: { trait: string; value: string }[]
+}
+
+/**
+ * Where a claim stands. open: waiting for an address; opened: its link was opened on a phone
+ * (the phone finishes it); registered: a 2-tap token's address is registered, the second tap
+ * claims from allowedAt; early: a second tap came before allowedAt (nothing spent); claimed: the
+ * transfer or mint was accepted (its tx follows); expired: the tap's OTP ran out first.
+ */
+export type ClaimStep = 'open' | 'opened' | 'registered' | 'early' | 'claimed' | 'expired'
+
+export type ClaimSummary = {
+  id: number
+  /** token: the chip's phygital token (claim mode); guestbook: the event's token of a check-in. */
+  kind: 'token' | 'guestbook'
+  product: ProductCard
+  step: ClaimStep
+  /** ISO: the link and the kiosk's address entry stop working then (the tap's OTP expires). */
+  expiresAt: string
+  /** A 2-tap token: the first tap registers an address, a second tap from allowedAt claims. */
+  twoTap: boolean
+  /** ISO: when a 2-tap token's registered address may claim (registered, early). */
+  allowedAt: string | null
+  /** How the address came (claimed): the gateway knew it, a phone, the kiosk. */
+  via: 'known' | 'phone' | 'kiosk' | null
+  tx: { id: number; status: TxStatus; hash: string | null } | null
+  // ---- staff only ----
+  recipient?: string | null
 }
 
 export type CheckInSummary = {
@@ -76,6 +129,8 @@ export type ReaderEventData = {
 export type TxEventData = {
   txId: number
   checkInId: number | null
+  /** The claim whose transfer or mint this is. */
+  claimId?: number | null
   status: TxStatus
   hash: string | null
   // ---- staff only ----
@@ -93,6 +148,9 @@ export type StaffEventData = {
   txId?: number
 }
 
+/** A claim moved on (opened on a phone, registered, claimed, expired): the kiosk follows it. */
+export type ClaimEventData = { claim: ClaimSummary }
+
 /** A check-in undone by staff: the count drops; a mined token stays (`tokenStays`). */
 export type UndoEventData = { checkInId: number; tokenStays: boolean }
 
@@ -103,6 +161,7 @@ export type StationEventData = {
   mode: ModeEventData
   staff: StaffEventData
   undo: UndoEventData
+  claim: ClaimEventData
 }
 export type StationEventKind = keyof StationEventData
 
@@ -119,6 +178,18 @@ export type KioskCounts = {
   station: number
   /** Check-ins at this station in the last 5 minutes. */
   last5Minutes: number
+  /** Claims accepted at this station (claim mode's count). */
+  claimed: number
+}
+
+/** How a station's kiosk behaves beyond its mode (config `kiosk`), sent in `welcome`. */
+export type KioskSettings = {
+  /** A customer flow (product card, QR, address entry) with no touch for this long warns… */
+  customerIdleMs: number
+  /** …and resets the screen this long after the warning, unless someone touches it. */
+  customerWarnMs: number
+  /** The venue's Wi-Fi name, shown under the phone QR code (the phone must reach the gateway). */
+  wifiName: string | null
 }
 
 export type KioskStation = {
@@ -142,7 +213,7 @@ export type KioskClientMessage =
 
 /** Gateway → client. */
 export type KioskServerMessage =
-  | { type: 'welcome'; station: KioskStation; counts: KioskCounts; reader: ReaderEventData | null; lastEventId: number; staff: boolean }
+  | { type: 'welcome'; station: KioskStation; counts: KioskCounts; reader: ReaderEventData | null; lastEventId: number; staff: boolean; settings: KioskSettings }
   | { type: 'event'; event: StationEvent; counts: KioskCounts }
   | { type: 'pong' }
   | { type: 'error'; error: string; message: string }
@@ -162,16 +233,24 @@ export const KIOSK_TOKEN_FRAGMENT = 'token'
 export function publicView(event: StationEvent): StationEvent | null {
   switch (event.kind) {
     case 'tap': {
-      const { state, test, checkIn } = event.data
-      return { ...event, data: { state, test, uid: null, checkIn } }
+      const { state, test, checkIn, claim } = event.data
+      return { ...event, data: { state, test, uid: null, checkIn, claim: claim && publicClaim(claim) } }
     }
     case 'tx': {
-      const { txId, checkInId, status, hash } = event.data
-      return { ...event, data: { txId, checkInId, status, hash } }
+      const { txId, checkInId, claimId, status, hash } = event.data
+      return { ...event, data: { txId, checkInId, claimId, status, hash } }
     }
+    case 'claim':
+      return { ...event, data: { claim: publicClaim(event.data.claim) } }
     case 'staff':
       return event.data.action === 'dismiss' ? { ...event, data: { action: 'dismiss', summary: '' } } : null
     default:
       return event
   }
+}
+
+/** A claim without its recipient (staff only). */
+export function publicClaim(claim: ClaimSummary): ClaimSummary {
+  const { recipient: _recipient, ...rest } = claim
+  return rest
 }

@@ -1,6 +1,6 @@
 import type { StationRow } from '../db/stations.js'
 import type { Store } from '../db/store.js'
-import { BadRequestError, ConflictError, NotFoundError } from '../errors.js'
+import { BadRequestError, NotFoundError } from '../errors.js'
 import type { StationMode } from './protocol.js'
 
 export type SetStationModeParameters = {
@@ -14,14 +14,13 @@ export type SetStationModeParameters = {
 
 /**
  * Sets what a station is for (CLI `station set`, POST /kiosk/staff/mode) and appends the `mode`
- * row its kiosks follow. `checkin` needs a guestbook event of the station's team; `closed` keeps
- * the station's event, so switching back to `checkin` without an event reopens the same one.
+ * row its kiosks follow. `checkin` needs a guestbook event of the station's team; `claim` needs
+ * none (a tap claims the tapped chip's own token); `closed` and `claim` keep the station's event,
+ * so switching back to `checkin` without an event reopens the same one.
  *
- * @throws NotFoundError station_not_found / event_not_found; BadRequestError event_required;
- *   ConflictError mode_not_available (claim: the next issue)
+ * @throws NotFoundError station_not_found / event_not_found; BadRequestError event_required
  */
 export function setStationMode(store: Store, p: SetStationModeParameters): StationRow {
-  if (p.mode === 'claim') throw new ConflictError('mode_not_available', 'The claim mode is not available yet; use checkin or closed')
   return store.tx(() => {
     const station = store.stations.get(p.stationId)
     if (!station || station.revokedAt !== null) throw new NotFoundError('station_not_found', `No active station with id ${p.stationId}`)
@@ -37,7 +36,8 @@ export function setStationMode(store: Store, p: SetStationModeParameters): Stati
     const event = eventId === null ? undefined : store.guestbook.getEvent(eventId)
     store.stationEvents.append(station.id, 'mode', { mode: p.mode, eventId, eventName: event?.name ?? null }, p.now)
     if (p.byStaff) {
-      const summary = p.mode === 'checkin' ? `check-in for "${event!.name}"` : p.mode === 'closed' ? 'closed the station' : 'cleared the mode'
+      const summary =
+        p.mode === 'checkin' ? `check-in for "${event!.name}"` : p.mode === 'claim' ? 'claim mode' : p.mode === 'closed' ? 'closed the station' : 'cleared the mode'
       store.stationEvents.append(station.id, 'staff', { action: 'mode', summary }, p.now)
     }
     return store.stations.get(station.id)!

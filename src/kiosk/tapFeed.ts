@@ -1,3 +1,6 @@
+import type { Address } from 'viem'
+import { claimSummary } from '../claims/claimViews.js'
+import { openGuestbookClaim, openTokenClaim } from '../claims/openClaim.js'
 import type { StationRow } from '../db/stations.js'
 import type { Store } from '../db/store.js'
 import { type CheckInDeps, type CheckInResult, checkInChip, checkInSummary } from './checkIns.js'
@@ -27,33 +30,75 @@ export function appendCheckInRows(store: Store, stationId: number, result: Check
   return summary
 }
 
+/** The tap's own fields of its feed row (staff only, but for the state). */
+export type TapRowBase = Omit<TapEventData, 'state' | 'checkIn' | 'claim'>
+
+export type RecordedTap = {
+  result: TapCheckIn | null
+  queuedOn: number | null
+  /**
+   * A claim station's tap whose address the gateway knows: the caller starts the transfer after
+   * this commit (it checks the recipient on chain first) and then appends the tap's row.
+   */
+  known?: { claimId: number; recipient: Address; tapRow: TapRowBase }
+  /** The claim card's image (a /media/<key> path): the caller has it fetched now, for the pages and for offline. */
+  image?: string | null
+}
+
 /**
  * An accepted tap at a station with a row: in check-in mode, the check-in (or the first one's
- * time and station); in the test-chip window, a `test` tap that counts nothing; otherwise (no
- * mode) a plain accepted tap. One BEGIN IMMEDIATE transaction, after the tap's own commit.
+ * time and station); in claim mode, a claim of the chip's token (src/claims); in the test-chip
+ * window, a `test` tap that counts nothing; otherwise (no mode) a plain accepted tap. One BEGIN
+ * IMMEDIATE transaction, after the tap's own commit.
  */
 export function recordAcceptedTap(
   deps: CheckInDeps,
   stationId: number,
-  tap: { uid: string; counter: number | null; readerName?: string },
-): { result: TapCheckIn | null; queuedOn: number | null } {
+  tap: { uid: string; counter: number | null; readerName?: string; refId: string },
+): RecordedTap {
   const { store } = deps
   const now = deps.now()
   return store.tx(() => {
     const station = store.stations.get(stationId)!
-    const base = { uid: tap.uid, counter: tap.counter, ...(tap.readerName ? { readerName: tap.readerName } : {}) }
+    const base: TapRowBase = { uid: tap.uid, counter: tap.counter, ...(tap.readerName ? { readerName: tap.readerName } : {}) }
     if (station.testUntil !== null && station.testUntil > now) {
       store.stationEvents.append(station.id, 'tap', { ...base, state: 'accepted', test: true }, now)
       return { result: { state: 'accepted', test: true, checkIn: null }, queuedOn: null }
     }
+    if (station.mode === 'claim') return recordClaimTap(deps, station, base, tap.refId, now)
     if (!isCheckInStation(station)) {
       store.stationEvents.append(station.id, 'tap', { ...base, state: 'accepted' }, now)
       return { result: null, queuedOn: null }
     }
     const checkIn = checkInChip(deps, { station, uid: tap.uid, manual: false, now })
-    const summary = appendCheckInRows(store, station.id, checkIn, base, now)
-    return { result: { state: checkIn.state, test: false, checkIn: summary }, queuedOn: checkIn.queued?.chainId ?? null }
+    // No wallet on record: the event's token waits for an address through the claim hand-off.
+    const claim =
+      checkIn.state === 'accepted' && checkIn.queued === null && checkIn.checkIn.mintId === null && checkIn.mintSkipped === undefined && deps.config && deps.chains
+        ? openGuestbookClaim({ store, otpTtlMs: deps.config.otpTtlSeconds * 1000 }, { station, uid: tap.uid, refId: tap.refId, checkInId: checkIn.checkIn.id, now })
+        : null
+    const claimed = claim ? claimSummary(store, claim, now) : undefined
+    const summary = appendCheckInRows(store, station.id, checkIn, { ...base, ...(claimed ? { claim: claimed } : {}) }, now)
+    return { result: { state: checkIn.state, test: false, checkIn: summary }, queuedOn: checkIn.queued?.chainId ?? null, image: claimed?.product.image }
   })
+}
+
+/** A claim station's tap, inside recordAcceptedTap's transaction. */
+function recordClaimTap(deps: CheckInDeps, station: StationRow, base: TapRowBase, refId: string, now: number): RecordedTap {
+  const { store } = deps
+  if (!deps.config || !deps.chains) {
+    store.stationEvents.append(station.id, 'tap', { ...base, state: 'refused', reason: 'chain_unavailable', detail: 'this gateway cannot sign transactions' }, now)
+    return { result: null, queuedOn: null }
+  }
+  const opened = openTokenClaim({ store, otpTtlMs: deps.config.otpTtlSeconds * 1000 }, { station, uid: base.uid!, refId, now })
+  if ('nothing' in opened) {
+    store.stationEvents.append(station.id, 'tap', { ...base, state: 'nothing', reason: opened.nothing, detail: opened.detail }, now)
+    return { result: null, queuedOn: null }
+  }
+  const early = opened.allowedAt === undefined ? {} : { step: 'early' as const, allowedAt: opened.allowedAt }
+  const summary = claimSummary(store, opened.claim, now, early)
+  if (opened.known) return { result: null, queuedOn: null, known: { claimId: opened.claim.id, recipient: opened.known, tapRow: base }, image: summary.product.image }
+  store.stationEvents.append(station.id, 'tap', { ...base, state: 'product', claim: summary }, now)
+  return { result: null, queuedOn: null, image: summary.product.image }
 }
 
 export const isCheckInStation = (station: StationRow): station is StationRow & { eventId: number } => station.mode === 'checkin' && station.eventId !== null

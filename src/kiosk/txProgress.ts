@@ -3,20 +3,37 @@ import type { Store } from '../db/store.js'
 import type { TxStatus } from './protocol.js'
 
 /**
- * Appends a `tx` row to the feed of the station whose check-in this transaction mints for, inside
- * the relayer's store.tx (so the step and its feed row commit together). Other transactions have
- * no station: nothing is appended.
+ * Appends a `tx` row to the feed of the station whose check-in or claim this transaction is for,
+ * inside the relayer's store.tx (so the step and its feed row commit together). A claim's transfer
+ * is found through its transfer row, so a re-signed transfer's new transaction is followed too.
+ * Other transactions have no station: nothing is appended.
  *
  * @returns true when a row was appended (the caller then tells the feed hub)
  */
 export function recordTxStep(store: Store, row: Pick<ChainTxRow, 'id' | 'kind'>, step: { status: TxStatus; hash: string | null; error?: string; now: number }): boolean {
-  if (row.kind !== 'guestbook_mint') return false
-  const checkIn = store.checkIns.findByTx(row.id)
-  if (!checkIn) return false
+  let checkIn = undefined
+  let claim = undefined
+  if (row.kind === 'guestbook_mint') {
+    checkIn = store.checkIns.findByTx(row.id)
+    claim = store.claims.findByTx(row.id)
+  } else if (row.kind === 'transfer') {
+    const transfer = store.transfers.findByTx(row.id)
+    claim = transfer && store.claims.findByTransfer(transfer.id)
+    if (claim && claim.chainTxId !== row.id) store.claims.setTx(claim.id, row.id)
+  }
+  const stationId = checkIn?.stationId ?? claim?.stationId
+  if (stationId === undefined) return false
   store.stationEvents.append(
-    checkIn.stationId,
+    stationId,
     'tx',
-    { txId: row.id, checkInId: checkIn.id, status: step.status, hash: step.hash, ...(step.error ? { error: step.error } : {}) },
+    {
+      txId: row.id,
+      checkInId: checkIn?.id ?? claim?.checkInId ?? null,
+      ...(claim ? { claimId: claim.id } : {}),
+      status: step.status,
+      hash: step.hash,
+      ...(step.error ? { error: step.error } : {}),
+    },
     step.now,
   )
   return true

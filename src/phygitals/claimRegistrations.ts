@@ -59,7 +59,7 @@ export function getClaimRegistration(store: Store, p: { key: TokenKey; recipient
   }
 }
 
-function register(store: Store, token: TokenRow, recipient: string, now: number): ClaimRegistrationView {
+function register(store: Store, token: TokenRow, recipient: string, now: number): { id: number; view: ClaimRegistrationView } {
   if (token.twoTapClaim !== 1)
     throw new ConflictError('two_tap_claim_disabled', 'This token does not use a 2-tap claim; transfer it directly')
   const open = store.claimRegistrations.findOpen(token.id, now)
@@ -71,7 +71,7 @@ function register(store: Store, token: TokenRow, recipient: string, now: number)
   const allowedAt = now + token.claimDelaySeconds * 1000
   const row = { tokenId: token.id, recipient, createdAt: now, allowedAt, expiresAt: allowedAt + token.claimWindowSeconds * 1000 }
   const id = store.claimRegistrations.insert(row)
-  return view(token, { ...row, id, usedAt: null })
+  return { id, view: view(token, { ...row, id, usedAt: null }) }
 }
 
 /** POST /phygitals/claim-registration (API key). */
@@ -79,7 +79,7 @@ export function createClaimRegistration(
   store: Store,
   p: { key: TokenKey; teamId: number; recipient: string; now: number },
 ): ClaimRegistrationView {
-  return store.tx(() => register(store, findToken(store, p.key, p.teamId), p.recipient, p.now))
+  return store.tx(() => register(store, findToken(store, p.key, p.teamId), p.recipient, p.now).view)
 }
 
 /**
@@ -88,13 +88,15 @@ export function createClaimRegistration(
  */
 export function createClaimRegistrationWithOtp(
   store: Store,
-  p: { code: string | undefined; recipient: string; now: number },
+  p: { code: string | undefined; recipient: string; now: number; onRegistered?: (registrationId: number, view: ClaimRegistrationView) => void },
 ): ClaimRegistrationView {
   return store.tx(() => {
     const otp = spendOtp(store, { code: p.code, type: 'PHYGITAL_CLAIM', usedFor: 'claim-registration', now: p.now })
     const token = otp.tokenId === null ? store.tokens.findByChip(otp.chipUid) : store.tokens.get(otp.tokenId)
     if (!token) throw new ConflictError('chip_not_linked', 'The tapped chip is not linked to a phygital token')
-    return register(store, token, p.recipient, p.now)
+    const { id, view } = register(store, token, p.recipient, p.now)
+    p.onRegistered?.(id, view)
+    return view
   })
 }
 

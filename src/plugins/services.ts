@@ -3,6 +3,7 @@ import type { Chains } from '../chain/chains.js'
 import type { Config } from '../config.js'
 import type { Store } from '../db/store.js'
 import type { FeedHub } from '../kiosk/feedHub.js'
+import type { MediaCache } from '../media/mediaCache.js'
 import type { Relayer } from '../relayer/relayer.js'
 import type { Keyring } from '../taps/createKeyring.js'
 
@@ -23,6 +24,8 @@ export type Services = {
   relayer?: Relayer
   /** The per-station kiosk feed, live: call `changed()` after a commit that appended station_events rows. */
   feed: FeedHub
+  /** Product images: GET /media/:key serves them; prefetch(key) when a card is about to be shown. */
+  media: MediaCache
 }
 
 declare module 'fastify' {

@@ -5,7 +5,7 @@ import type { RefRow } from '../db/refs.js'
 import type { Store } from '../db/store.js'
 import type { TokenRow } from '../db/tokens.js'
 import { NotFoundError } from '../errors.js'
-import { newPublicId } from '../ids.js'
+import { issueOtp, type OtpTarget } from '../otps/issueOtp.js'
 
 export type QueryRefParameters = {
   refId: string
@@ -76,22 +76,7 @@ function loadTargets(store: Store, chipUid: string): Targets {
 }
 
 function issueOtps(store: Store, ref: RefRow, targets: Targets, p: QueryRefParameters): Codes {
-  const issue = (type: OtpType, target: { tokenId?: number; proofEventId?: number; guestbookEventId?: number }) => {
-    const code = newPublicId()
-    store.otps.insert({
-      code,
-      teamId: ref.teamId,
-      refId: ref.id,
-      chipUid: ref.chipUid,
-      type,
-      tokenId: target.tokenId ?? null,
-      proofEventId: target.proofEventId ?? null,
-      guestbookEventId: target.guestbookEventId ?? null,
-      createdAt: p.now,
-      expiresAt: p.now + p.otpTtlMs,
-    })
-    return code
-  }
+  const issue = (type: OtpType, target: OtpTarget) => issueOtp(store, ref, type, target, { now: p.now, ttlMs: p.otpTtlMs })
   const codes: Codes = { proofEvents: new Map(), guestbookEvents: new Map() }
   if (targets.token) codes.token = issue('PHYGITAL_CLAIM', { tokenId: targets.token.id })
   for (const event of targets.proofEvents)

@@ -9,6 +9,7 @@ import type { Store } from '../db/store.js'
 import type { TokenRow } from '../db/tokens.js'
 import type { TransferRow } from '../db/transfers.js'
 import { BaseError } from '../errors.js'
+import { recordTxStep } from '../kiosk/txProgress.js'
 import { signTransferTx } from '../transfers/signTransferTx.js'
 import type { RelayerLog } from './relayer.js'
 
@@ -83,12 +84,16 @@ export async function recoverTransfer(p: { store: Store; chain: Chain; config: C
  * become usable again, and the token counts as unminted again if the chain
  * says so and no other transfer of it is on its way.
  */
-function giveUp(p: { store: Store; log: RelayerLog; row: ChainTxRow }, transfer: TransferRow, token: TokenRow, owner: Address | null, why: string): void {
+function giveUp(p: { store: Store; log: RelayerLog; row: ChainTxRow; now: number }, transfer: TransferRow, token: TokenRow, owner: Address | null, why: string): void {
   const { store } = p
-  const returned = store.tx(() => ({
-    otp: transfer.otpCode !== null && store.otps.release(transfer.otpCode),
-    registration: transfer.claimRegistrationId !== null && store.claimRegistrations.release(transfer.claimRegistrationId),
-    unminted: owner === null && store.transfers.countPendingOfToken(token.id) === 0 && store.tokens.setMinted(token.id, false).changes === 1,
-  }))
+  const returned = store.tx(() => {
+    // A kiosk claim's transfer: its station shows "failed", and staff may retry it.
+    recordTxStep(store, p.row, { status: 'failed', hash: p.row.txHash, error: why, now: p.now })
+    return {
+      otp: transfer.otpCode !== null && store.otps.release(transfer.otpCode),
+      registration: transfer.claimRegistrationId !== null && store.claimRegistrations.release(transfer.claimRegistrationId),
+      unminted: owner === null && store.transfers.countPendingOfToken(token.id) === 0 && store.tokens.setMinted(token.id, false).changes === 1,
+    }
+  })
   p.log.error({ transferId: transfer.id, tx: p.row.txHash, why, gaveBack: returned }, 'transfer given up after a revert; what it used up is given back')
 }

@@ -4,7 +4,7 @@ import { z } from 'zod'
 import type { StationRow } from '../db/stations.js'
 import { BaseError } from '../errors.js'
 import { authenticateKiosk } from '../kiosk/kioskTokens.js'
-import { kioskCounts, kioskStation } from '../kiosk/kioskViews.js'
+import { kioskCounts, kioskSettings, kioskStation } from '../kiosk/kioskViews.js'
 import { KIOSK_CLOSE, type KioskServerMessage, publicView, type StationEvent } from '../kiosk/protocol.js'
 import { checkStaffSession } from '../kiosk/staffAuth.js'
 
@@ -37,7 +37,7 @@ const rawText = (data: RawData): string =>
  * gets publicView(event); a staff session the whole event, until the session ends (close 4403).
  */
 const kioskSocket: FastifyPluginAsync = async (app) => {
-  const { store, now, feed } = app.services
+  const { store, now, feed, config } = app.services
 
   app.get('/kiosk/ws', { websocket: true, schema: { hide: true } }, (socket: WebSocket, request) => {
     const log = request.log
@@ -70,6 +70,7 @@ const kioskSocket: FastifyPluginAsync = async (app) => {
         reader: store.stationEvents.lastOfKind(station.id, 'reader')?.data ?? null,
         lastEventId,
         staff,
+        settings: kioskSettings(config),
       })
       unsubscribe = feed.subscribe(station.id, since ?? lastEventId, (events: StationEvent[]) => {
         // The station row again: a mode or event change is among these events.

@@ -32,6 +32,7 @@ const KioskCounts = z.object({
   event: z.number().int().meta({ description: "Chips checked in to the station's event (every station)" }),
   station: z.number().int().meta({ description: 'Check-ins made at this station for its event' }),
   last5Minutes: z.number().int(),
+  claimed: z.number().int().meta({ description: 'Claims accepted at this station' }),
 })
 
 const KioskStation = z.object({
@@ -44,7 +45,7 @@ const KioskStation = z.object({
 const StationEvent = z.object({
   id: z.number().int(),
   stationId: z.number().int(),
-  kind: z.enum(['tap', 'reader', 'tx', 'mode', 'staff', 'undo']),
+  kind: z.enum(['tap', 'reader', 'tx', 'mode', 'staff', 'undo', 'claim']),
   at: Iso,
   data: z.record(z.string(), z.unknown()).meta({ description: 'As src/kiosk/protocol.ts StationEventData[kind]' }),
 })

@@ -3,7 +3,11 @@ import type { Config } from '../config.js'
 import type { StationRow } from '../db/stations.js'
 import type { Store } from '../db/store.js'
 import type { FeedHub } from '../kiosk/feedHub.js'
-import { recordAcceptedTap, refusedTapState, type TapCheckIn } from '../kiosk/tapFeed.js'
+import { claimSummary } from '../claims/claimViews.js'
+import { giveClaimAddress } from '../claims/giveClaimAddress.js'
+import { BaseError } from '../errors.js'
+import { type RecordedTap, recordAcceptedTap, refusedTapState, type TapCheckIn } from '../kiosk/tapFeed.js'
+import type { MediaCache } from '../media/mediaCache.js'
 import type { Relayer } from '../relayer/relayer.js'
 import type { Keyring } from '../taps/createKeyring.js'
 import { TapRejectedError } from '../taps/tapErrors.js'
@@ -37,6 +41,8 @@ export type SubmitStationTapDeps = {
   chains?: Chains
   config?: Config
   relayer?: Relayer
+  /** Fetches a claim card's image at once (app.services.media), so it shows, and shows offline later. */
+  media?: Pick<MediaCache, 'prefetch'>
 }
 
 /**
@@ -81,8 +87,33 @@ export async function submitStationTap(deps: SubmitStationTapDeps, station: TapS
   log.info({ ...context, uid: verified.uid, counter: verified.counter, mode: verified.mode }, 'station tap accepted')
   const { refId, uid, counter, mode, authenticated, fileData } = verified
   if (!row) return { accepted: true, refId, uid, counter, mode, authenticated, fileData }
-  const { result, queuedOn } = recordAcceptedTap(deps, row.id, { uid, counter, ...reader })
+  const { result, queuedOn, known, image } = recordAcceptedTap(deps, row.id, { uid, counter, refId, ...reader })
+  if (image) deps.media?.prefetch(image.slice(image.lastIndexOf('/') + 1))
+  if (known) await claimKnownAddress(deps, known)
   deps.feed?.changed()
   if (queuedOn !== null) deps.relayer?.wake(queuedOn)
   return { accepted: true, refId, uid, counter, mode, authenticated, fileData, ...(result ? { checkIn: result } : {}) }
+}
+
+/**
+ * A claim station's tap for which the gateway knows the address (a 2-tap registration, the chip's
+ * wallet): the token goes at once, and the tap's row says so. Refused (the address cannot receive,
+ * the chain is unreachable…), the claim stays open for another address and staff see why.
+ */
+async function claimKnownAddress(deps: SubmitStationTapDeps, known: NonNullable<RecordedTap['known']>): Promise<void> {
+  const { store } = deps
+  if (deps.chains && deps.config) {
+    try {
+      await giveClaimAddress({ ...deps, chains: deps.chains, config: deps.config }, { claimId: known.claimId, recipient: known.recipient, via: 'known', tapRow: known.tapRow })
+      return
+    } catch (error) {
+      if (!(error instanceof BaseError)) throw error
+      const now = deps.now()
+      store.tx(() => {
+        const claim = store.claims.get(known.claimId)!
+        const detail = `the known address ${known.recipient} was refused: ${error.code}: ${error.message}`
+        store.stationEvents.append(claim.stationId, 'tap', { ...known.tapRow, state: 'product', detail, claim: claimSummary(store, claim, now) }, now)
+      })
+    }
+  }
 }

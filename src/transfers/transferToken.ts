@@ -11,7 +11,10 @@ import { findToken } from '../phygitals/findTeamToken.js'
 import { useClaimRegistration } from './claimGate.js'
 import { signTransferTx } from './signTransferTx.js'
 
-export type AcceptedTransfer = { initialTxHash: string; token: TokenRow }
+export type AcceptedTransfer = { initialTxHash: string; token: TokenRow; txId: number; transferId: number; recipient: Address }
+
+/** Runs inside the transfer's transaction, after it is recorded: what else must commit with it (a kiosk claim's step). */
+export type OnAccepted = (accepted: AcceptedTransfer) => void
 
 /**
  * Accepts a transfer: the 2-tap gate, the relayed mintNFT/claimNFT and the
@@ -20,7 +23,7 @@ export type AcceptedTransfer = { initialTxHash: string; token: TokenRow }
  */
 function accept(
   deps: ChainDeps,
-  p: { token: () => TokenRow; recipient: Address; via: TransferRow['via']; otp?: () => string },
+  p: { token: () => TokenRow; recipient: Address; via: TransferRow['via']; otp?: () => string; onAccepted?: OnAccepted },
 ): AcceptedTransfer {
   const { store, config } = deps
   const now = deps.now()
@@ -31,7 +34,7 @@ function accept(
     const registration = useClaimRegistration(store, token, p.recipient, now)
     const method = token.minted ? 'claimNFT' : 'mintNFT'
     const tx = signTransferTx(store, chain, { token, recipient: p.recipient, method, now, config })
-    store.transfers.insert({
+    const transferId = store.transfers.insert({
       tokenId: token.id,
       teamId: token.teamId,
       recipient: p.recipient,
@@ -43,7 +46,9 @@ function accept(
       createdAt: now,
     })
     store.tokens.setMinted(token.id, true)
-    return { initialTxHash: tx.hash, token }
+    const accepted = { initialTxHash: tx.hash, token, txId: tx.id, transferId, recipient: p.recipient }
+    p.onAccepted?.(accepted)
+    return accepted
   })
 }
 
@@ -74,13 +79,14 @@ export function tokenOfOtp(store: Store, otp: OtpRow): TokenRow {
 }
 
 /** POST /phygitals/transfer/pullable: the token of the tapped chip, authorized by its OTP (spent only if the transfer is accepted). */
-export async function transferWithOtp(deps: ChainDeps, p: { code: string | undefined; recipient: Address }): Promise<AcceptedTransfer> {
+export async function transferWithOtp(deps: ChainDeps, p: { code: string | undefined; recipient: Address; onAccepted?: OnAccepted }): Promise<AcceptedTransfer> {
   const unspent = checkOtp(deps.store, { code: p.code, type: 'PHYGITAL_CLAIM', now: deps.now() })
   await checkRecipient(deps, tokenOfOtp(deps.store, unspent), p.recipient)
   let otp: OtpRow | undefined
   return accept(deps, {
     recipient: p.recipient,
     via: 'otp',
+    onAccepted: p.onAccepted,
     otp: () => {
       otp = spendOtp(deps.store, { code: p.code, type: 'PHYGITAL_CLAIM', usedFor: 'transfer', now: deps.now() })
       return otp.code

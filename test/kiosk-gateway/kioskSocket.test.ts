@@ -81,7 +81,7 @@ describe('GET /kiosk/ws', () => {
     const steadyIds = steady.events().map((m) => m.event.id)
     expect(steadyIds.filter((id) => id > lastSeen)).toEqual(ids)
     expect(steady.events().at(-1)!.counts).toEqual(again.events().at(-1)!.counts)
-    expect(again.events().at(-1)!.counts).toEqual({ event: 4, station: 4, last5Minutes: 4 })
+    expect(again.events().at(-1)!.counts).toEqual({ event: 4, station: 4, last5Minutes: 4, claimed: 0 })
   })
 
   test('rows appended by another process (the CLI, a second gateway) arrive through the poll', async () => {

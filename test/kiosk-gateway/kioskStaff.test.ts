@@ -84,7 +84,7 @@ describe('staff actions', () => {
     const first = await stationTap(gw, s.door.token, UIDS[0]!, 1) // with a wallet: a mint is queued
     const undo = await staff(s.kiosk, session, 'POST', '/kiosk/staff/undo')
     expect(undo).toMatchObject({ status: 200, body: { success: true, tokenStays: true } })
-    expect((await staff(s.kiosk, session, 'GET', '/kiosk/staff/state')).body.counts).toEqual({ event: 0, station: 0, last5Minutes: 0 })
+    expect((await staff(s.kiosk, session, 'GET', '/kiosk/staff/state')).body.counts).toEqual({ event: 0, station: 0, last5Minutes: 0, claimed: 0 })
     // The chip may check in again; its token is not minted twice.
     const again = await stationTap(gw, s.door.token, UIDS[0]!, 2)
     expect(again.body.checkIn).toMatchObject({ state: 'accepted', checkIn: { tx: { id: first.body.checkIn.checkIn.tx.id } } })
@@ -128,7 +128,7 @@ describe('staff actions', () => {
     expect(state.body.recent.at(-1)).toMatchObject({ kind: 'staff', data: { action: 'manual_check_in' } })
   })
 
-  test('mode: switch event, close, reopen; claim is not available yet; each logged with a mode row', async () => {
+  test('mode: switch event, close, claim, reopen; each logged with a mode row', async () => {
     const s = await setup()
     const session = await login(s.kiosk)
     expect(await staff(s.kiosk, session, 'POST', '/kiosk/staff/mode', { mode: 'checkin', eventId: s.otherEventId })).toMatchObject({
@@ -137,7 +137,7 @@ describe('staff actions', () => {
     })
     expect((await staff(s.kiosk, session, 'POST', '/kiosk/staff/mode', { mode: 'closed' })).body.station).toMatchObject({ mode: 'closed' })
     expect((await stationTap(gw, s.door.token, UIDS[0]!, 1)).body.error).toBe('station_closed')
-    expect(await staff(s.kiosk, session, 'POST', '/kiosk/staff/mode', { mode: 'claim' })).toMatchObject({ status: 409, body: { error: 'mode_not_available' } })
+    expect(await staff(s.kiosk, session, 'POST', '/kiosk/staff/mode', { mode: 'claim' })).toMatchObject({ status: 200, body: { station: { mode: 'claim' } } })
     expect(await staff(s.kiosk, session, 'POST', '/kiosk/staff/mode', { mode: 'checkin', eventId: 99 })).toMatchObject({ status: 404, body: { error: 'event_not_found' } })
     await staff(s.kiosk, session, 'POST', '/kiosk/staff/mode', { mode: 'checkin' })
     expect((await stationTap(gw, s.door.token, UIDS[0]!, 2)).body.checkIn.checkIn).toMatchObject({ eventId: s.otherEventId })
@@ -145,9 +145,10 @@ describe('staff actions', () => {
     expect(modes.slice(1)).toEqual([
       { mode: 'checkin', eventId: s.otherEventId, eventName: 'Afterparty' },
       { mode: 'closed', eventId: s.otherEventId, eventName: 'Afterparty' },
+      { mode: 'claim', eventId: s.otherEventId, eventName: 'Afterparty' },
       { mode: 'checkin', eventId: s.otherEventId, eventName: 'Afterparty' },
     ])
-    expect(staffRows(s.door.stationId)).toEqual(['login', 'mode', 'mode', 'mode'])
+    expect(staffRows(s.door.stationId)).toEqual(['login', 'mode', 'mode', 'mode', 'mode'])
   })
 
   test('test-chip: taps until then do not count; retry refuses a transaction that has not failed', async () => {

@@ -58,11 +58,11 @@ function stationIdOf(flags: Flags): number {
   return Number(raw)
 }
 
-/** `station set --station ID --mode checkin --event ID | --mode closed | --mode none` */
+/** `station set --station ID --mode checkin --event ID | --mode claim | --mode closed | --mode none` */
 async function setMode(flags: Flags) {
   const stationId = stationIdOf(flags)
   const mode = required(flags, 'mode')
-  if (mode !== 'checkin' && mode !== 'closed' && mode !== 'none') throw new UsageError('--mode takes checkin, closed or none (claim comes with a later release)')
+  if (mode !== 'checkin' && mode !== 'claim' && mode !== 'closed' && mode !== 'none') throw new UsageError('--mode takes checkin, claim, closed or none')
   const rawEvent = text(flags, 'event')
   if (rawEvent !== undefined && (!/^\d+$/.test(rawEvent) || Number(rawEvent) === 0)) throw new UsageError('--event takes a guestbook event id (a positive integer)')
   if (mode === 'checkin' && rawEvent === undefined) throw new UsageError('--mode checkin needs --event EVENT_ID')

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url'
 export type KioskAssets = Map<string, { body: string; type: string; etag: string }>
 
 const CLIENT = fileURLToPath(new URL('./client/', import.meta.url))
-const ENTRIES = ['kiosk.ts', 'staff.ts', 'kiosk.css']
+const ENTRIES = ['kiosk.ts', 'staff.ts', 'claim.ts', 'kiosk.css', 'claim.css']
 
 const TYPES: Record<string, string> = { '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8' }
 

@@ -1,0 +1,94 @@
+import type { ClaimRow } from '../db/claims.js'
+import type { Store } from '../db/store.js'
+import { txStatusOf } from '../kiosk/checkIns.js'
+import type { ClaimStep, ClaimSummary, ProductCard, TxStatus } from '../kiosk/protocol.js'
+import { mediaPath } from '../media/mediaCache.js'
+
+const MAX_TEXT = 600
+const MAX_ATTRIBUTES = 12
+
+const text = (value: unknown): string | null => (typeof value === 'string' && value.trim() !== '' ? value.trim().slice(0, MAX_TEXT) : null)
+
+/**
+ * The card of a token or an event from its metadata (name, description, image, attributes), as the
+ * kiosk and the phone page show it. The image becomes a gateway path (`/media/<key>`, fetched once
+ * and kept in the data dir), so the card shows offline and no page loads another origin.
+ * Inside the caller's store.tx (the media row is recorded).
+ */
+export function productCard(store: Store, metadataText: string | null, fallbackName: string, now: number): ProductCard {
+  let metadata: Record<string, unknown> = {}
+  try {
+    const parsed: unknown = metadataText === null ? null : JSON.parse(metadataText)
+    if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) metadata = parsed as Record<string, unknown>
+  } catch {
+    // Stored metadata was validated on the way in; an unreadable one still gets a card with a name.
+  }
+  const attributes = Array.isArray(metadata.attributes) ? metadata.attributes : []
+  return {
+    name: text(metadata.name) ?? fallbackName,
+    description: text(metadata.description),
+    image: mediaPath(store, typeof metadata.image === 'string' ? metadata.image : null, now),
+    attributes: attributes.slice(0, MAX_ATTRIBUTES).flatMap((a: unknown) => {
+      if (a === null || typeof a !== 'object') return []
+      const { trait_type: trait, value } = a as { trait_type?: unknown; value?: unknown }
+      if (typeof trait !== 'string' || (typeof value !== 'string' && typeof value !== 'number')) return []
+      return [{ trait: trait.slice(0, 80), value: String(value).slice(0, 160) }]
+    }),
+  }
+}
+
+/** The card a claim shows: its token's, or its event's. */
+export function claimCard(store: Store, claim: ClaimRow, now: number): ProductCard {
+  if (claim.kind === 'token') {
+    const token = store.tokens.get(claim.tokenId!)!
+    return productCard(store, token.metadata, `Token #${token.tokenId}`, now)
+  }
+  const event = store.guestbook.getEvent(claim.guestbookEventId!)!
+  return productCard(store, event.metadata, event.name, now)
+}
+
+/** The step a claim is at now: an open one past its OTP's lifetime has expired. */
+export function claimStep(claim: ClaimRow, now: number): ClaimStep {
+  if ((claim.step === 'open' || claim.step === 'opened') && now >= claim.expiresAt) return 'expired'
+  return claim.step
+}
+
+/** A claim's transaction now (a re-signed transfer's latest one). */
+export function claimTx(store: Store, claim: ClaimRow): { id: number; status: TxStatus; hash: string | null } | null {
+  let txId = claim.chainTxId
+  if (claim.transferId !== null) txId = store.transfers.get(claim.transferId)?.chainTxId ?? txId
+  const tx = txId === null ? undefined : store.chainTxs.get(txId)
+  return tx ? { id: tx.id, status: txStatusOf(tx), hash: tx.txHash } : null
+}
+
+/** When a 2-tap claim's address may claim: its registration's allowedAt. */
+function allowedAt(store: Store, claim: ClaimRow): string | null {
+  if (claim.registrationId !== null) {
+    const registration = store.claimRegistrations.get(claim.registrationId)
+    return registration ? new Date(registration.allowedAt).toISOString() : null
+  }
+  return null
+}
+
+/** The feed's (and the kiosk's) view of a claim; the recipient is staff only (publicClaim strips it). */
+export function claimSummary(store: Store, claim: ClaimRow, now: number, extra: { step?: ClaimStep; allowedAt?: number } = {}): ClaimSummary {
+  const token = claim.tokenId === null ? undefined : store.tokens.get(claim.tokenId)
+  return {
+    id: claim.id,
+    kind: claim.kind,
+    product: claimCard(store, claim, now),
+    step: extra.step ?? claimStep(claim, now),
+    expiresAt: new Date(claim.expiresAt).toISOString(),
+    twoTap: token?.twoTapClaim === 1,
+    allowedAt: extra.allowedAt === undefined ? allowedAt(store, claim) : new Date(extra.allowedAt).toISOString(),
+    via: claim.via,
+    tx: claimTx(store, claim),
+    recipient: claim.recipient,
+  }
+}
+
+/** A claim as the kiosk's own answers show it: without its recipient, like the public feed. */
+export function publicClaimSummary(store: Store, claim: ClaimRow, now: number): ClaimSummary {
+  const { recipient: _recipient, ...rest } = claimSummary(store, claim, now)
+  return rest
+}

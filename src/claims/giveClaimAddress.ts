@@ -1,0 +1,136 @@
+import type { Address } from 'viem'
+import type { ChainDeps } from '../chain/chainDeps.js'
+import { refuseZeroAddress } from '../chain/recipientCheck.js'
+import type { ClaimRow, ClaimVia } from '../db/claims.js'
+import type { Store } from '../db/store.js'
+import { BaseError, ConflictError, ForbiddenError, GoneError, NotFoundError } from '../errors.js'
+import { mintGuestbookEventSelf } from '../guestbook/guestbookChain.js'
+import type { FeedHub } from '../kiosk/feedHub.js'
+import type { TapEventData } from '../kiosk/protocol.js'
+import { createClaimRegistrationWithOtp } from '../phygitals/claimRegistrations.js'
+import type { Relayer } from '../relayer/relayer.js'
+import { checkClaimRegistration } from '../transfers/claimGate.js'
+import { transferWithOtp } from '../transfers/transferToken.js'
+import { claimSummary } from './claimViews.js'
+
+export type ClaimDeps = ChainDeps & { feed?: FeedHub; relayer?: Relayer }
+
+export type GiveClaimAddressParameters = {
+  claimId: number
+  recipient: Address
+  via: ClaimVia
+  /** The phone's session (sha256): a claim opened on a phone takes an address from that phone only. */
+  phoneHash?: string
+  /**
+   * The known-address path of a tap: the feed gets the tap's own row (state product, the claim
+   * already claimed) instead of a separate `claim` row, so the kiosk sees one result.
+   */
+  tapRow?: Omit<TapEventData, 'state' | 'claim'>
+}
+
+/** Whether a claim can take an address from this source now. @throws the claim_* refusals */
+export function checkClaimOpen(store: Store, claim: ClaimRow | undefined, p: { via: ClaimVia; phoneHash?: string; now: number }): ClaimRow {
+  if (!claim) throw new NotFoundError('claim_not_found', 'No such claim at this station')
+  if (claim.step === 'claimed' || claim.step === 'registered') throw new ConflictError('claim_used', 'This claim was already used')
+  if (p.now >= claim.expiresAt) throw new GoneError('claim_expired', 'This claim expired with its tap: tap the tag again')
+  if (claim.step === 'opened') {
+    if (p.via !== 'phone') throw new ConflictError('claim_not_open', 'This claim was opened on a phone: it is finished there')
+    if (p.phoneHash !== claim.phoneHash) throw new ForbiddenError('claim_session_mismatch', 'This link was opened on another phone')
+  } else if (p.via === 'phone') throw new ConflictError('claim_not_open', 'Open the link before sending an address')
+  return claim
+}
+
+// The OTP behind a claim is the claim's single use: its refusals are the claim's.
+function asClaimError(error: unknown): unknown {
+  if (!(error instanceof BaseError)) return error
+  if (error.code === 'otp_used') return new ConflictError('claim_used', 'This claim was already used')
+  if (error.code === 'otp_expired') return new GoneError('claim_expired', 'This claim expired with its tap: tap the tag again')
+  return error
+}
+
+/**
+ * A claim gets its address (typed or scanned at the kiosk, sent from the phone, or known to the
+ * gateway) and the token goes: through the same domain code as POST /phygitals/transfer/pullable
+ * (a token), POST /phygitals/claim-registration/pullable (a 2-tap token's first tap) or POST
+ * /events/mint/self (a check-in's guestbook token), with the claim's OTP. The claim's step, its feed
+ * rows and the OTP commit in that endpoint's transaction; of many submissions exactly one wins (the
+ * conditional step update and the OTP are both single use), the rest are 409 claim_used.
+ * An address that can never receive is refused before anything is spent (the endpoints' check).
+ */
+export async function giveClaimAddress(deps: ClaimDeps, p: GiveClaimAddressParameters): Promise<ClaimRow> {
+  const { store } = deps
+  refuseZeroAddress(p.recipient)
+  const claim = checkClaimOpen(store, store.claims.get(p.claimId), { ...p, now: deps.now() })
+  let chainId: number | null = null
+  try {
+    if (claim.kind === 'guestbook') {
+      const mint = await mintGuestbookEventSelf(deps, {
+        code: claim.otpCode,
+        recipient: p.recipient,
+        onQueued: (queued) => {
+          claimed(deps, p, { transferId: null, guestbookMintId: queued.mintId, txId: queued.txId, hash: queued.txnHash })
+          if (claim.checkInId !== null) store.checkIns.setMint(claim.checkInId, queued.mintId, queued.txId)
+        },
+      })
+      chainId = mint.chainId
+    } else if (needsRegistration(store, claim, p.recipient, deps.now())) {
+      createClaimRegistrationWithOtp(store, {
+        code: claim.otpCode,
+        recipient: p.recipient,
+        now: deps.now(),
+        onRegistered: (registrationId) => registered(deps, p, registrationId),
+      })
+    } else {
+      const accepted = await transferWithOtp(deps, {
+        code: claim.otpCode,
+        recipient: p.recipient,
+        onAccepted: (a) => claimed(deps, p, { transferId: a.transferId, guestbookMintId: null, txId: a.txId, hash: a.initialTxHash }),
+      })
+      chainId = accepted.token.chainId
+    }
+  } catch (error) {
+    throw asClaimError(error)
+  }
+  deps.feed?.changed()
+  if (chainId !== null) deps.relayer?.wake(chainId)
+  return store.claims.get(claim.id)!
+}
+
+/**
+ * A 2-tap token takes an address in two steps: with no registration open, the first tap's address
+ * is registered; a registration that lets this address claim now means the transfer. Any other
+ * state (another address registered, too early) is the gate's own 409.
+ */
+function needsRegistration(store: Store, claim: ClaimRow, recipient: Address, now: number): boolean {
+  const token = store.tokens.get(claim.tokenId!)!
+  if (token.twoTapClaim !== 1) return false
+  if (store.claimRegistrations.findOpen(token.id, now) === undefined) return true
+  checkClaimRegistration(store, token, recipient, now)
+  return false
+}
+
+/** Inside the transfer's (or mint's) transaction: the claim is claimed, and the feed says so. */
+function claimed(deps: ClaimDeps, p: GiveClaimAddressParameters, t: { transferId: number | null; guestbookMintId: number | null; txId: number; hash: string }): void {
+  const { store } = deps
+  const now = deps.now()
+  if (!store.claims.markClaimed({ id: p.claimId, via: p.via, phoneHash: p.phoneHash ?? null, recipient: p.recipient, transferId: t.transferId, guestbookMintId: t.guestbookMintId, chainTxId: t.txId, now }))
+    throw new ConflictError('claim_used', 'This claim was already used')
+  const claim = store.claims.get(p.claimId)!
+  appendClaimRow(store, claim, p.tapRow, now)
+  store.stationEvents.append(claim.stationId, 'tx', { txId: t.txId, checkInId: claim.checkInId, claimId: claim.id, status: 'queued', hash: t.hash }, now)
+}
+
+function registered(deps: ClaimDeps, p: GiveClaimAddressParameters, registrationId: number): void {
+  const { store } = deps
+  const now = deps.now()
+  if (!store.claims.markRegistered({ id: p.claimId, via: p.via, phoneHash: p.phoneHash ?? null, recipient: p.recipient, registrationId, now }))
+    throw new ConflictError('claim_used', 'This claim was already used')
+  appendClaimRow(store, store.claims.get(p.claimId)!, p.tapRow, now)
+}
+
+/** The claim's new state for its station's kiosks: a `claim` row, or the tap's own row (known-address path). */
+export function appendClaimRow(store: Store, claim: ClaimRow, tapRow: GiveClaimAddressParameters['tapRow'], now: number): void {
+  const summary = claimSummary(store, claim, now)
+  if (tapRow) store.stationEvents.append(claim.stationId, 'tap', { ...tapRow, state: 'product', claim: summary }, now)
+  else store.stationEvents.append(claim.stationId, 'claim', { claim: summary }, now)
+}

@@ -1,0 +1,82 @@
+import type { Address } from 'viem'
+import type { ClaimRow } from '../db/claims.js'
+import type { StationRow } from '../db/stations.js'
+import type { Store } from '../db/store.js'
+import { issueOtp } from '../otps/issueOtp.js'
+
+export type OpenClaimDeps = { store: Store; otpTtlMs: number }
+
+/** What a tap at a claim station found: a claim (with an address the gateway already knows), or nothing to claim. */
+export type OpenedClaim =
+  | { claim: ClaimRow; known: Address | null; allowedAt?: number }
+  | { nothing: 'chip_not_linked' | 'ref_used'; detail: string }
+
+/**
+ * The gateway takes the tap's ref itself (the kiosk is the tap's reader and the customer's screen):
+ * it consumes it and issues the one OTP the claim needs, which stays on the gateway. Whoever queried
+ * the ref first (a race with GET /refs/:id) keeps it: then there is nothing to claim here.
+ */
+function takeRef(store: Store, refId: string, now: number): { id: string; teamId: number; chipUid: string } | null {
+  const ref = store.refs.get(refId)
+  if (!ref || !store.refs.consume(ref.id, now)) return null
+  return ref
+}
+
+/**
+ * A tap at a claim station, inside the tap's store.tx: opens a claim of the chip's phygital token.
+ * An address is known when a 2-tap token has an open registration (the second tap: it claims from
+ * allowedAt; before that the claim is `early`) or the chip has a wallet on record.
+ */
+export function openTokenClaim(deps: OpenClaimDeps, p: { station: StationRow; uid: string; refId: string; now: number }): OpenedClaim {
+  const { store } = deps
+  const { now } = p
+  const token = store.tokens.findByChip(p.uid)
+  if (!token || token.teamId !== p.station.teamId) return { nothing: 'chip_not_linked', detail: `chip ${p.uid} is linked to no phygital token of this team` }
+  const ref = takeRef(store, p.refId, now)
+  if (!ref) return { nothing: 'ref_used', detail: `ref ${p.refId} was queried before the station could take it` }
+  const otpCode = issueOtp(store, ref, 'PHYGITAL_CLAIM', { tokenId: token.id }, { now, ttlMs: deps.otpTtlMs })
+  const id = store.claims.insert({
+    stationId: p.station.id,
+    kind: 'token',
+    chipUid: p.uid,
+    tokenId: token.id,
+    guestbookEventId: null,
+    checkInId: null,
+    otpCode,
+    createdAt: now,
+    expiresAt: now + deps.otpTtlMs,
+  })
+  const claim = store.claims.get(id)!
+  if (token.twoTapClaim === 1) {
+    const registration = store.claimRegistrations.findOpen(token.id, now)
+    if (registration && now < registration.allowedAt) return { claim, known: null, allowedAt: registration.allowedAt }
+    if (registration) return { claim, known: registration.recipient as Address }
+  }
+  const wallet = store.chips.get(p.uid)?.wallet ?? null
+  return { claim, known: wallet as Address | null }
+}
+
+/**
+ * A new check-in of a chip with no wallet on record, inside the check-in's store.tx: its event's
+ * guestbook token waits for an address ("check in now, collect later"), given through the same
+ * hand-off as a product. The OTP is the one POST /events/mint/self takes, for the station's event.
+ */
+export function openGuestbookClaim(deps: OpenClaimDeps, p: { station: StationRow & { eventId: number }; uid: string; refId: string; checkInId: number; now: number }): ClaimRow | null {
+  const { store } = deps
+  const { now } = p
+  const ref = takeRef(store, p.refId, now)
+  if (!ref) return null
+  const otpCode = issueOtp(store, ref, 'GUESTBOOK_EVENT', { guestbookEventId: p.station.eventId }, { now, ttlMs: deps.otpTtlMs })
+  const id = store.claims.insert({
+    stationId: p.station.id,
+    kind: 'guestbook',
+    chipUid: p.uid,
+    tokenId: null,
+    guestbookEventId: p.station.eventId,
+    checkInId: p.checkInId,
+    otpCode,
+    createdAt: now,
+    expiresAt: now + deps.otpTtlMs,
+  })
+  return store.claims.get(id)!
+}

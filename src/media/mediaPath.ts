@@ -1,0 +1,18 @@
+import type { Store } from '../db/store.js'
+import { mediaKey, parseMediaUrl } from './mediaUrl.js'
+
+/**
+ * The gateway path a page shows an image URL from metadata by (`/media/<key>`), recording the URL
+ * (once) so GET /media/<key> and the cache know what to fetch; null when there is no usable URL
+ * (the page shows its placeholder). Synchronous, for use inside a store.tx.
+ *
+ * @example
+ * const image = store.tx(() => mediaPath(store, metadata.image, now)) // '/media/3f2a…' or null
+ */
+export function mediaPath(store: Store, url: string | null | undefined, now: number): string | null {
+  if (parseMediaUrl(url) === null) return null
+  const trimmed = url!.trim()
+  const key = mediaKey(trimmed)
+  store.media.insert({ key, url: trimmed, now })
+  return `/media/${key}`
+}

@@ -1,0 +1,357 @@
+/*
+ * The kiosk's side of a claim station (issue 11), in the browser against a real gateway on the
+ * embedded chain: the product card, the phone hand-off's QR code (decoded from what the screen
+ * shows), a USB scanner's typed `ethereum:` URI through to the token on chain, the on-screen
+ * keyboard, the 2-tap wait, "nothing to claim", and the customer-flow timeout on the page's clock.
+ * The phone page and the end-to-end journeys (kiosk + phone + check-in collection) are tested
+ * elsewhere.
+ */
+import type { Browser, BrowserContext, Locator, Page } from 'playwright-core'
+import { decodeQR } from 'qr/decode.js'
+import type { Address } from 'viem'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { phygitalTokenAbi } from '../../contracts/artifacts/PhygitalToken.js'
+import { type ChainGateway, contractOf, createChainGateway, OTHER, USER } from '../helpers/chainGateway.js'
+import { BLANK, CAP, type ClaimStation, LAMP, MUG, setUpClaimStation, TEE, TWO_TAP, TWO_TAP_DELAY_S } from '../helpers/claimStation.js'
+import { type Origin, serve, startOrigin } from '../media/origin.js'
+import { audit, closeKioskContext, HAS_CHROMIUM, kioskContext, type KioskContext, launchChromium, pageText, shot } from './browser.js'
+
+const WIFI = 'Shop Guest'
+
+let browser: Browser
+let gw: ChainGateway
+let shop: ClaimStation
+let origin: Origin
+let ctx: KioskContext
+/** A context with no kiosk rules, for the test's own canvas work (about:blank). */
+let scratch: BrowserContext
+let page: Page
+
+/** A product picture drawn by the browser (a tee on a coloured ground), served by the loopback origin. */
+async function drawPicture(): Promise<Buffer> {
+  const p = await scratch.newPage()
+  const dataUrl = await p.evaluate(() => {
+    const canvas = document.createElement('canvas')
+    canvas.width = canvas.height = 240
+    const g = canvas.getContext('2d')!
+    g.fillStyle = '#e0f2fe'
+    g.fillRect(0, 0, 240, 240)
+    g.fillStyle = '#1e3a8a'
+    g.beginPath()
+    for (const [x, y] of [[70, 40], [100, 30], [120, 45], [140, 30], [170, 40], [210, 80], [180, 105], [170, 95], [170, 210], [70, 210], [70, 95], [60, 105], [30, 80]] as const) g.lineTo(x, y)
+    g.closePath()
+    g.fill()
+    return canvas.toDataURL('image/png')
+  })
+  await p.close()
+  return Buffer.from(dataUrl.split(',')[1]!, 'base64')
+}
+
+/** What a phone's camera would read: the QR element as rendered, decoded from its pixels. */
+async function decodeScreenQr(qr: Locator): Promise<string> {
+  const png = await qr.screenshot()
+  const p = await scratch.newPage()
+  const pixels = await p.evaluate(async (b64) => {
+    const img = new Image()
+    img.src = `data:image/png;base64,${b64}`
+    await img.decode()
+    const canvas = document.createElement('canvas')
+    canvas.width = img.naturalWidth
+    canvas.height = img.naturalHeight
+    const g = canvas.getContext('2d')!
+    g.drawImage(img, 0, 0)
+    const data = g.getImageData(0, 0, canvas.width, canvas.height).data
+    return { width: canvas.width, height: canvas.height, data: Array.from(data) }
+  }, png.toString('base64'))
+  await p.close()
+  return decodeQR({ width: pixels.width, height: pixels.height, data: Uint8Array.from(pixels.data) })
+}
+
+beforeAll(async () => {
+  if (!HAS_CHROMIUM) return
+  browser = await launchChromium()
+  scratch = await browser.newContext()
+  origin = await startOrigin()
+  origin.route('/tee.png', serve('image/png', await drawPicture()))
+  gw = await createChainGateway({ config: { kiosk: { wifiName: WIFI } } })
+  shop = await setUpClaimStation(gw, { image: origin.url('/tee.png') })
+  ctx = await kioskContext(browser, shop.origin)
+  page = await ctx.newPage()
+  await page.goto(shop.kioskUrl)
+  await page.waitForSelector('#result[data-state="idle"]')
+}, 90_000)
+
+afterAll(async () => {
+  await closeKioskContext(ctx)
+  await scratch?.close()
+  await browser?.close()
+  await gw?.close()
+  await origin?.stop()
+})
+
+const state = (p: Page) => p.locator('#result').getAttribute('data-state')
+const word = (p: Page) => p.locator('#result .word').innerText()
+const ownerOf = (tokenId: bigint) =>
+  gw.publicClient.readContract({ address: contractOf(gw, shop.teamId), abi: phygitalTokenAbi, functionName: 'ownerOf', args: [tokenId] }) as Promise<Address>
+const post = async (url: string, payload: object) => {
+  const res = await gw.app.inject({ method: 'POST', url, payload })
+  return { status: res.statusCode, body: JSON.parse(res.body) as Record<string, unknown> }
+}
+
+/** One screen of the claim flow: screenshot, icon and word, WCAG contrast and targets, nothing personal. */
+async function checkScreen(p: Page, name: string): Promise<void> {
+  await shot(p, `claim-kiosk-${name}`)
+  expect(await p.locator('#result svg.icon').getAttribute('data-icon'), `${name}: an icon`).toBeTruthy()
+  expect((await word(p)).length, `${name}: a word`).toBeGreaterThan(3)
+  const a = await audit(p)
+  expect(a.checked, name).toBeGreaterThan(5)
+  expect(a.lowContrast, `${name}: text contrast`).toEqual([])
+  expect(a.lowContrastIcons, `${name}: icon contrast`).toEqual([])
+  expect(a.smallTargets, `${name}: target sizes`).toEqual([])
+  // No chip and no wallet address in the page's text (a typed address lives in the field's value only).
+  const text = await pageText(p)
+  for (const uid of [TEE, CAP, MUG, LAMP, TWO_TAP, BLANK]) expect(text.toUpperCase()).not.toContain(uid)
+  expect(text).not.toMatch(/0x[0-9a-f]{40}(?![0-9a-f])/i)
+}
+
+describe.skipIf(!HAS_CHROMIUM)('the kiosk at a claim station', () => {
+  test('idle: "Tap the tag on your product", and the header counts claims', async () => {
+    expect(await word(page)).toBe('Tap the tag on your product')
+    expect(await page.locator('#count-label').innerText()).toBe('claimed')
+    expect(await page.locator('#count').getAttribute('data-count')).toBe('0')
+    expect(await page.locator('#event-name').innerText()).toBe('Shop counter')
+    await checkScreen(page, 'idle')
+  })
+
+  test('a product tap shows the card from its metadata: the picture through the gateway, name, description, attributes; the phone first', async () => {
+    expect((await shop.tap(TEE, 1)).status).toBe(200)
+    await expect.poll(() => state(page)).toBe('product')
+    const card = page.locator('#product')
+    await expect.poll(() => card.locator('#product-name').innerText()).toBe('Tapgate tee')
+    expect(await card.locator('#product-description').innerText()).toBe('Organic cotton tee with an NFC tag in the hem.')
+    const attributes = await card.locator('#product-attributes li').evaluateAll((lis) => lis.map((li) => [li.querySelector('.trait')!.textContent, li.querySelector('b')!.textContent]))
+    expect(attributes).toEqual([['Size', 'M'], ['Colour', 'Ink']])
+    // The picture comes from the gateway's cache (same origin), drawn, not the placeholder.
+    const img = card.locator('#product-img')
+    await expect.poll(() => img.isVisible()).toBe(true)
+    expect(await img.getAttribute('src')).toMatch(/^\/media\/[A-Za-z0-9_-]+$/)
+    expect(await img.evaluate((el: HTMLImageElement) => el.naturalWidth)).toBe(240)
+    expect(await card.locator('#product-placeholder').isVisible()).toBe(false)
+    expect(origin.hits.get('/tee.png')).toBeGreaterThanOrEqual(1)
+    // The ways, in order: the phone (the default), then the field for a scanner or typing.
+    const order = await page.locator('#claim button, #claim input').evaluateAll((els) => els.filter((el) => (el as HTMLElement).offsetParent !== null).map((el) => el.id))
+    expect(order).toEqual(['phone', 'recipient', 'send', 'type'])
+    expect(await page.locator('#phone').innerText()).toBe('Finish on your phone')
+    await checkScreen(page, 'product')
+  })
+
+  test('"Finish on your phone": the QR code on the screen decodes to the claim link; the Wi-Fi name under it; the phone opens it and the kiosk moves on', async () => {
+    await page.locator('#phone').click()
+    await expect.poll(() => state(page)).toBe('handoff')
+    const qr = page.locator('#qr')
+    const url = await qr.getAttribute('data-claim-url')
+    expect(url).toMatch(new RegExp(`^${shop.origin}/c/[A-Za-z0-9_-]{22}$`))
+    expect(await decodeScreenQr(qr)).toBe(url)
+    expect(await page.locator('#handoff').innerText()).toContain('Scan with your phone’s camera')
+    expect(await page.locator('#wifi').innerText()).toBe(`Wi-Fi: ${WIFI}`)
+    // The address field is still there.
+    expect(await page.locator('input[name=recipient]').isVisible()).toBe(true)
+    expect(await page.locator('#address-label').innerText()).toContain('scan or type your address here')
+    await checkScreen(page, 'handoff')
+
+    // A phone opens the link: "Opened on a phone" for a moment, then the next customer.
+    const token = new URL(url!).pathname.split('/')[2]!
+    const opened = await post(`/c/${token}/open`, {})
+    expect(opened.status).toBe(200)
+    await expect.poll(() => state(page)).toBe('opened')
+    expect(await word(page)).toBe('Opened on a phone — finish there')
+    await checkScreen(page, 'opened')
+    await expect.poll(() => state(page), { timeout: 6000 }).toBe('idle')
+
+    // The customer finishes on the phone while the kiosk is idle: a brief "In your wallet", and the
+    // strip item of that claim follows its transaction to confirmed.
+    const sent = await post(`/c/${token}/recipient`, { session: opened.body.session, recipient: OTHER })
+    expect(sent.status).toBe(200)
+    await expect.poll(() => state(page), { timeout: 20_000 }).toBe('confirmed')
+    const item = page.locator('#strip li').first()
+    await expect.poll(() => item.getAttribute('data-tx-status')).toBe('confirmed')
+    expect(await item.locator('.chain').innerText()).toMatch(/In the wallet ✓ 0x[0-9a-f]{4}…[0-9a-f]{4}/)
+    expect(await ownerOf(1n)).toBe(OTHER)
+    await expect.poll(() => state(page), { timeout: 8000 }).toBe('idle')
+    expect(await page.locator('#count').getAttribute('data-count')).toBe('1')
+  })
+
+  test('a USB scanner types `ethereum:0x…` and Enter, with the field not focused: claimed, then confirmed; the token is on chain', async () => {
+    expect((await shop.tap(CAP, 1)).status).toBe(200)
+    await expect.poll(() => state(page)).toBe('product')
+    await expect.poll(() => page.locator('#product-name').innerText()).toBe('Tapgate cap')
+    // No picture in its metadata: the placeholder.
+    expect(await page.locator('#product-placeholder').innerText()).toBe('No picture')
+    expect(await page.locator('#product-img').isVisible()).toBe(false)
+    await shot(page, 'claim-kiosk-product-no-picture')
+    expect(await page.evaluate(() => document.activeElement?.id ?? null)).not.toBe('recipient')
+
+    // The relayer is held so the "on its way" screen can be seen before the block.
+    let release!: () => void
+    const released = new Promise<void>((resolve) => (release = resolve))
+    let held!: () => void
+    const holding = new Promise<void>((resolve) => (held = resolve))
+    const hold = gw.relayer.hold(31337, async () => {
+      held()
+      await released
+    })
+    await holding
+    await page.keyboard.type(`ethereum:${USER}@31337`)
+    expect(await page.locator('input[name=recipient]').inputValue()).toBe(`ethereum:${USER}@31337`)
+    expect(await page.locator('#address-hint').getAttribute('data-verdict')).toBe('ok')
+    await page.keyboard.press('Enter')
+    await expect.poll(() => state(page)).toBe('claimed')
+    expect(await word(page)).toBe('On its way to your wallet')
+    expect(await page.locator('#result .steps').getAttribute('data-tx-status')).toBe('queued')
+    // The address left the screen with the claim panel.
+    expect(await page.locator('#claim').isHidden()).toBe(true)
+    expect(await page.locator('input[name=recipient]').inputValue()).toBe('')
+    await checkScreen(page, 'claimed')
+    release()
+    await hold
+    await expect.poll(() => state(page), { timeout: 20_000 }).toBe('confirmed')
+    expect(await word(page)).toBe('In your wallet ✓')
+    expect(await page.locator('#result .detail').innerText()).toBe('Tapgate cap: it is yours now')
+    await checkScreen(page, 'confirmed')
+    expect(await ownerOf(2n)).toBe(USER)
+    const item = page.locator('#strip li').first()
+    expect(await item.getAttribute('data-tx-status')).toBe('confirmed')
+    await expect.poll(() => page.locator('#count').getAttribute('data-count')).toBe('2')
+    await expect.poll(() => state(page), { timeout: 8000 }).toBe('idle')
+  })
+
+  test('the on-screen keyboard: validated as typed (a scanned checksum typo cannot be sent); a refused address is said under the field, which keeps its text', async () => {
+    expect((await shop.tap(MUG, 1)).status).toBe(200)
+    await expect.poll(() => page.locator('#product-name').innerText()).toBe('Tapgate mug')
+    await page.locator('#type').click()
+    const keyboard = page.locator('#keyboard')
+    expect(await keyboard.isVisible()).toBe(true)
+    const field = page.locator('input[name=recipient]')
+    const hint = page.locator('#address-hint')
+    await keyboard.locator('[data-key="0x"]').click()
+    for (const key of 'ab12') await keyboard.locator(`[data-key="${key}"]`).click()
+    expect(await field.inputValue()).toBe('0xab12')
+    expect(await hint.getAttribute('data-verdict')).toBe('partial')
+    expect(await page.locator('#send').isDisabled()).toBe(true)
+    await keyboard.locator('[data-key=back]').click()
+    expect(await field.inputValue()).toBe('0xab1')
+    await checkScreen(page, 'keyboard')
+    await keyboard.locator('[data-key=clear]').click()
+    expect(await field.inputValue()).toBe('')
+
+    // A scanned address whose capitals are wrong (EIP-55): refused as typed, Enter sends nothing.
+    const typo = USER.slice(0, 2) + USER.slice(2, 10).toLowerCase() + USER.slice(10, 20).toUpperCase() + USER.slice(20)
+    await page.keyboard.type(typo)
+    expect(await hint.getAttribute('data-verdict')).toBe('checksum')
+    expect(await field.getAttribute('aria-invalid')).toBe('true')
+    await page.keyboard.press('Enter')
+    await expect.poll(() => page.locator('#address-error[role=alert]').innerText()).toContain('EIP-55')
+    expect(await state(page)).toBe('product')
+
+    // The zero address is an address, but nothing can receive there: the gateway says so.
+    await keyboard.locator('[data-key=clear]').click()
+    await keyboard.locator('[data-key="0x"]').click()
+    for (let i = 0; i < 40; i++) await keyboard.locator('[data-key="0"]').click()
+    expect(await field.inputValue()).toBe(`0x${'0'.repeat(40)}`)
+    expect(await hint.getAttribute('data-verdict')).toBe('ok')
+    await keyboard.locator('[data-key=send]').click()
+    const error = page.locator('#address-error[role=alert]')
+    await expect.poll(() => error.innerText()).toBe('This address cannot receive the token: use another wallet')
+    expect(await field.inputValue()).toBe(`0x${'0'.repeat(40)}`)
+    expect(await state(page)).toBe('product')
+    await checkScreen(page, 'address-error')
+  })
+
+  test('a 2-tap token: "Registered. Tap again after HH:MM" with a live countdown; a tap too early shows the wait again; a tap in time claims', async () => {
+    expect((await shop.tap(TWO_TAP, 1)).status).toBe(200)
+    await expect.poll(() => page.locator('#product-name').innerText()).toBe('Signed print')
+    await page.keyboard.type(USER)
+    await page.keyboard.press('Enter')
+    await expect.poll(() => state(page)).toBe('registered')
+    const claimId = shop.lastClaimId()
+    const registered = gw.store.stationEvents.after(shop.stationId, 0).flatMap((e) => (e.kind === 'claim' && e.data.claim.id === claimId ? [e.data.claim] : []))
+    const allowedAt = registered.at(-1)?.allowedAt
+    expect(allowedAt).toBeTruthy()
+    const hhmm = new Intl.DateTimeFormat('en-GB', { hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZone: 'Europe/Berlin' }).format(Date.parse(allowedAt!))
+    expect(await word(page)).toBe(`Registered. Tap again after ${hhmm}`)
+    const countdown = page.locator('#countdown')
+    const first = await countdown.innerText()
+    expect(first).toMatch(/^Tap again in [01]:\d\d$/)
+    await expect.poll(() => countdown.innerText(), { timeout: 3000 }).not.toBe(first)
+    await checkScreen(page, 'registered')
+
+    expect((await shop.tap(TWO_TAP, 2)).status).toBe(200)
+    await expect.poll(() => page.locator('#result .detail').innerText()).toContain('Too early')
+    expect(await state(page)).toBe('registered')
+    expect(await word(page)).toBe(`Registered. Tap again after ${hhmm}`)
+    await checkScreen(page, 'early')
+
+    gw.clock.offsetMs += (TWO_TAP_DELAY_S + 1) * 1000
+    try {
+      expect((await shop.tap(TWO_TAP, 3)).status).toBe(200)
+      await expect.poll(() => state(page)).toMatch(/^(claimed|confirmed)$/)
+      await expect.poll(() => state(page), { timeout: 20_000 }).toBe('confirmed')
+      expect(await ownerOf(5n)).toBe(USER)
+    } finally {
+      gw.clock.offsetMs -= (TWO_TAP_DELAY_S + 1) * 1000
+    }
+  })
+
+  test('a chip linked to no token: "Nothing to claim with this tag — ask staff"', async () => {
+    expect((await shop.tap(BLANK, 1)).status).toBe(200)
+    await expect.poll(() => state(page)).toBe('unknown')
+    await expect.poll(() => page.locator('#result [role=alert]').innerText()).toContain('Nothing to claim with this tag')
+    expect(await page.locator('#result [role=alert]').innerText()).toContain('Please ask staff')
+    expect(await page.locator('#strip li .what').first().innerText()).toBe('Nothing to claim')
+    await checkScreen(page, 'nothing')
+  })
+
+  test('a customer who walks away: "Still there?" after the idle time with a countdown, a touch keeps the flow, no touch resets to idle (page clock)', async () => {
+    // A second screen on the station with a fake clock; the first one is left alone.
+    const p = await ctx.newPage()
+    await p.clock.install()
+    await p.goto(shop.kioskUrl)
+    await expect.poll(() => state(p)).toBe('idle')
+    const idleMs = gw.config.kiosk.customerIdleSeconds * 1000
+    const warnMs = gw.config.kiosk.customerWarnSeconds * 1000
+    expect((await shop.tap(LAMP, 1)).status).toBe(200)
+    await expect.poll(() => state(p)).toBe('product')
+    const still = p.locator('#still-there')
+    await p.clock.fastForward(idleMs - 1000)
+    expect(await still.isVisible()).toBe(false)
+    await p.clock.fastForward(2000)
+    await expect.poll(() => still.isVisible()).toBe(true)
+    expect(await still.innerText()).toContain('Still there? Touch the screen to keep going')
+    expect(Number(await p.locator('#still-there-count').innerText())).toBeGreaterThanOrEqual(warnMs / 1000 - 1)
+    await shot(p, 'claim-kiosk-still-there')
+    const a = await audit(p)
+    expect(a.lowContrast).toEqual([])
+    expect(a.smallTargets).toEqual([])
+    // The count runs down as the clock moves.
+    await p.clock.fastForward(5000)
+    expect(Number(await p.locator('#still-there-count').innerText())).toBeLessThanOrEqual(warnMs / 1000 - 4)
+
+    // A touch: the flow goes on, the idle time starts again.
+    await p.mouse.click(640, 400)
+    await expect.poll(() => still.isVisible()).toBe(false)
+    expect(await state(p)).toBe('product')
+    await p.clock.fastForward(idleMs - 1000)
+    expect(await still.isVisible()).toBe(false)
+    expect(await state(p)).toBe('product')
+
+    // Nobody: back to idle when the warning runs out. The claim itself stays open (a phone that has
+    // its link may still finish it).
+    await p.clock.fastForward(2000)
+    await expect.poll(() => still.isVisible()).toBe(true)
+    await p.clock.fastForward(warnMs)
+    await expect.poll(() => state(p)).toBe('idle')
+    expect(await still.isVisible()).toBe(false)
+    expect(gw.store.claims.get(shop.lastClaimId())!.step).toBe('open')
+    await p.close()
+  })
+})
