@@ -1,7 +1,8 @@
 import type { FastifyServerOptions } from 'fastify'
 
-// Ref ids and OTP codes travel in the segment after these; a log line must not carry them.
-const secretSegments = new Set(['refs', 'otps'])
+// Ref ids, OTP codes and claim link tokens (/c/<token>) travel in the segment after these, and
+// each is a credential on its own: a log line must not carry them.
+const secretSegments = new Set(['refs', 'otps', 'c'])
 
 const decoded = (url: string): string => {
   try {

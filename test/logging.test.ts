@@ -233,6 +233,10 @@ describe('redactUrl', () => {
     expect(redactUrl('/refs/abc?includeMetadata=true')).toBe('/refs/[redacted]?includeMetadata=true')
     expect(redactUrl('/ref%73/abc')).toBe('/refs/[redacted]')
     expect(redactUrl('/chip-groups')).toBe('/chip-groups')
+    // A claim link's token, on the page and on its API calls.
+    expect(redactUrl('/c/q5Jc0mK1y7sQ0cS4bWvZ2A')).toBe('/c/[redacted]')
+    expect(redactUrl('/c/q5Jc0mK1y7sQ0cS4bWvZ2A/recipient')).toBe('/c/[redacted]/recipient')
+    expect(redactUrl('/kiosk/claims/12/handoff')).toBe('/kiosk/claims/12/handoff')
   })
 
   test('matches on the path as the router and other servers may read it: slashes collapsed or encoded, dot segments, trailing dots, any case', () => {

@@ -43,6 +43,11 @@ export type ClaimStatsRow = {
   registered: number
   linksShown: number
   linksOpened: number
+  /** Links whose phone sent an address (claimed or registered through it). */
+  linksUsed: number
+  /** Links shown and never used before their claim expired. */
+  linksExpired: number
+  /** Claims that expired waiting for an address. */
   expired: number
 }
 
@@ -72,15 +77,20 @@ export function createClaimsRepository(db: Db) {
      WHERE id = @id AND ${fromOpen}`,
   )
   const setTx = db.prepare<[number, number]>('UPDATE claims SET chain_tx_id = ? WHERE id = ?')
+  const retried = db.prepare(
+    `UPDATE claims SET transfer_id = coalesce(@transferId, transfer_id), guestbook_mint_id = coalesce(@guestbookMintId, guestbook_mint_id), chain_tx_id = @chainTxId WHERE id = @id`,
+  )
   const claimedCount = db.prepare<[number], { n: number }>(`SELECT count(*) AS n FROM claims WHERE station_id = ? AND step = 'claimed'`)
-  const stats = db.prepare<[number, number], ClaimStatsRow>(
+  const stats = db.prepare<[{ now: number; stationId: number }], ClaimStatsRow>(
     `SELECT kind, token_id AS tokenId, guestbook_event_id AS guestbookEventId, count(*) AS taps,
        count(*) FILTER (WHERE step = 'claimed') AS claimed,
        count(*) FILTER (WHERE step = 'registered') AS registered,
        count(*) FILTER (WHERE link_hash IS NOT NULL) AS linksShown,
        count(*) FILTER (WHERE opened_at IS NOT NULL) AS linksOpened,
-       count(*) FILTER (WHERE step IN ('open', 'opened') AND expires_at <= ?) AS expired
-     FROM claims WHERE station_id = ? GROUP BY kind, token_id, guestbook_event_id ORDER BY min(id)`,
+       count(*) FILTER (WHERE via = 'phone') AS linksUsed,
+       count(*) FILTER (WHERE link_hash IS NOT NULL AND step IN ('open', 'opened') AND expires_at <= @now) AS linksExpired,
+       count(*) FILTER (WHERE step IN ('open', 'opened') AND expires_at <= @now) AS expired
+     FROM claims WHERE station_id = @stationId GROUP BY kind, token_id, guestbook_event_id ORDER BY min(id)`,
   )
   return {
     insert: (c: Pick<ClaimRow, 'stationId' | 'kind' | 'chipUid' | 'tokenId' | 'guestbookEventId' | 'checkInId' | 'otpCode' | 'createdAt' | 'expiresAt'>) =>
@@ -101,6 +111,8 @@ export function createClaimsRepository(db: Db) {
     /** A re-signed transfer moved to a new transaction: the claim follows it. */
     setTx: (id: number, chainTxId: number) => setTx.run(chainTxId, id),
     countClaimed: (stationId: number) => claimedCount.get(stationId)!.n,
-    stats: (stationId: number, now: number) => stats.all(now, stationId),
+    stats: (stationId: number, now: number) => stats.all({ now, stationId }),
+    /** Staff retried a failed claim: it follows the new transfer (or mint) and its transaction. */
+    setRetried: (id: number, t: { transferId: number | null; guestbookMintId: number | null; chainTxId: number }) => retried.run({ id, ...t }),
   }
 }

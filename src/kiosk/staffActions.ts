@@ -99,10 +99,13 @@ export function retryCheckInTx(deps: KioskDeps, p: { stationId: number; txId: nu
     const status = txStatusOf(tx)
     if (status !== 'failed') throw new ConflictError('tx_not_failed', `Transaction ${p.txId} is ${status}: only a failed one can be retried`)
     if (checkIn.undoneAt !== null) throw new ConflictError('check_in_undone', `Check-in ${checkIn.id} was undone`)
-    const wallet = store.chips.get(checkIn.chipUid)?.wallet
+    // The address the attendee gave through the claim hand-off, else the chip's wallet on record.
+    const claim = store.claims.findByTx(p.txId)
+    const wallet = claim?.recipient ?? store.chips.get(checkIn.chipUid)?.wallet
     if (!wallet) throw new ConflictError('no_wallet', `Chip ${checkIn.chipUid} has no wallet to mint to`)
     const mint = queueMint(chainDeps, store.guestbook.getEvent(checkIn.eventId)!, wallet as Address, checkIn.chipUid, null, now)
     store.checkIns.setMint(checkIn.id, mint.mintId, mint.txId)
+    if (claim) store.claims.setRetried(claim.id, { transferId: null, guestbookMintId: mint.mintId, chainTxId: mint.txId })
     store.stationEvents.append(station.id, 'tx', { txId: mint.txId, checkInId: checkIn.id, status: 'queued', hash: mint.txnHash }, now)
     staffRow(deps, station.id, { action: 'retry', summary: `retried transaction ${p.txId} as ${mint.txId}`, checkInId: checkIn.id, txId: mint.txId }, now)
     return { txId: mint.txId, txnHash: mint.txnHash, chainId: mint.chainId }
@@ -137,6 +140,18 @@ export function dismissAlert(deps: KioskDeps, p: { stationId: number }): void {
   committed(deps, null)
 }
 
+/** A token's name for staff: its metadata's, else its id. */
+function productName(store: KioskDeps['store'], tokenRowId: number): string {
+  const token = store.tokens.get(tokenRowId)!
+  try {
+    const name = (JSON.parse(token.metadata ?? '{}') as { name?: unknown }).name
+    if (typeof name === 'string' && name !== '') return name
+  } catch {
+    // An unreadable metadata still has a token id.
+  }
+  return `token ${token.tokenId}`
+}
+
 /** GET /kiosk/staff/state: counts, health and the recent feed (whole events). */
 export function staffState(deps: KioskDeps, p: { stationId: number }) {
   const { store } = deps
@@ -155,6 +170,12 @@ export function staffState(deps: KioskDeps, p: { stationId: number }) {
       outboxPending: chains.reduce((n, c) => n + store.chainTxs.countOpen(c.chainId), 0),
       kiosksConnected: deps.feed.subscribers(station.id),
     },
+    claims: store.claims.stats(station.id, now).map(({ tokenId, guestbookEventId, ...counts }) => ({
+      product: tokenId !== null ? productName(store, tokenId) : (store.guestbook.getEvent(guestbookEventId!)?.name ?? `event ${guestbookEventId}`),
+      tokenId: tokenId === null ? null : store.tokens.get(tokenId)!.tokenId,
+      eventId: guestbookEventId,
+      ...counts,
+    })),
     recent: store.stationEvents.recent(station.id, 50),
   }
 }

@@ -6,7 +6,7 @@ import { resolveRecipient } from '../phygitals/resolveRecipient.js'
 import { CLAIM_HTML } from '../kiosk/web/claimPage.js'
 import { KIOSK_CSP } from '../kiosk/web/pages.js'
 import {
-  goneResponse,
+  claimErrorResponses,
   LinkParams,
   PhoneClaimResponse,
   PhoneOpenBody,
@@ -16,7 +16,7 @@ import {
   PhoneResolveResponse,
   PhoneSessionBody,
 } from '../schemas/claims.js'
-import { bodyErrorResponses, security } from '../schemas/common.js'
+import { security } from '../schemas/common.js'
 
 const tags = ['claim links']
 
@@ -44,7 +44,7 @@ const claimLinks: FastifyPluginAsyncZod = async (app) => {
       security: security.none,
       params: LinkParams,
       body: PhoneOpenBody,
-      response: { 200: PhoneOpenResponse, ...bodyErrorResponses, ...goneResponse },
+      response: { 200: PhoneOpenResponse, ...claimErrorResponses },
     },
     handler: async (request, reply) => {
       noStore(reply)
@@ -53,7 +53,7 @@ const claimLinks: FastifyPluginAsyncZod = async (app) => {
   })
 
   app.post('/c/:token/status', {
-    schema: { tags, summary: 'Where the claim stands (the phone follows its transaction)', security: security.none, params: LinkParams, body: PhoneSessionBody, response: { 200: PhoneClaimResponse, ...bodyErrorResponses } },
+    schema: { tags, summary: 'Where the claim stands (the phone follows its transaction)', security: security.none, params: LinkParams, body: PhoneSessionBody, response: { 200: PhoneClaimResponse, ...claimErrorResponses } },
     handler: async (request, reply) => {
       noStore(reply)
       const claim = claimOfPhone(store, { token: request.params.token, session: request.body.session })
@@ -62,7 +62,7 @@ const claimLinks: FastifyPluginAsyncZod = async (app) => {
   })
 
   app.post('/c/:token/resolve', {
-    schema: { tags, summary: 'Resolve an ENS name before sending (shown to the customer first)', security: security.none, params: LinkParams, body: PhoneResolveBody, response: { 200: PhoneResolveResponse, ...bodyErrorResponses } },
+    schema: { tags, summary: 'Resolve an ENS name before sending (shown to the customer first)', security: security.none, params: LinkParams, body: PhoneResolveBody, response: { 200: PhoneResolveResponse, ...claimErrorResponses } },
     handler: async (request, reply) => {
       noStore(reply)
       claimOfPhone(store, { token: request.params.token, session: request.body.session })
@@ -78,7 +78,7 @@ const claimLinks: FastifyPluginAsyncZod = async (app) => {
       security: security.none,
       params: LinkParams,
       body: PhoneRecipientBody,
-      response: { 200: PhoneClaimResponse, ...bodyErrorResponses, ...goneResponse },
+      response: { 200: PhoneClaimResponse, ...claimErrorResponses },
     },
     handler: async (request, reply) => {
       noStore(reply)

@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
+import { retryClaimTx } from '../claims/retryClaimTx.js'
 import type { StationRow } from '../db/stations.js'
 import { authenticateKiosk } from '../kiosk/kioskTokens.js'
 import { kioskStation } from '../kiosk/kioskViews.js'
@@ -106,8 +107,13 @@ const kioskStaff: FastifyPluginAsyncZod = async (app) => {
 
   app.post('/kiosk/staff/retry', {
     preHandler: requireStaff,
-    schema: { tags, summary: "Queue a failed check-in mint of this station again", security: security.staff, body: RetryBody, response: { 200: RetryResponse, ...bodyErrorResponses } },
-    handler: async (request) => ({ success: true as const, ...retryCheckInTx(deps, { stationId: stationOf(request).id, txId: request.body.txId }) }),
+    schema: { tags, summary: "Queue a failed check-in mint or claim transfer of this station again", security: security.staff, body: RetryBody, response: { 200: RetryResponse, ...bodyErrorResponses } },
+    handler: async (request) => {
+      const p = { stationId: stationOf(request).id, txId: request.body.txId }
+      // A check-in's mint (its own, or collected through the hand-off), else a claim's transfer.
+      const result = store.checkIns.findByTx(p.txId) ? retryCheckInTx(deps, p) : await retryClaimTx(deps, p)
+      return { success: true as const, ...result }
+    },
   })
 
   app.post('/kiosk/staff/test-chip', {

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { ErrorBody, Iso, Success } from './common.js'
+import { bodyErrorResponses, ErrorBody, IntId, Iso, Success } from './common.js'
 
 // The claim hand-off's HTTP shapes: the kiosk's (/kiosk/claims/*) and the phone page's (/c/*).
 // The kiosk's feed events carry the same ClaimSummary (src/kiosk/protocol.ts).
@@ -43,7 +43,7 @@ export const PhoneClaim = z
   })
   .meta({ id: 'PhoneClaim' })
 
-export const ClaimIdParams = z.object({ id: z.coerce.number().int().positive().max(Number.MAX_SAFE_INTEGER) }).strict()
+export const ClaimIdParams = z.object({ id: IntId.meta({ description: 'The claim id (from the kiosk feed)' }) }).strict()
 export const LinkParams = z.object({ token: z.string().max(64).meta({ description: 'The one-time link token (22 characters)' }) }).strict()
 
 const RecipientText = z.string().min(1).max(200).meta({ description: '0x address (EIP-55 checked when mixed case), ethereum:0x… (EIP-681) or an ENS name' })
@@ -65,5 +65,5 @@ export const PhoneRecipientBody = z.object({ session: Session, recipient: Recipi
 export const PhoneSessionBody = z.object({ session: Session }).strict()
 export const PhoneClaimResponse = Success.extend({ claim: PhoneClaim })
 
-/** A link past its OTP's lifetime (410). */
-export const goneResponse = { 410: ErrorBody } as const
+/** The claim routes' refusals: a body, a path parameter (414 when too long) and a link past its OTP's lifetime (410). */
+export const claimErrorResponses = { ...bodyErrorResponses, 410: ErrorBody, 414: ErrorBody } as const

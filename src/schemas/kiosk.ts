@@ -107,6 +107,24 @@ export const StaffStateResponse = Success.extend({
     outboxPending: z.number().int(),
     kiosksConnected: z.number().int(),
   }),
+  claims: z
+    .array(
+      z.object({
+        product: z.string().meta({ description: "The token's (or the event's) name" }),
+        kind: z.enum(['token', 'guestbook']),
+        tokenId: z.string().nullable(),
+        eventId: z.number().int().nullable(),
+        taps: z.number().int().meta({ description: 'Claims opened by taps' }),
+        claimed: z.number().int(),
+        registered: z.number().int().meta({ description: '2-tap first taps that registered an address' }),
+        linksShown: z.number().int(),
+        linksOpened: z.number().int(),
+        linksUsed: z.number().int(),
+        linksExpired: z.number().int(),
+        expired: z.number().int(),
+      }),
+    )
+    .meta({ description: 'Claims at this station per product (claim mode) or event (collect later)' }),
   recent: z.array(StationEvent),
 })
 

@@ -6,7 +6,7 @@ import { importData, parseImportFile } from '../../src/importer/importData.js'
 import { loadGatewaySecret } from '../../src/keys/gatewaySecret.js'
 import type { ClaimSummary, StationEvent } from '../../src/kiosk/protocol.js'
 import { type ChainGateway, contractOf, createChainGateway, OTHER, USER } from '../helpers/chainGateway.js'
-import { BLANK, CAP, type ClaimStation, LAMP, MUG, setUpClaimStation, TEE, TWO_TAP, TWO_TAP_DELAY_S } from '../helpers/claimStation.js'
+import { BLANK, CAP, type ClaimStation, LAMP, MUG, setUpClaimStation, SHOP_PIN, TEE, TWO_TAP, TWO_TAP_DELAY_S } from '../helpers/claimStation.js'
 import { BADGES, kioskTeam, setUpKiosk } from '../kiosk/kioskGateway.js'
 
 let gw: ChainGateway
@@ -221,5 +221,23 @@ describe('check in now, collect later', () => {
     const steps = feed(door.stationId).flatMap((e) => (e.kind === 'tx' && e.data.checkInId === checkIn.id ? [e.data.status] : []))
     expect(steps).toEqual(expect.arrayContaining(['queued', 'confirmed']))
     expect(await post(`/c/${token}/status`, { session })).toMatchObject({ body: { claim: { tx: { status: 'confirmed' } } } })
+  })
+})
+
+describe('the staff view of a claim station', () => {
+  test('claims per product with links shown, opened, used and expired; retry refuses a confirmed transaction', async () => {
+    const login = await post('/kiosk/staff/session', { pin: SHOP_PIN }, { 'x-kiosk-token': shop.kioskToken })
+    const headers = { 'x-kiosk-token': shop.kioskToken, 'x-staff-session': login.body.session as string }
+    const state = await gw.app.inject({ method: 'GET', url: '/kiosk/staff/state', headers })
+    expect(state.statusCode).toBe(200)
+    const claims = (JSON.parse(state.body) as { claims: Record<string, unknown>[] }).claims
+    const byName = Object.fromEntries(claims.map((c) => [c.product, c]))
+    expect(byName['Tapgate cap']).toMatchObject({ kind: 'token', tokenId: '2', taps: 1, claimed: 1, linksShown: 1, linksOpened: 1, linksUsed: 1, linksExpired: 0 })
+    expect(byName['Tapgate lamp']).toMatchObject({ taps: 2, claimed: 1, linksShown: 1, linksOpened: 0, linksUsed: 0 })
+    expect(byName['Signed print']).toMatchObject({ taps: 3, registered: 1, claimed: 1 })
+    const confirmed = gw.store.claims.get(shop.lastClaimId() - 1)!.chainTxId
+    const retry = await post('/kiosk/staff/retry', { txId: confirmed ?? 1 }, headers)
+    expect(retry.status).toBeGreaterThanOrEqual(400)
+    expect(['tx_not_failed', 'tx_not_found']).toContain(retry.body.error)
   })
 })

@@ -1,0 +1,46 @@
+import type { Address } from 'viem'
+import { ConflictError, NotFoundError, UnavailableError } from '../errors.js'
+import { txStatusOf } from '../kiosk/checkIns.js'
+import type { KioskDeps } from '../kiosk/staffActions.js'
+import { transferWithOtp } from '../transfers/transferToken.js'
+
+/**
+ * POST /kiosk/staff/retry for a claim's transfer that was given up (it reverted and re-signing
+ * could not help: src/relayer/recoverTransfer.ts). Giving up gave back the claim's OTP, so the
+ * same transfer is accepted again through the same domain code, to the same address; the claim
+ * follows the new transfer. The tap's OTP must still be alive: past it, the customer taps again.
+ *
+ * @throws NotFoundError tx_not_found; ConflictError tx_not_failed / claim_expired (otp_expired)
+ */
+export async function retryClaimTx(deps: KioskDeps, p: { stationId: number; txId: number }): Promise<{ txId: number; txnHash: string }> {
+  const { store } = deps
+  if (!deps.chains || !deps.config) throw new UnavailableError('chain_unavailable', 'This gateway cannot sign transactions')
+  const claim = store.claims.findByTx(p.txId)
+  const tx = store.chainTxs.get(p.txId)
+  if (!claim || !tx || claim.stationId !== p.stationId || claim.kind !== 'token' || claim.recipient === null)
+    throw new NotFoundError('tx_not_found', `No transaction ${p.txId} of this station's claims`)
+  const status = txStatusOf(tx)
+  if (status !== 'failed') throw new ConflictError('tx_not_failed', `Transaction ${p.txId} is ${status}: only a failed one can be retried`)
+  if (store.transfers.findByTx(p.txId) && store.otps.get(claim.otpCode)?.usedAt !== null)
+    throw new ConflictError('tx_not_failed', `Transaction ${p.txId} is being re-sent by the relayer`)
+  const accepted = await transferWithOtp(
+    { store, chains: deps.chains, config: deps.config, now: deps.now },
+    {
+      code: claim.otpCode,
+      recipient: claim.recipient as Address,
+      onAccepted: (a) => {
+        const now = deps.now()
+        store.claims.setRetried(claim.id, { transferId: a.transferId, guestbookMintId: null, chainTxId: a.txId })
+        store.stationEvents.append(claim.stationId, 'tx', { txId: a.txId, checkInId: null, claimId: claim.id, status: 'queued', hash: a.initialTxHash }, now)
+        store.stationEvents.append(claim.stationId, 'staff', { action: 'retry', summary: `retried claim ${claim.id}'s transaction ${p.txId} as ${a.txId}`, txId: a.txId }, now)
+      },
+    },
+  ).catch((error: unknown) => {
+    if (error instanceof ConflictError && error.code === 'otp_expired')
+      throw new ConflictError('claim_expired', "The claim's tap has expired: ask the customer to tap the tag again")
+    throw error
+  })
+  deps.feed.changed()
+  deps.relayer?.wake(accepted.token.chainId)
+  return { txId: accepted.txId, txnHash: accepted.initialTxHash }
+}
