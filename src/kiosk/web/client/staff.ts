@@ -169,6 +169,7 @@ function setCounts(counts: KioskCounts): void {
   $('count-event').textContent = String(counts.event)
   $('count-station').textContent = String(counts.station)
   $('count-5min').textContent = String(counts.last5Minutes)
+  $('count-claimed').textContent = String(counts.claimed)
 }
 
 async function refresh(): Promise<void> {
@@ -207,7 +208,36 @@ type StaffState = {
     outboxPending: number
     kiosksConnected: number
   }
+  claims: ClaimStats[]
   recent: StationEvent[]
+}
+
+type ClaimStats = {
+  product: string
+  taps: number
+  claimed: number
+  registered: number
+  linksShown: number
+  linksOpened: number
+  linksUsed: number
+  linksExpired: number
+  expired: number
+}
+
+/** One row per product (or event, for check-ins collected later): how its claims went. */
+function renderClaims(claims: ClaimStats[]): void {
+  const keys = ['taps', 'claimed', 'registered', 'linksShown', 'linksOpened', 'linksUsed', 'linksExpired', 'expired'] as const
+  $('claims').replaceChildren(
+    ...claims.map((c) => {
+      const tr = document.createElement('tr')
+      for (const value of [c.product, ...keys.map((k) => String(c[k]))]) {
+        const td = document.createElement('td')
+        td.textContent = value
+        tr.append(td)
+      }
+      return tr
+    }),
+  )
 }
 
 const yesNo = (v: boolean | null) => (v === null ? 'unknown' : v ? 'yes' : 'NO')
@@ -238,6 +268,7 @@ function renderState(state: StaffState): void {
     ...state.team.events.map((e): [string, unknown] => [`Event "${e.name}"`, e.checkedIn]),
     ...state.team.stations.map((st): [string, unknown] => [`Station "${st.name}" (${st.mode ?? 'no mode'})`, `${st.checkedIn} (${st.last5Minutes} in 5 min)`]),
   ])
+  renderClaims(state.claims)
   if ($('feed').children.length === 0) for (const event of [...state.recent].sort((a, b) => a.id - b.id)) addFeedRow(event)
 }
 
@@ -254,12 +285,12 @@ function addFeedRow(event: StationEvent): void {
     case 'tap': {
       const d = event.data
       tr.dataset.state = d.state
-      const tx = d.checkIn?.tx
+      const tx = d.checkIn?.tx ?? d.claim?.tx
       cells.push(
         d.readerName ?? '',
-        d.state + (d.test ? ' (test)' : '') + (d.checkIn?.manual ? ' (manual)' : ''),
+        d.state + (d.test ? ' (test)' : '') + (d.checkIn?.manual ? ' (manual)' : '') + (d.claim ? ` claim #${d.claim.id} ${d.claim.step}` : ''),
         d.uid ?? '',
-        [d.reason, d.detail].filter(Boolean).join(': '),
+        [d.reason, d.detail, d.claim?.recipient ? `to ${d.claim.recipient}` : ''].filter(Boolean).join(': '),
         d.counter === undefined || d.counter === null ? '' : String(d.counter),
         tx ? `#${tx.id} ${tx.status} ${shortHash(tx.hash)}` : '',
       )
@@ -277,7 +308,7 @@ function addFeedRow(event: StationEvent): void {
         retry.addEventListener('click', () => act('/kiosk/staff/retry', { txId: d.txId }))
         txCell.append(' ', retry)
       }
-      cells.push('', d.status, '', d.error ?? '', '', txCell)
+      cells.push('', d.status + (d.claimId ? ` (claim #${d.claimId})` : ''), '', d.error ?? '', '', txCell)
       break
     }
     case 'reader':
@@ -289,6 +320,12 @@ function addFeedRow(event: StationEvent): void {
     case 'staff':
       cells.push('', event.data.action, '', event.data.summary, '', event.data.txId ? `#${event.data.txId}` : '')
       break
+    case 'claim': {
+      const c = event.data.claim
+      const how = c.via ? ` via ${c.via}` : ''
+      cells.push('', `claim #${c.id} ${c.step}${how}`, '', [c.product.name, c.recipient ? `to ${c.recipient}` : ''].filter(Boolean).join(': '), '', c.tx ? `#${c.tx.id} ${c.tx.status}` : '')
+      break
+    }
     case 'undo':
       cells.push('', 'undo', '', `check-in ${event.data.checkInId}${event.data.tokenStays ? '; its token stays' : ''}`, '', '')
       break
