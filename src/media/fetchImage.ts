@@ -94,7 +94,10 @@ async function readAtMost(response: Response, maxBytes: number, controller: Abor
   const chunks: Uint8Array[] = []
   let size = 0
   if (response.body === null) return Buffer.alloc(0)
-  for await (const chunk of response.body) {
+  // A reader rather than `for await`: the DOM lib's ReadableStream (the browser tests' tsconfig) has no async iterator.
+  const reader = response.body.getReader()
+  for (let next = await reader.read(); !next.done; next = await reader.read()) {
+    const chunk = next.value
     size += chunk.byteLength
     if (size > maxBytes) {
       const error = tooLarge(maxBytes)

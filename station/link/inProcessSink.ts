@@ -24,6 +24,7 @@ export type InProcessSinkParameters = {
   chains?: SubmitStationTapDeps['chains']
   config?: SubmitStationTapDeps['config']
   relayer?: SubmitStationTapDeps['relayer']
+  media?: SubmitStationTapDeps['media']
   /** The gateway's logger: one line per tap, like a networked station's. */
   log: SubmitStationTapDeps['log']
 }

@@ -1,7 +1,8 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core'
+import { type Browser, type BrowserContext, type BrowserContextOptions, chromium, type Locator, type Page } from 'playwright-core'
+import { decodeQR } from 'qr/decode.js'
 import { expect } from 'vitest'
 
 /** Debian's chromium (.ci/run installs it with apt-get). */
@@ -38,8 +39,8 @@ export type KioskContext = {
  * and counted, CSP violations and console errors are collected, and the clock shows the kiosk's
  * local time in `timezoneId`.
  */
-export async function kioskContext(browser: Browser, origin: string, opts: { timezoneId?: string } = {}): Promise<KioskContext> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, timezoneId: opts.timezoneId ?? 'Europe/Berlin', locale: 'en-GB' })
+export async function kioskContext(browser: Browser, origin: string, opts: { timezoneId?: string; contextOptions?: BrowserContextOptions } = {}): Promise<KioskContext> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, timezoneId: opts.timezoneId ?? 'Europe/Berlin', locale: 'en-GB', ...opts.contextOptions })
   const offOrigin: string[] = []
   const cspViolations: string[] = []
   const consoleErrors: string[] = []
@@ -169,4 +170,33 @@ export async function closeKioskContext(ctx: KioskContext | undefined): Promise<
   expect(ctx.offOrigin).toEqual([])
   expect(ctx.cspViolations).toEqual([])
   await ctx.context.close()
+}
+
+/** A phone for the claim link's page: 390×844 at 2×, touch; the same origin and CSP watch as a kiosk. */
+export function phoneContext(browser: Browser, origin: string, contextOptions: BrowserContextOptions = {}): Promise<KioskContext> {
+  return kioskContext(browser, origin, { contextOptions: { viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true, ...contextOptions } })
+}
+
+/**
+ * What a phone's camera would read: the QR element as rendered on screen, decoded from its pixels.
+ * `scratch` is a page with no CSP (about:blank in a context of its own) to turn the PNG into pixels.
+ */
+export async function decodeScreenQr(scratch: Page, qr: Locator): Promise<string> {
+  const png = await qr.screenshot()
+  const pixels = await scratch.evaluate(async (b64) => {
+    const img = new Image()
+    img.src = `data:image/png;base64,${b64}`
+    await img.decode()
+    const canvas = document.createElement('canvas')
+    canvas.width = img.naturalWidth
+    canvas.height = img.naturalHeight
+    const g = canvas.getContext('2d')!
+    g.drawImage(img, 0, 0)
+    const data = g.getImageData(0, 0, canvas.width, canvas.height).data
+    // RGBA bytes as base64: far cheaper to hand back than an array of numbers.
+    let bytes = ''
+    for (let i = 0; i < data.length; i += 0x8000) bytes += String.fromCharCode(...data.subarray(i, i + 0x8000))
+    return { width: canvas.width, height: canvas.height, rgba: btoa(bytes) }
+  }, png.toString('base64'))
+  return decodeQR({ width: pixels.width, height: pixels.height, data: new Uint8Array(Buffer.from(pixels.rgba, 'base64')) })
 }

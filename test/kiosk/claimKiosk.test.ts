@@ -6,15 +6,21 @@
  * The phone page and the end-to-end journeys (kiosk + phone + check-in collection) are tested
  * elsewhere.
  */
-import type { Browser, BrowserContext, Locator, Page } from 'playwright-core'
-import { decodeQR } from 'qr/decode.js'
+import type { Browser, BrowserContext, Page } from 'playwright-core'
 import type { Address } from 'viem'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { phygitalTokenAbi } from '../../contracts/artifacts/PhygitalToken.js'
+import { importData, parseImportFile } from '../../src/importer/importData.js'
+import { loadGatewaySecret } from '../../src/keys/gatewaySecret.js'
+import { createKioskToken } from '../../src/kiosk/kioskTokens.js'
+import { setStationMode } from '../../src/kiosk/stationModes.js'
+import { createStation } from '../../src/stations/stations.js'
 import { type ChainGateway, contractOf, createChainGateway, OTHER, USER } from '../helpers/chainGateway.js'
 import { BLANK, CAP, type ClaimStation, LAMP, MUG, setUpClaimStation, TEE, TWO_TAP, TWO_TAP_DELAY_S } from '../helpers/claimStation.js'
+import { seedSunChip, seedSunProfile, sunTapUrl } from '../helpers/gateway.js'
 import { type Origin, serve, startOrigin } from '../media/origin.js'
-import { audit, closeKioskContext, HAS_CHROMIUM, kioskContext, type KioskContext, launchChromium, pageText, shot } from './browser.js'
+import { audit, closeKioskContext, decodeScreenQr, HAS_CHROMIUM, kioskContext, type KioskContext, launchChromium, pageText, shot } from './browser.js'
+import { BADGES, EVENT_NAME, FILE, kioskTeam, META } from './kioskGateway.js'
 
 const WIFI = 'Shop Guest'
 
@@ -23,14 +29,14 @@ let gw: ChainGateway
 let shop: ClaimStation
 let origin: Origin
 let ctx: KioskContext
-/** A context with no kiosk rules, for the test's own canvas work (about:blank). */
+/** A page with no kiosk rules (about:blank, no CSP), for the test's own canvas work. */
 let scratch: BrowserContext
+let canvasPage: Page
 let page: Page
 
 /** A product picture drawn by the browser (a tee on a coloured ground), served by the loopback origin. */
 async function drawPicture(): Promise<Buffer> {
-  const p = await scratch.newPage()
-  const dataUrl = await p.evaluate(() => {
+  const dataUrl = await canvasPage.evaluate(() => {
     const canvas = document.createElement('canvas')
     canvas.width = canvas.height = 240
     const g = canvas.getContext('2d')!
@@ -43,34 +49,14 @@ async function drawPicture(): Promise<Buffer> {
     g.fill()
     return canvas.toDataURL('image/png')
   })
-  await p.close()
   return Buffer.from(dataUrl.split(',')[1]!, 'base64')
-}
-
-/** What a phone's camera would read: the QR element as rendered, decoded from its pixels. */
-async function decodeScreenQr(qr: Locator): Promise<string> {
-  const png = await qr.screenshot()
-  const p = await scratch.newPage()
-  const pixels = await p.evaluate(async (b64) => {
-    const img = new Image()
-    img.src = `data:image/png;base64,${b64}`
-    await img.decode()
-    const canvas = document.createElement('canvas')
-    canvas.width = img.naturalWidth
-    canvas.height = img.naturalHeight
-    const g = canvas.getContext('2d')!
-    g.drawImage(img, 0, 0)
-    const data = g.getImageData(0, 0, canvas.width, canvas.height).data
-    return { width: canvas.width, height: canvas.height, data: Array.from(data) }
-  }, png.toString('base64'))
-  await p.close()
-  return decodeQR({ width: pixels.width, height: pixels.height, data: Uint8Array.from(pixels.data) })
 }
 
 beforeAll(async () => {
   if (!HAS_CHROMIUM) return
   browser = await launchChromium()
   scratch = await browser.newContext()
+  canvasPage = await scratch.newPage()
   origin = await startOrigin()
   origin.route('/tee.png', serve('image/png', await drawPicture()))
   gw = await createChainGateway({ config: { kiosk: { wifiName: WIFI } } })
@@ -151,7 +137,7 @@ describe.skipIf(!HAS_CHROMIUM)('the kiosk at a claim station', () => {
     const qr = page.locator('#qr')
     const url = await qr.getAttribute('data-claim-url')
     expect(url).toMatch(new RegExp(`^${shop.origin}/c/[A-Za-z0-9_-]{22}$`))
-    expect(await decodeScreenQr(qr)).toBe(url)
+    expect(await decodeScreenQr(canvasPage, qr)).toBe(url)
     expect(await page.locator('#handoff').innerText()).toContain('Scan with your phone’s camera')
     expect(await page.locator('#wifi').innerText()).toBe(`Wi-Fi: ${WIFI}`)
     // The address field is still there.
@@ -352,6 +338,47 @@ describe.skipIf(!HAS_CHROMIUM)('the kiosk at a claim station', () => {
     await expect.poll(() => state(p)).toBe('idle')
     expect(await still.isVisible()).toBe(false)
     expect(gw.store.claims.get(shop.lastClaimId())!.step).toBe('open')
+    await p.close()
+  })
+
+  test('check in now, collect later: a check-in without a wallet shows the welcome, then the same hand-off with the event as the card', async () => {
+    // A door of another team on the same gateway, in check-in mode (its guestbook deployed by the relayer).
+    const now = Date.now()
+    const secret = loadGatewaySecret({ dataDir: gw.dataDir })
+    const { teams } = importData(gw.store, parseImportFile({ teams: [kioskTeam()] }), { config: gw.config, now, secret })
+    await gw.settle()
+    const teamId = teams[0]!.id
+    const at = { app: gw.app, store: gw.store, clock: { now } }
+    seedSunProfile(at, { teamId, name: 'badges', metaKey: META, fileKey: FILE })
+    seedSunChip(at, { teamId, uid: BADGES[0]!, profileName: 'badges' })
+    const door = createStation(gw.store, { teamId, name: 'Door A', now })
+    setStationMode(gw.store, { stationId: door.stationId, mode: 'checkin', eventId: gw.store.guestbook.listEvents(teamId)[0]!.id, now })
+    const { token } = createKioskToken(gw.store, { stationId: door.stationId, now })
+    const p = await ctx.newPage()
+    await p.goto(`${shop.origin}/kiosk#token=${token}`)
+    await expect.poll(() => state(p)).toBe('idle')
+    expect(await p.locator('#count-label').innerText()).toBe('checked in')
+
+    const url = sunTapUrl({ metaKey: META, fileKey: FILE, uid: BADGES[0]!, counter: 1, base: `${shop.origin}/tap` })
+    const res = await gw.app.inject({ method: 'POST', url: '/station/taps', headers: { 'x-station-token': door.token }, payload: { rfUid: BADGES[0], url, readerName: 'ACS ACR1252 PICC' } })
+    expect(res.statusCode, res.body).toBe(200)
+    await expect.poll(() => state(p)).toBe('accepted')
+    expect(await p.locator('#result .detail').innerText()).toBe(`${EVENT_NAME}: next, collect your token`)
+    await shot(p, 'claim-kiosk-checkin-welcome')
+    await expect.poll(() => state(p), { timeout: 6000 }).toBe('product')
+    expect(await word(p)).toBe('Collect your token')
+    expect(await p.locator('#product-name').innerText()).toBe(EVENT_NAME)
+    // The event's picture is not reachable (no internet here): the placeholder, not a broken image.
+    await expect.poll(() => p.locator('#product-placeholder').isVisible(), { timeout: 10_000 }).toBe(true)
+    expect(await p.locator('#product-img').isVisible()).toBe(false)
+    const item = p.locator('#strip li').first()
+    expect(await item.getAttribute('data-tx-status')).toBe('waiting')
+    expect(await item.locator('.chain').innerText()).toBe('Token: collect later')
+    await checkScreen(p, 'checkin-collect')
+    await p.locator('#phone').click()
+    await expect.poll(() => state(p)).toBe('handoff')
+    const qr = p.locator('#qr')
+    expect(await decodeScreenQr(canvasPage, qr)).toBe(await qr.getAttribute('data-claim-url'))
     await p.close()
   })
 })

@@ -4,7 +4,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest'
 import { type ChainGateway, contractOf, createChainGateway } from '../helpers/chainGateway.js'
 import { CAP, type ClaimStation, LAMP, MUG, setUpClaimStation, TEE, TWO_TAP, TWO_TAP_DELAY_S } from '../helpers/claimStation.js'
-import { audit, closeKioskContext, HAS_CHROMIUM, type KioskContext, launchChromium, shot } from './browser.js'
+import { audit, closeKioskContext, HAS_CHROMIUM, type KioskContext, launchChromium, phoneContext, shot } from './browser.js'
 
 // The phone page of a claim link (GET /c/<token>, issue 11 "Finish on your phone"), driven in a
 // phone-sized browser against a gateway on the embedded chain: real taps through the station path,
@@ -25,8 +25,7 @@ const contexts: KioskContext[] = []
 beforeAll(async () => {
   if (!HAS_CHROMIUM) return
   browser = await launchChromium()
-  // Phones poll once a second: the test's many phones share one IP, so no rate limit here.
-  gw = await createChainGateway({ config: { rateLimit: { max: 100_000 } } })
+  gw = await createChainGateway()
   shop = await setUpClaimStation(gw, { image: TEE_IMAGE })
 }, 60_000)
 
@@ -41,33 +40,9 @@ afterAll(async () => {
   await gw?.close()
 })
 
-/**
- * A phone: 390×844 at 2×, touch, the venue's time zone. Requests to other origins are aborted and
- * listed and CSP violations collected, as kioskContext does for the kiosk's screens.
- */
+/** A phone in the venue's time zone; closed (and checked) after each test. */
 async function phone(options: BrowserContextOptions = {}): Promise<KioskContext> {
-  const context = await browser.newContext({
-    viewport: { width: 390, height: 844 },
-    deviceScaleFactor: 2,
-    isMobile: true,
-    hasTouch: true,
-    timezoneId: TIME_ZONE,
-    locale: 'en-GB',
-    ...options,
-  })
-  const ctx: KioskContext = { context, offOrigin: [], cspViolations: [], consoleErrors: [], newPage: () => context.newPage() }
-  await context.route(
-    (url) => url.origin !== shop.origin,
-    (route) => {
-      ctx.offOrigin.push(route.request().url())
-      return route.abort('blockedbyclient')
-    },
-  )
-  context.on('console', (message) => {
-    if (message.type() !== 'error') return
-    ctx.consoleErrors.push(message.text())
-    if (/Content Security Policy/i.test(message.text())) ctx.cspViolations.push(message.text())
-  })
+  const ctx = await phoneContext(browser, shop.origin, { timezoneId: TIME_ZONE, ...options })
   contexts.push(ctx)
   return ctx
 }
@@ -123,6 +98,10 @@ describe.skipIf(!HAS_CHROMIUM)('the phone page of a claim link (/c/<token>)', ()
     const claimId = shop.lastClaimId()
     const ctx = await phone()
     const page = await ctx.newPage()
+    const sends: string[] = []
+    page.on('request', (request) => {
+      if (request.url().endsWith('/recipient')) sends.push(request.postData() ?? '')
+    })
     await page.goto(url)
     await expect.poll(() => state(page)).toBe('form')
     expect(gw.store.claims.get(claimId)!.step).toBe('opened')
@@ -140,7 +119,15 @@ describe.skipIf(!HAS_CHROMIUM)('the phone page of a claim link (/c/<token>)', ()
       expect(await input.getAttribute(name!), name).toBe(value)
     }
     expect(await send(page).isDisabled()).toBe(true)
+    // The Paste button: this origin (127.0.0.1) is a secure context, so the clipboard can be read.
+    expect(await page.locator('#paste').isVisible()).toBe(true)
     await checkScreen(page, 'form')
+    // One column from the smallest phones to the largest: nothing wider than the screen.
+    for (const width of [360, 430]) {
+      await page.setViewportSize({ width, height: 740 })
+      expect(await page.evaluate(() => document.documentElement.scrollWidth), `${width} px`).toBeLessThanOrEqual(width)
+    }
+    await page.setViewportSize({ width: 390, height: 844 })
 
     // A mixed-case typo: refused the moment the last character is typed, before anything is sent.
     const good = newAddress()
@@ -154,8 +141,10 @@ describe.skipIf(!HAS_CHROMIUM)('the phone page of a claim link (/c/<token>)', ()
     expect(await send(page).isDisabled()).toBe(true)
     expect(await input.getAttribute('aria-invalid')).toBe('true')
     expect(await page.locator('#field-alert[role=alert]').innerText()).toContain('capital letters do not match')
+    // Enter does not send it either (the form's submit is guarded too).
     await input.press('Enter')
-    expect(gw.store.claims.get(claimId)!.step).toBe('opened')
+    await page.waitForTimeout(200)
+    expect(sends).toEqual([])
     await checkScreen(page, 'invalid-checksum')
 
     // No ENS on this gateway: a name is refused with the way out.
@@ -164,6 +153,7 @@ describe.skipIf(!HAS_CHROMIUM)('the phone page of a claim link (/c/<token>)', ()
     expect(await page.locator('#field-alert').innerText()).toContain('Names need internet here — use the 0x address')
     expect(await send(page).isDisabled()).toBe(true)
     await checkScreen(page, 'invalid-name')
+    expect(sends).toEqual([])
 
     // An address the gateway refuses (nothing can receive at zero): its words, and the field stays.
     await input.fill(`0x${'0'.repeat(40)}`)
@@ -172,6 +162,8 @@ describe.skipIf(!HAS_CHROMIUM)('the phone page of a claim link (/c/<token>)', ()
     await expect.poll(() => state(page)).toBe('failed')
     expect(await page.locator('#field-alert').innerText()).toMatch(/zero address/i)
     expect(await input.isVisible()).toBe(true)
+    // The same address again would be refused again: Send waits for the field to change.
+    expect(await send(page).isDisabled()).toBe(true)
     expect(gw.store.claims.get(claimId)!.step).toBe('opened')
     await checkScreen(page, 'failed-refused')
 
@@ -185,7 +177,8 @@ describe.skipIf(!HAS_CHROMIUM)('the phone page of a claim link (/c/<token>)', ()
     await expect.poll(() => state(page)).toBe('sending')
     await expect.poll(() => page.locator('#outcome [role=status]').innerText()).toContain('Sending your token')
     expect(await page.locator('#outcome [role=status]').innerText()).toContain(good)
-    expect(gw.store.claims.get(claimId)!.step).toBe('claimed')
+    await expect.poll(() => gw.store.claims.get(claimId)!.step).toBe('claimed')
+    await expect.poll(() => page.locator('#outcome [role=status] [aria-current=step]').innerText()).toBe('Accepted')
     await checkScreen(page, 'sending')
     await relayer.release()
     await expect.poll(() => state(page), { timeout: 20_000 }).toBe('confirmed')
@@ -220,12 +213,26 @@ describe.skipIf(!HAS_CHROMIUM)('the phone page of a claim link (/c/<token>)', ()
   })
 
   test("past the tap's lifetime the page says expired by its own clock, and the gateway's 410 says so too", async () => {
+    // The mug's picture is somewhere the gateway cannot fetch it from: the card shows the placeholder.
+    const mug = gw.store.tokens.findByChip(MUG)!
+    gw.store.tokens.setMetadata(mug.id, JSON.stringify({ ...JSON.parse(mug.metadata!), image: 'http://127.0.0.1:9/mug.png' }), Date.now())
     const url = await linkFor(MUG, 1)
     const page = await (await phone()).newPage()
+    // As on a plain-http LAN address: no clipboard API, so no Paste button (the field's own paste stays).
+    await page.addInitScript(() => Object.defineProperty(Navigator.prototype, 'clipboard', { get: () => undefined }))
+    const pictures: number[] = []
+    page.on('response', (response) => {
+      if (new URL(response.url()).pathname.startsWith('/media/')) pictures.push(response.status())
+    })
     await page.clock.install()
     await page.goto(url)
     await expect.poll(() => state(page)).toBe('form')
     const expiresAt = gw.store.claims.get(shop.lastClaimId())!.expiresAt
+    expect(await page.locator('#paste').isVisible()).toBe(false)
+    await expect.poll(() => page.locator('#picture').getAttribute('data-picture')).toBe('none')
+    expect(await page.locator('#picture').innerText()).toBe('No picture')
+    expect(pictures).toEqual([404])
+    await checkScreen(page, 'form-no-picture')
     expect(await page.locator('#expires').innerText()).toBe(`This link works until ${hhmm(expiresAt)}`)
     await field(page).fill(newAddress())
     // A minute before the end: the time left is counted down; at the end the form goes.
@@ -248,6 +255,7 @@ describe.skipIf(!HAS_CHROMIUM)('the phone page of a claim link (/c/<token>)', ()
 
   test('a transfer that fails on chain says so, and sends the customer to staff', async () => {
     const url = await linkFor(CAP, 2)
+    const claimId = shop.lastClaimId()
     const page = await (await phone()).newPage()
     await page.goto(url)
     await expect.poll(() => state(page)).toBe('form')
@@ -255,7 +263,10 @@ describe.skipIf(!HAS_CHROMIUM)('the phone page of a claim link (/c/<token>)', ()
     await field(page).fill(address)
     const relayer = await holdRelayer()
     await send(page).click()
-    await expect.poll(() => state(page)).toBe('sending')
+    // The gateway accepted it (it checked the address could receive) and the page follows it.
+    await expect.poll(() => gw.store.claims.get(claimId)!.step).toBe('claimed')
+    await expect.poll(() => page.locator('#outcome [role=status] [aria-current=step]').innerText()).toBe('Accepted')
+    expect(await state(page)).toBe('sending')
     // Accepted for an ordinary wallet; before the transaction goes out, code appears at the address
     // (a contract that takes no tokens), so the transfer reverts on chain.
     await gw.testClient.setCode({ address, bytecode: '0x00' })

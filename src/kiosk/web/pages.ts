@@ -39,14 +39,57 @@ export const ATTENDEE_HTML = `${head('Check-in', 'kiosk.js')}
 <header class="top">
   <div class="event" id="event-name">Connecting…</div>
   <div class="reader" id="reader" data-reader="unknown">Reader: waiting</div>
-  <div class="count"><span id="count" data-count="0">0</span> checked in</div>
+  <div class="count"><span id="count" data-count="0">0</span> <span id="count-label">checked in</span></div>
 </header>
 <main id="result" class="result" data-state="offline">
   <div id="result-icon"></div>
   <div id="result-status" role="status"></div>
   <div id="result-alert" role="alert"></div>
+  <section id="claim" class="claim" aria-label="Your claim" hidden>
+    <div class="claim-main">
+      <article id="product" class="product">
+        <div class="product-image">
+          <img id="product-img" alt="" hidden>
+          <div id="product-placeholder" class="placeholder">
+            <svg viewBox="0 0 48 48" aria-hidden="true" fill="none" stroke="currentColor" stroke-width="3" stroke-linecap="round" stroke-linejoin="round"><rect x="5" y="9" width="38" height="30" rx="3"/><path d="M5 33l11-11 9 9 6-6 12 12"/><circle cx="33" cy="18" r="3"/><path d="M4 44L44 4"/></svg>
+            <span>No picture</span>
+          </div>
+        </div>
+        <div class="product-text">
+          <h2 id="product-name"></h2>
+          <p id="product-description"></p>
+          <ul id="product-attributes" class="attributes" aria-label="Details"></ul>
+        </div>
+      </article>
+      <figure id="handoff" class="handoff" hidden>
+        <div id="qr" class="qr" role="img" aria-label="QR code of your claim link"></div>
+        <figcaption>
+          <p class="scan">Scan with your phone’s camera</p>
+          <p id="wifi" class="wifi" hidden>Wi-Fi: <b id="wifi-name"></b></p>
+        </figcaption>
+      </figure>
+      <div id="keyboard" class="keyboard" role="group" aria-label="Keyboard" hidden></div>
+    </div>
+    <div class="ways">
+      <button id="phone" type="button" class="primary">Finish on your phone</button>
+      <p id="phone-error" class="error"></p>
+      <label id="address-label" for="recipient">Or scan your wallet’s QR, or type your address</label>
+      <div class="field">
+        <input id="recipient" name="recipient" inputmode="none" autocomplete="off" autocapitalize="off" spellcheck="false" placeholder="0x…">
+        <button id="send" type="button" disabled>Send</button>
+      </div>
+      <p id="address-hint" class="hint" aria-live="polite"></p>
+      <p id="address-error" class="error"></p>
+      <button id="type" type="button" aria-expanded="false" aria-controls="keyboard">Type your address</button>
+    </div>
+  </section>
   <div id="result-bar" class="bar" hidden><div></div></div>
 </main>
+<div id="still-there" class="still-there" role="alertdialog" aria-labelledby="still-there-word" hidden>
+  <p id="still-there-word" class="word">Still there? Touch the screen to keep going</p>
+  <p class="detail">Starting over in <b id="still-there-count">20</b> s</p>
+  <button id="still-there-keep" type="button">Keep going</button>
+</div>
 <footer class="bottom">
   <ol id="strip" class="strip" aria-label="Last results"></ol>
   <div class="actions">
@@ -84,6 +127,7 @@ export const STAFF_HTML = `${head('Staff', 'staff.js')}
         <div><b id="count-event">0</b>event</div>
         <div><b id="count-station">0</b>this station</div>
         <div><b id="count-5min">0</b>last 5 min</div>
+        <div><b id="count-claimed">0</b>claimed here</div>
       </div>
       <dl id="counts-detail"></dl>
     </section>
@@ -95,7 +139,7 @@ export const STAFF_HTML = `${head('Staff', 'staff.js')}
       <h2 id="actions-title">Actions</h2>
       <form id="mode-form">
         <label for="mode">Mode</label>
-        <select id="mode" data-action="mode"><option value="checkin">check-in</option><option value="closed">closed</option></select>
+        <select id="mode" data-action="mode"><option value="checkin">check-in</option><option value="claim">claim (products)</option><option value="closed">closed</option></select>
         <label for="event-id">Event</label>
         <select id="event-id" data-action="mode"></select>
         <button type="submit" data-action="mode">Apply</button>
@@ -114,6 +158,13 @@ export const STAFF_HTML = `${head('Staff', 'staff.js')}
       <p id="action-result" role="status"></p>
     </section>
   </div>
+  <section class="card" aria-labelledby="claims-title">
+    <h2 id="claims-title">Claims</h2>
+    <table id="claims-table">
+      <thead><tr><th>Product</th><th>Taps</th><th>Claimed</th><th>2-tap registered</th><th>Links shown</th><th>Opened</th><th>Used</th><th>Links expired</th><th>Expired</th></tr></thead>
+      <tbody id="claims"></tbody>
+    </table>
+  </section>
   <section class="card" aria-labelledby="feed-title">
     <h2 id="feed-title">Live feed</h2>
     <table>

@@ -1,28 +1,69 @@
 /*
- * The attendee-facing check-in screen (GET /kiosk#token=…). It only renders what the gateway
- * decided: every state comes from the station's feed over /kiosk/ws. Nothing here names a person,
- * a chip or a wallet: the gateway sends this page publicView() events only.
+ * The attendee-facing screen (GET /kiosk#token=…): check-in, and the claim station's customer flow.
+ * It only renders what the gateway decided: every state comes from the station's feed over
+ * /kiosk/ws (and the answers to the page's two claim calls). Nothing here names a person, a chip or
+ * a wallet: the gateway sends this page publicView() events only, and a typed address leaves the
+ * screen once it is sent.
  */
-import type { CheckInSummary, KioskCounts, KioskState, KioskStation, ReaderEventData, StationEvent, TapEventData, TxStatus } from '../../protocol.js'
+import type {
+  CheckInSummary,
+  ClaimSummary,
+  KioskCounts,
+  KioskSettings,
+  KioskState,
+  KioskStation,
+  ReaderEventData,
+  StationEvent,
+  TapEventData,
+  TxStatus,
+} from '../../protocol.js'
+import { type Handoff, requestHandoff, sendRecipient } from './claimApi.js'
+import { createClaimPanel } from './claimPanel.js'
+import { claimChainText, claimStepText, countdown, handoffError, recipientError } from './claimText.js'
+import { createCustomerTimeout } from './customerTimeout.js'
 import { openLink, tokenFromFragment } from './link.js'
+import { captureKeys } from './scanner.js'
 import { play, setMuted, isMuted, unlockAudio } from './sound.js'
-import { clockTime, iconSvg, STATES } from './states.js'
+import { clockTime, iconSvg, OPENED_MS, RESULT_MS, STATES } from './states.js'
 import { keepScreenOn } from './wakeLock.js'
 
 const STRIP_LENGTH = 5
+/** A check-in whose token waits for a wallet: the welcome first, then the hand-off choices. */
+const WELCOME_MS = 3000
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T
 
-type Shown = { state: KioskState; word: string; detail: string; test: boolean; holdMs: number | null }
+type Shown = {
+  state: KioskState
+  word: string
+  detail: string
+  test: boolean
+  holdMs: number | null
+  /** The claim this result is about (claim states, and a check-in that carries one). */
+  claim?: ClaimSummary
+  /** handoff: the phone link and its QR code. */
+  handoff?: Handoff
+  /** registered: the countdown runs to this (ISO). */
+  until?: string
+  /** claimed: where its transaction is. */
+  progress?: TxStatus
+  /** What follows when the hold runs out (a check-in's welcome, then its hand-off). */
+  then?: Shown
+}
+
+const DEFAULT_SETTINGS: KioskSettings = { customerIdleMs: 60_000, customerWarnMs: 20_000, wifiName: null }
 
 const view = {
   station: null as KioskStation | null,
   reader: null as ReaderEventData | null,
+  counts: null as KioskCounts | null,
+  settings: DEFAULT_SETTINGS,
   connected: false,
   /** Why the page cannot work at all (no token, token refused): shown instead of everything else. */
   fatal: null as { word: string; detail: string } | null,
   retryAt: 0,
   shown: null as Shown | null,
+  token: '',
 }
 
 // ---- the result panel ----
@@ -65,6 +106,8 @@ function render(): void {
   const html =
     `<p class="word">${escapeHtml(word)}</p>` +
     (detail ? `<p class="detail">${escapeHtml(detail)}</p>` : '') +
+    (view.shown?.until ? `<p class="countdown" id="countdown">${escapeHtml(untilText(view.shown.until))}</p>` : '') +
+    (view.shown?.progress ? progressHtml(view.shown.progress) : '') +
     (view.shown?.test ? '<p class="tag">Test tap: not counted</p>' : '') +
     (code ? `<p class="code">Code ${code}</p>` : '')
   // Staff-needed results are announced assertively; the rest politely. The other region is emptied.
@@ -75,6 +118,197 @@ function render(): void {
   if (state === 'reading' && lastRendered !== 'reading') play('tick')
   lastRendered = state
   renderActions()
+  renderClaim(state)
+}
+
+// ---- the claim on screen ----
+
+const CUSTOMER_FLOW: ReadonlySet<KioskState> = new Set(['product', 'handoff'])
+
+const panel = createClaimPanel({ onPhone: () => void finishOnPhone(), onSend: (recipient) => void sendAddress(recipient) })
+const customerTimeout = createCustomerTimeout({
+  settings: () => view.settings,
+  overlay: $('still-there'),
+  count: $('still-there-count'),
+  onReset: () => clearShown(),
+})
+let panelFor: Shown | null = null
+let countdownTimer: ReturnType<typeof setInterval> | undefined
+
+function renderClaim(state: KioskState): void {
+  const shown = view.fatal ? null : view.shown
+  const flow = shown?.claim && CUSTOMER_FLOW.has(state) ? shown : null
+  $('result').dataset.layout = flow ? 'claim' : 'plain'
+  if (flow && flow !== panelFor) {
+    panel.show({ claim: flow.claim!, mode: state === 'handoff' ? 'handoff' : 'product', handoff: flow.handoff ?? null, wifiName: view.settings.wifiName })
+  } else if (!flow && panelFor) panel.hide()
+  panelFor = flow
+  panel.setConnected(view.connected)
+  if (flow) customerTimeout.start()
+  else customerTimeout.stop()
+  clearInterval(countdownTimer)
+  if (shown?.until) {
+    const until = shown.until
+    countdownTimer = setInterval(() => {
+      const el = document.getElementById('countdown')
+      if (el) el.textContent = untilText(until)
+    }, 1000)
+  }
+}
+
+function untilText(until: string): string {
+  const left = countdown(Date.parse(until), Date.now())
+  return left ? `Tap again ${left}` : 'You can tap again now'
+}
+
+const STEPS: { status: TxStatus; word: string }[] = [
+  { status: 'queued', word: 'Queued' },
+  { status: 'sent', word: 'Sent' },
+  { status: 'confirmed', word: 'In your wallet' },
+]
+
+/** The transfer's three steps, the current one marked (a replaced hash is still "sent"). */
+function progressHtml(status: TxStatus): string {
+  const at = status === 'replaced' ? 1 : status === 'failed' ? -1 : STEPS.findIndex((s) => s.status === status)
+  const items = STEPS.map((s, i) => `<li data-done="${i <= at}"${i === at ? ' aria-current="step"' : ''}>${s.word}</li>`).join('')
+  return `<ol class="steps" data-tx-status="${status}" aria-label="Progress">${items}</ol>`
+}
+
+/** The latest we know of each claim and its transaction (the feed and the kiosk's own calls race). */
+const claims = new Map<number, ClaimSummary>()
+const claimTx = new Map<number, { status: TxStatus; hash: string | null }>()
+
+function remember(claim: ClaimSummary): void {
+  claims.delete(claim.id)
+  claims.set(claim.id, claim)
+  if (claim.tx && !claimTx.has(claim.id)) claimTx.set(claim.id, { status: claim.tx.status, hash: claim.tx.hash })
+  // Only the last few can still be on screen or in the strip.
+  while (claims.size > 50) claims.delete(claims.keys().next().value!)
+  while (claimTx.size > 50) claimTx.delete(claimTx.keys().next().value!)
+}
+
+function productShown(claim: ClaimSummary, test: boolean): Shown {
+  const look = STATES.product
+  const word = claim.kind === 'guestbook' ? 'Collect your token' : look.word
+  return { state: 'product', word, detail: look.detail, test, holdMs: null, claim }
+}
+
+function registeredShown(claim: ClaimSummary, test: boolean): Shown {
+  const look = STATES.registered
+  const at = claim.allowedAt
+  return {
+    state: 'registered',
+    word: at ? `Registered. Tap again after ${clockTime(at)}` : look.word,
+    detail: claim.step === 'early' ? 'Too early: nothing was sent. Your address stays registered' : look.detail,
+    test,
+    holdMs: look.holdMs,
+    claim,
+    ...(at ? { until: at } : {}),
+  }
+}
+
+function claimedShown(claim: ClaimSummary, test: boolean): Shown {
+  const tx = claimTx.get(claim.id) ?? claim.tx
+  if (tx?.status === 'confirmed') return confirmedShown(claim, test, RESULT_MS)
+  const status = tx?.status ?? 'queued'
+  return { state: 'claimed', word: STATES.claimed.word, detail: claimChainText(status, tx?.hash ?? null, claim.kind), test, holdMs: STATES.claimed.holdMs, claim, progress: status }
+}
+
+function confirmedShown(claim: ClaimSummary | undefined, test: boolean, holdMs: number): Shown {
+  const detail = claim ? `${claim.product.name}: it is yours now` : STATES.confirmed.detail
+  return { state: 'confirmed', word: STATES.confirmed.word, detail, test, holdMs, ...(claim ? { claim } : {}) }
+}
+
+/** The tap's OTP ran out before the claim was finished: nothing was spent, a new tap starts again. */
+function expiredShown(claim: ClaimSummary, test: boolean): Shown {
+  return { state: 'retry', word: 'Time ran out', detail: 'Tap the tag again to start over', test, holdMs: RESULT_MS, claim }
+}
+
+/** What a claim at its current step shows, when it is the customer's (a tap, the kiosk's own call). */
+function claimView(claim: ClaimSummary, test: boolean): Shown {
+  switch (claim.step) {
+    case 'open':
+      return productShown(claim, test)
+    case 'opened':
+      return { state: 'opened', word: STATES.opened.word, detail: STATES.opened.detail, test, holdMs: STATES.opened.holdMs, claim }
+    case 'registered':
+    case 'early':
+      return registeredShown(claim, test)
+    case 'claimed':
+      return claimedShown(claim, test)
+    case 'expired':
+      return expiredShown(claim, test)
+  }
+}
+
+/** A claim moved on (feed or the kiosk's own call): the screen follows it if it is the one shown. */
+function claimUpdated(claim: ClaimSummary): void {
+  remember(claim)
+  const li = stripByClaim.get(claim.id)
+  if (li && li.dataset.txStatus !== 'undone') {
+    const tx = claimTx.get(claim.id)
+    if (tx) setChain(li, tx.status, claimChainText(tx.status, tx.hash, claim.kind))
+    else setChain(li, 'waiting', claimStepText(claim.step))
+  }
+  const shown = view.shown
+  if (!shown?.claim || shown.claim.id !== claim.id) return
+  const onScreen = shown.state
+  // Later steps only: a late echo of an earlier step does not take the screen back.
+  if (onScreen === 'claimed' || onScreen === 'confirmed') return
+  if (claim.step === 'open') return
+  if (onScreen === 'registered' && claim.step !== 'claimed') return
+  show(claimView(claim, shown.test), true)
+}
+
+function txOfClaim(claimId: number, status: TxStatus, hash: string | null, backlog: boolean): void {
+  claimTx.set(claimId, { status, hash })
+  const claim = claims.get(claimId)
+  const shown = view.shown
+  if (shown?.claim?.id === claimId && shown.state === 'claimed') {
+    if (status === 'confirmed') show(confirmedShown(claim ?? shown.claim, shown.test, RESULT_MS), true)
+    else {
+      // The same result, further on: its hold keeps running.
+      shown.progress = status
+      shown.detail = claimChainText(status, hash, shown.claim.kind)
+      render()
+    }
+    return
+  }
+  // Finished on a phone (or after the "on its way" hold ran out): a brief "in your wallet", but
+  // never over another customer.
+  if (status === 'confirmed' && !backlog && !view.shown && restingState() === 'idle') show(confirmedShown(claim, false, OPENED_MS), true)
+}
+
+async function finishOnPhone(): Promise<void> {
+  const shown = view.shown
+  const claim = shown?.claim
+  if (!shown || !claim || shown.state !== 'product') return
+  panel.phoneError('')
+  panel.setPhoneBusy(true)
+  const res = await requestHandoff(view.token, claim.id)
+  panel.setPhoneBusy(false)
+  if (view.shown !== shown) return
+  if (res.ok) show({ ...shown, state: 'handoff', word: STATES.handoff.word, detail: STATES.handoff.detail, handoff: res.body }, false)
+  else if (res.error === 'claim_expired') show(expiredShown(claim, shown.test), true)
+  else panel.phoneError(handoffError(res.error, res.message))
+}
+
+async function sendAddress(recipient: string): Promise<void> {
+  const shown = view.shown
+  const claim = shown?.claim
+  if (!shown || !claim || !CUSTOMER_FLOW.has(shown.state)) return
+  panel.addressError('')
+  panel.setSending(true)
+  const res = await sendRecipient(view.token, claim.id, recipient)
+  panel.setSending(false)
+  if (res.ok) {
+    claimUpdated(res.body.claim)
+    return
+  }
+  if (view.shown?.claim?.id !== claim.id || !CUSTOMER_FLOW.has(view.shown.state)) return
+  if (res.error === 'claim_expired') show(expiredShown(claim, shown.test), true)
+  // The field keeps its text: the customer corrects it.
+  else panel.addressError(recipientError(res.error, res.message))
 }
 
 function clearShown(): void {
@@ -82,6 +316,13 @@ function clearShown(): void {
   pausedRemaining = null
   view.shown = null
   render()
+}
+
+/** The hold ran out: what follows it, or the resting screen. */
+function afterHold(): void {
+  const next = view.shown?.then
+  if (next) show(next, true)
+  else clearShown()
 }
 
 function startBar(ms: number): void {
@@ -104,7 +345,7 @@ function show(shown: Shown, sound: boolean): void {
   if (shown.holdMs !== null) {
     holdEndsAt = Date.now() + shown.holdMs
     startBar(shown.holdMs)
-    holdTimer = setTimeout(clearShown, shown.holdMs)
+    holdTimer = setTimeout(afterHold, shown.holdMs)
   }
 }
 
@@ -124,7 +365,7 @@ function togglePause(): void {
     delete $('result').dataset.paused
     holdEndsAt = Date.now() + remaining
     startBar(remaining)
-    holdTimer = setTimeout(clearShown, remaining)
+    holdTimer = setTimeout(afterHold, remaining)
   }
 }
 
@@ -139,9 +380,25 @@ const PAGE_STATE: Record<TapEventData['state'], KioskState> = {
   // Any other refusal (a card that is not a badge, a malformed read): one plain "ask staff".
   refused: 'unknown',
   closed: 'closed',
+  product: 'product',
+  // A claim station's tap on a chip linked to no token: an "ask staff" like an unknown badge.
+  nothing: 'unknown',
 }
 
 function tapView(data: TapEventData): Shown {
+  const test = data.test === true
+  if (data.state === 'product' && data.claim) return claimView(data.claim, test)
+  if (data.state === 'nothing') return { ...plainTapView(data), word: 'Nothing to claim with this tag', detail: 'Please ask staff' }
+  const shown = plainTapView(data)
+  // Checked in, the token waits for a wallet: the welcome, then the same hand-off as a product.
+  if (data.state === 'accepted' && data.claim?.step === 'open') {
+    const detail = data.checkIn ? `${data.checkIn.eventName}: next, collect your token` : shown.detail
+    return { ...shown, detail, holdMs: WELCOME_MS, claim: data.claim, then: productShown(data.claim, test) }
+  }
+  return shown
+}
+
+function plainTapView(data: TapEventData): Shown {
   const state = PAGE_STATE[data.state]
   const look = STATES[state]
   let word = look.word
@@ -165,6 +422,7 @@ function acceptedDetail(checkIn: CheckInSummary | undefined): string {
 // ---- the strip: the last results, anonymous, with their chain status ----
 
 const stripByCheckIn = new Map<number, HTMLLIElement>()
+const stripByClaim = new Map<number, HTMLLIElement>()
 
 const STRIP_WORD: Record<KioskState, string> = {
   idle: '',
@@ -177,6 +435,12 @@ const STRIP_WORD: Record<KioskState, string> = {
   'no-reader': '',
   offline: '',
   closed: 'Closed',
+  product: 'Product',
+  handoff: '',
+  opened: '',
+  registered: '',
+  claimed: '',
+  confirmed: '',
 }
 
 function chainText(status: TxStatus, hash: string | null): string {
@@ -206,7 +470,8 @@ function addToStrip(event: StationEvent & { kind: 'tap' }): void {
   li.dataset.eventId = String(event.id)
   li.dataset.state = state
   li.innerHTML = `${iconSvg(STATES[state].icon)}<span class="what"></span><time></time><span class="chain"></span>`
-  li.querySelector('.what')!.textContent = STRIP_WORD[state] + (event.data.test ? ' (test)' : '')
+  const what = event.data.state === 'nothing' ? 'Nothing to claim' : STRIP_WORD[state]
+  li.querySelector('.what')!.textContent = what + (event.data.test ? ' (test)' : '')
   const time = li.querySelector('time')!
   time.dateTime = event.at
   time.textContent = clockTime(event.at, true)
@@ -216,11 +481,21 @@ function addToStrip(event: StationEvent & { kind: 'tap' }): void {
     else setChain(li, 'waiting', 'Token: collect later')
     stripByCheckIn.set(checkIn.id, li)
   }
+  const claim = event.data.claim
+  if (claim) {
+    remember(claim)
+    li.dataset.kind = claim.kind
+    const tx = claimTx.get(claim.id) ?? claim.tx
+    if (tx) setChain(li, tx.status, claimChainText(tx.status, tx.hash, claim.kind))
+    else if (!checkIn?.tx) setChain(li, 'waiting', claim.kind === 'guestbook' && claim.step === 'open' ? 'Token: collect later' : claimStepText(claim.step))
+    stripByClaim.set(claim.id, li)
+  }
   const strip = $('strip')
   strip.prepend(li)
   while (strip.children.length > STRIP_LENGTH) {
     const gone = strip.lastElementChild as HTMLLIElement
     for (const [id, el] of stripByCheckIn) if (el === gone) stripByCheckIn.delete(id)
+    for (const [id, el] of stripByClaim) if (el === gone) stripByClaim.delete(id)
     gone.remove()
   }
 }
@@ -228,14 +503,21 @@ function addToStrip(event: StationEvent & { kind: 'tap' }): void {
 // ---- feed ----
 
 function setCounts(counts: KioskCounts): void {
+  view.counts = counts
+  // A claim station counts claims; every other mode counts the event's check-ins.
+  const claim = view.station?.mode === 'claim'
+  const n = claim ? (counts.claimed ?? 0) : counts.event
   const el = $('count')
-  el.dataset.count = String(counts.event)
-  el.textContent = counts.event.toLocaleString()
+  el.dataset.count = String(n)
+  el.textContent = n.toLocaleString()
+  $('count-label').textContent = claim ? 'claimed' : 'checked in'
 }
 
 function setStation(station: KioskStation): void {
   view.station = station
-  $('event-name').textContent = station.event?.name ?? (station.mode === 'closed' ? station.name : `${station.name}: no event set`)
+  const name = station.mode === 'claim' ? station.name : (station.event?.name ?? (station.mode === 'closed' ? station.name : `${station.name}: no event set`))
+  $('event-name').textContent = name
+  if (view.counts) setCounts(view.counts)
 }
 
 function setReader(reader: ReaderEventData | null): void {
@@ -262,13 +544,20 @@ function onEvent(event: StationEvent, counts: KioskCounts, backlog: boolean): vo
       render()
       break
     case 'tx': {
-      const li = event.data.checkInId === null ? undefined : stripByCheckIn.get(event.data.checkInId)
+      const { checkInId, claimId, status, hash } = event.data
+      const li = (claimId == null ? undefined : stripByClaim.get(claimId)) ?? (checkInId === null ? undefined : stripByCheckIn.get(checkInId))
       if (li && li.dataset.txStatus !== 'undone') {
-        setChain(li, event.data.status, chainText(event.data.status, event.data.hash))
-        if (event.data.status === 'confirmed' && !backlog) play('chime')
+        const kind = li.dataset.kind
+        setChain(li, status, claimId != null && (kind === 'token' || kind === 'guestbook') ? claimChainText(status, hash, kind) : chainText(status, hash))
+        // A claim's chime comes with its "In your wallet" result, when there is one.
+        if (status === 'confirmed' && !backlog && claimId == null) play('chime')
       }
+      if (claimId != null) txOfClaim(claimId, status, hash, backlog)
       break
     }
+    case 'claim':
+      claimUpdated(event.data.claim)
+      break
     case 'mode':
       setStation({
         ...(view.station ?? { id: event.stationId, name: '' }),
@@ -314,6 +603,11 @@ function renderActions(): void {
   for (const el of document.querySelectorAll<HTMLButtonElement>('[data-action]')) el.disabled = !view.connected && el.dataset.action !== 'sound'
 }
 
+/** Any touch or key is a customer who is still there. */
+function customerActive(): void {
+  customerTimeout.touched()
+}
+
 function escapeHtml(s: string): string {
   return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
 }
@@ -323,7 +617,15 @@ function escapeHtml(s: string): string {
 function start(): void {
   keepScreenOn()
   document.addEventListener('pointerdown', unlockAudio)
+  document.addEventListener('pointerdown', customerActive, { capture: true })
+  document.addEventListener('keydown', customerActive, { capture: true })
   $('result').addEventListener('pointerdown', togglePause)
+  captureKeys({
+    active: () => panelFor !== null,
+    char: (c) => panel.scannerChar(c),
+    back: () => panel.scannerBack(),
+    enter: () => panel.scannerEnter(),
+  })
   const sound = $<HTMLButtonElement>('sound')
   sound.addEventListener('click', () => {
     setMuted(!isMuted())
@@ -337,6 +639,7 @@ function start(): void {
     render()
     return
   }
+  view.token = token
   render()
   renderBanner()
   openLink({
@@ -344,6 +647,7 @@ function start(): void {
     handlers: {
       welcome(message) {
         view.connected = true
+        view.settings = message.settings ?? DEFAULT_SETTINGS
         setStation(message.station)
         setReader(message.reader)
         setCounts(message.counts)

@@ -19,10 +19,33 @@ export type StateLook = {
   code?: string
 }
 
-export type IconName = 'waves' | 'hourglass' | 'check' | 'clockArrow' | 'octagon' | 'question' | 'holdDown' | 'unplugged' | 'brokenLink' | 'padlock'
+export type IconName =
+  | 'waves'
+  | 'hourglass'
+  | 'check'
+  | 'clockArrow'
+  | 'octagon'
+  | 'question'
+  | 'holdDown'
+  | 'unplugged'
+  | 'brokenLink'
+  | 'padlock'
+  | 'tag'
+  | 'phoneQr'
+  | 'phoneOut'
+  | 'stopwatch'
+  | 'plane'
+  | 'wallet'
 
 /** How long a result stays before the screen is ready for the next person (a visible bar counts it down). */
 export const RESULT_MS = 4000
+
+/** "On its way" waits this long for the block; the strip (and a brief "In your wallet") follow it after. */
+export const CLAIMED_MS = 15_000
+/** "Opened on a phone": long enough to read, then the next customer. */
+export const OPENED_MS = 3000
+/** "Registered, tap again after HH:MM": long enough to note the time. */
+export const REGISTERED_MS = 10_000
 
 /** The state table of docs/kiosk (design notes §2): icon shape, word, colour (CSS, by data-state) and sound. */
 export const STATES: Record<KioskState, StateLook> = {
@@ -44,6 +67,14 @@ export const STATES: Record<KioskState, StateLook> = {
   'no-reader': { icon: 'unplugged', word: 'Reader disconnected', detail: 'Staff have been told', sound: 'none', alert: false, holdMs: null, code: 'TG-READER' },
   offline: { icon: 'brokenLink', word: 'Not connected', detail: 'This screen cannot show results right now: please ask staff', sound: 'none', alert: false, holdMs: null, code: 'TG-LINK' },
   closed: { icon: 'padlock', word: 'This station is closed', detail: 'Please use another entrance', sound: 'none', alert: false, holdMs: null },
+  // ---- a claim (claim mode, or a check-in's token waiting for a wallet); the customer-flow
+  // states (product, handoff) stay until the customer acts or the customer timeout resets them ----
+  product: { icon: 'tag', word: 'Get your digital twin', detail: 'Choose how to give your wallet address', sound: 'tick', alert: false, holdMs: null },
+  handoff: { icon: 'phoneQr', word: 'Finish on your phone', detail: 'No app needed: the camera opens the page', sound: 'none', alert: false, holdMs: null },
+  opened: { icon: 'phoneOut', word: 'Opened on a phone — finish there', detail: 'Next customer, please', sound: 'twoTones', alert: false, holdMs: OPENED_MS },
+  registered: { icon: 'stopwatch', word: 'Registered', detail: 'Your address is noted: nothing is sent before then', sound: 'twoTones', alert: false, holdMs: REGISTERED_MS },
+  claimed: { icon: 'plane', word: 'On its way to your wallet', detail: 'Sending…', sound: 'tick', alert: false, holdMs: CLAIMED_MS },
+  confirmed: { icon: 'wallet', word: 'In your wallet ✓', detail: 'It is yours now', sound: 'chime', alert: false, holdMs: RESULT_MS },
 }
 
 const PATHS: Record<IconName, string> = {
@@ -57,6 +88,12 @@ const PATHS: Record<IconName, string> = {
   unplugged: '<rect x="9" y="8" width="30" height="22" rx="3"/><path d="M24 30v5M24 35c0 5-6 4-6 9"/><path d="M5 43L43 5"/>',
   brokenLink: '<path d="M20 14l3-3a8 8 0 0 1 11 11l-3 3M28 34l-3 3a8 8 0 0 1-11-11l3-3"/><path d="M6 6l6 6M42 42l-6-6M16 4v5M32 44v-5"/>',
   padlock: '<rect x="9" y="21" width="30" height="22" rx="3"/><path d="M15 21v-6a9 9 0 0 1 18 0v6M24 30v5"/>',
+  tag: '<path d="M6 9v13l20 20 16-16L22 6H9a3 3 0 0 0-3 3z"/><circle cx="15" cy="15" r="3"/>',
+  phoneQr: '<rect x="12" y="3" width="24" height="42" rx="4"/><path d="M21 39h6"/><path d="M18 10h5v5h-5zM25 10h5v5h-5zM18 17h5v5h-5zM27 19v3h3"/>',
+  phoneOut: '<rect x="4" y="5" width="22" height="38" rx="4"/><path d="M12 37h6"/><path d="M30 24h14M38 17l7 7-7 7"/>',
+  stopwatch: '<circle cx="24" cy="27" r="16"/><path d="M24 27v-9M19 4h10M24 4v7M38 11l3 3"/>',
+  plane: '<path d="M4 22L44 5 35 43 22 29z"/><path d="M22 29L44 5M22 29v12l6-7"/>',
+  wallet: '<path d="M8 13V10a4 4 0 0 1 4-4h24"/><rect x="4" y="13" width="40" height="29" rx="4"/><path d="M15 28l6 6 11-12"/>',
 }
 
 /** The icon as inline SVG (drawn in currentColor, so it takes the state's text colour). */
