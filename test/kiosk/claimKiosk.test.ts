@@ -19,7 +19,7 @@ import { type ChainGateway, contractOf, createChainGateway, OTHER, USER } from '
 import { BLANK, CAP, type ClaimStation, LAMP, MUG, setUpClaimStation, TEE, TWO_TAP, TWO_TAP_DELAY_S } from '../helpers/claimStation.js'
 import { seedSunChip, seedSunProfile, sunTapUrl } from '../helpers/gateway.js'
 import { type Origin, serve, startOrigin } from '../media/origin.js'
-import { audit, closeKioskContext, decodeScreenQr, HAS_CHROMIUM, kioskContext, type KioskContext, launchChromium, pageText, shot } from './browser.js'
+import { audit, closeKioskContext, decodeScreenQr, HAS_CHROMIUM, kioskContext, type KioskContext, launchChromium, pageText, phoneContext, shot } from './browser.js'
 import { BADGES, EVENT_NAME, FILE, kioskTeam, META } from './kioskGateway.js'
 
 const WIFI = 'Shop Guest'
@@ -145,23 +145,47 @@ describe.skipIf(!HAS_CHROMIUM)('the kiosk at a claim station', () => {
     expect(await page.locator('#address-label').innerText()).toContain('scan or type your address here')
     await checkScreen(page, 'handoff')
 
-    // A phone opens the link: "Opened on a phone" for a moment, then the next customer.
-    const token = new URL(url!).pathname.split('/')[2]!
-    const opened = await post(`/c/${token}/open`, {})
-    expect(opened.status).toBe(200)
-    await expect.poll(() => state(page)).toBe('opened')
-    expect(await word(page)).toBe('Opened on a phone — finish there')
-    await checkScreen(page, 'opened')
-    await expect.poll(() => state(page), { timeout: 6000 }).toBe('idle')
+    // A phone (its own browser context, phone-sized) opens the link: "Opened on a phone" for a
+    // moment on the kiosk, then the next customer.
+    const phone = await phoneContext(browser, shop.origin)
+    try {
+      const phonePage = await phone.newPage()
+      const phoneState = () => phonePage.locator('#claim').getAttribute('data-state')
+      await phonePage.goto(url!)
+      await expect.poll(phoneState).toBe('form')
+      await expect.poll(() => state(page)).toBe('opened')
+      expect(await word(page)).toBe('Opened on a phone — finish there')
+      await checkScreen(page, 'opened')
+      await expect.poll(() => state(page), { timeout: 6000 }).toBe('idle')
 
-    // The customer finishes on the phone while the kiosk is idle: a brief "In your wallet", and the
-    // strip item of that claim follows its transaction to confirmed.
-    const sent = await post(`/c/${token}/recipient`, { session: opened.body.session, recipient: OTHER })
-    expect(sent.status).toBe(200)
-    await expect.poll(() => state(page), { timeout: 20_000 }).toBe('confirmed')
-    const item = page.locator('#strip li').first()
-    await expect.poll(() => item.getAttribute('data-tx-status')).toBe('confirmed')
-    expect(await item.locator('.chain').innerText()).toMatch(/In the wallet ✓ 0x[0-9a-f]{4}…[0-9a-f]{4}/)
+      // On the phone: a checksum typo is refused as typed; the right address completes the claim
+      // while the kiosk is idle: "confirmed" on the phone, a brief "In your wallet" on the kiosk,
+      // and the strip item of that claim follows its transaction to confirmed.
+      const field = phonePage.locator('input[name=recipient]')
+      await field.fill(OTHER.slice(0, 2) + OTHER.slice(2).replace(/[a-f]/, (c) => c.toUpperCase()).replace(/[A-F]/, (c) => c.toLowerCase()))
+      await expect.poll(phoneState).toBe('invalid')
+      expect(await phonePage.locator('#send').isDisabled()).toBe(true)
+      await field.fill(OTHER)
+      await expect.poll(phoneState).toBe('form')
+      await phonePage.locator('#send').click()
+      await expect.poll(phoneState, { timeout: 20_000 }).toBe('confirmed')
+      await expect.poll(() => state(page), { timeout: 20_000 }).toBe('confirmed')
+      await shot(phonePage, 'claim-flow-phone-confirmed')
+      await shot(page, 'claim-flow-kiosk-confirmed')
+      const item = page.locator('#strip li').first()
+      await expect.poll(() => item.getAttribute('data-tx-status')).toBe('confirmed')
+      expect(await item.locator('.chain').innerText()).toMatch(/In the wallet ✓ 0x[0-9a-f]{4}…[0-9a-f]{4}/)
+
+      // The link opened again, on another phone: already used.
+      const other = await phoneContext(browser, shop.origin)
+      const again = await other.newPage()
+      await again.goto(url!)
+      await expect.poll(() => again.locator('#claim').getAttribute('data-state')).toBe('used')
+      await shot(again, 'claim-flow-phone-used')
+      await closeKioskContext(other)
+    } finally {
+      await closeKioskContext(phone)
+    }
     expect(await ownerOf(1n)).toBe(OTHER)
     await expect.poll(() => state(page), { timeout: 8000 }).toBe('idle')
     expect(await page.locator('#count').getAttribute('data-count')).toBe('1')
