@@ -108,3 +108,25 @@ export function contractOf(gw: Pick<ChainGateway, 'store'>, teamId: number): Add
   if (!contract) throw new Error(`team ${teamId} has no phygital contract`)
   return contract.address as Address
 }
+
+/**
+ * Holds the embedded chain's relayer (nothing is sent) until `release()`: a test sees the screens
+ * of a queued transaction before any block.
+ */
+export async function holdRelayer(gw: Pick<ChainGateway, 'relayer'>): Promise<{ release(): Promise<void> }> {
+  let release!: () => void
+  const released = new Promise<void>((resolve) => (release = resolve))
+  let held!: () => void
+  const holding = new Promise<void>((resolve) => (held = resolve))
+  const hold = gw.relayer.hold(31337, async () => {
+    held()
+    await released
+  })
+  await holding
+  return {
+    async release() {
+      release()
+      await hold
+    },
+  }
+}

@@ -15,7 +15,7 @@ import { loadGatewaySecret } from '../../src/keys/gatewaySecret.js'
 import { createKioskToken } from '../../src/kiosk/kioskTokens.js'
 import { setStationMode } from '../../src/kiosk/stationModes.js'
 import { createStation } from '../../src/stations/stations.js'
-import { type ChainGateway, contractOf, createChainGateway, OTHER, USER } from '../helpers/chainGateway.js'
+import { type ChainGateway, holdRelayer, contractOf, createChainGateway, OTHER, USER } from '../helpers/chainGateway.js'
 import { BLANK, CAP, type ClaimStation, LAMP, MUG, setUpClaimStation, TEE, TWO_TAP, TWO_TAP_DELAY_S } from '../helpers/claimStation.js'
 import { seedSunChip, seedSunProfile, sunTapUrl } from '../helpers/gateway.js'
 import { type Origin, serve, startOrigin } from '../media/origin.js'
@@ -202,15 +202,7 @@ describe.skipIf(!HAS_CHROMIUM)('the kiosk at a claim station', () => {
     expect(await page.evaluate(() => document.activeElement?.id ?? null)).not.toBe('recipient')
 
     // The relayer is held so the "on its way" screen can be seen before the block.
-    let release!: () => void
-    const released = new Promise<void>((resolve) => (release = resolve))
-    let held!: () => void
-    const holding = new Promise<void>((resolve) => (held = resolve))
-    const hold = gw.relayer.hold(31337, async () => {
-      held()
-      await released
-    })
-    await holding
+    const relayer = await holdRelayer(gw)
     await page.keyboard.type(`ethereum:${USER}@31337`)
     expect(await page.locator('input[name=recipient]').inputValue()).toBe(`ethereum:${USER}@31337`)
     expect(await page.locator('#address-hint').getAttribute('data-verdict')).toBe('ok')
@@ -222,8 +214,7 @@ describe.skipIf(!HAS_CHROMIUM)('the kiosk at a claim station', () => {
     expect(await page.locator('#claim').isHidden()).toBe(true)
     expect(await page.locator('input[name=recipient]').inputValue()).toBe('')
     await checkScreen(page, 'claimed')
-    release()
-    await hold
+    await relayer.release()
     await expect.poll(() => state(page), { timeout: 20_000 }).toBe('confirmed')
     expect(await word(page)).toBe('In your wallet ✓')
     expect(await page.locator('#result .detail').innerText()).toBe('Tapgate cap: it is yours now')

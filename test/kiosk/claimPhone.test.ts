@@ -2,7 +2,7 @@ import type { Browser, BrowserContextOptions, Page } from 'playwright-core'
 import { type Address, getAddress, parseAbi } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest'
-import { type ChainGateway, contractOf, createChainGateway } from '../helpers/chainGateway.js'
+import { type ChainGateway, contractOf, createChainGateway, holdRelayer } from '../helpers/chainGateway.js'
 import { CAP, type ClaimStation, LAMP, MUG, setUpClaimStation, TEE, TWO_TAP, TWO_TAP_DELAY_S } from '../helpers/claimStation.js'
 import { audit, closeKioskContext, HAS_CHROMIUM, type KioskContext, launchChromium, phoneContext, shot } from './browser.js'
 
@@ -62,25 +62,6 @@ const field = (page: Page) => page.locator('input[name=recipient]')
 const send = (page: Page) => page.locator('#send')
 const newAddress = (): Address => privateKeyToAccount(generatePrivateKey()).address
 const hhmm = (at: number) => new Intl.DateTimeFormat('en-GB', { hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZone: TIME_ZONE }).format(at)
-
-/** Holds the embedded chain's relayer (nothing is sent) until `release` is called. */
-async function holdRelayer(): Promise<{ release(): Promise<void> }> {
-  let release!: () => void
-  const released = new Promise<void>((resolve) => (release = resolve))
-  let held!: () => void
-  const holding = new Promise<void>((resolve) => (held = resolve))
-  const hold = gw.relayer.hold(31337, async () => {
-    held()
-    await released
-  })
-  await holding
-  return {
-    async release() {
-      release()
-      await hold
-    },
-  }
-}
 
 /** A screen the customer sees: screenshot, text contrast ≥ 4.5:1, icons ≥ 3:1, targets ≥ 44 px. */
 async function checkScreen(page: Page, name: string): Promise<void> {
@@ -172,7 +153,7 @@ describe.skipIf(!HAS_CHROMIUM)('the phone page of a claim link (/c/<token>)', ()
     await input.fill(good)
     await expect.poll(() => state(page)).toBe('form')
     expect(await page.locator('#resolved').innerText()).toContain(good)
-    const relayer = await holdRelayer()
+    const relayer = await holdRelayer(gw)
     await send(page).click()
     await expect.poll(() => state(page)).toBe('sending')
     await expect.poll(() => page.locator('#outcome [role=status]').innerText()).toContain('Sending your token')
@@ -261,7 +242,7 @@ describe.skipIf(!HAS_CHROMIUM)('the phone page of a claim link (/c/<token>)', ()
     await expect.poll(() => state(page)).toBe('form')
     const address = newAddress()
     await field(page).fill(address)
-    const relayer = await holdRelayer()
+    const relayer = await holdRelayer(gw)
     await send(page).click()
     // The gateway accepted it (it checked the address could receive) and the page follows it.
     await expect.poll(() => gw.store.claims.get(claimId)!.step).toBe('claimed')

@@ -2,7 +2,7 @@ import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { importData, parseImportFile } from '../../src/importer/importData.js'
 import { loadGatewaySecret } from '../../src/keys/gatewaySecret.js'
-import { type ChainGateway, createChainGateway, USER } from '../helpers/chainGateway.js'
+import { type ChainGateway, holdRelayer, createChainGateway, USER } from '../helpers/chainGateway.js'
 import { audit, closeKioskContext, HAS_CHROMIUM, kioskContext, type KioskContext, launchChromium, shot } from './browser.js'
 import { BADGES, type Kiosk, kioskTeam, setUpKiosk, STATION_NAME } from './kioskGateway.js'
 
@@ -44,15 +44,7 @@ describe.skipIf(!HAS_CHROMIUM)('the check-in page on the embedded chain', () => 
   test('a tap through the station path shows accepted within a second, the count goes up, and the strip follows the mint to confirmed', async () => {
     const before = chainTxs()
     // The relayer is held while the tap lands: the page shows the check-in before any block.
-    let release!: () => void
-    const released = new Promise<void>((resolve) => (release = resolve))
-    let held!: () => void
-    const holding = new Promise<void>((resolve) => (held = resolve))
-    const hold = gw.relayer.hold(31337, async () => {
-      held()
-      await released
-    })
-    await holding
+    const relayer = await holdRelayer(gw)
     const started = Date.now()
     const res = await kiosk.tap(BADGES[0]!, 1)
     expect(res.status, JSON.stringify(res.body)).toBe(200)
@@ -65,8 +57,7 @@ describe.skipIf(!HAS_CHROMIUM)('the check-in page on the embedded chain', () => 
     expect(await item.getAttribute('data-tx-status')).toBe('queued')
     expect(await item.locator('.chain').innerText()).toBe('Minting…')
     await shot(page, 'kiosk-accepted-minting')
-    release()
-    await hold
+    await relayer.release()
     await expect.poll(() => item.getAttribute('data-tx-status'), { timeout: 20_000 }).toBe('confirmed')
     expect(await item.locator('.chain').innerText()).toMatch(/In the wallet ✓ 0x[0-9a-f]{4}…[0-9a-f]{4}/)
     // The feed carried the steps in between (sent with its hash) before the receipt.

@@ -1,8 +1,11 @@
-/* What the kiosk says about a claim: its transaction's steps, the gateway's refusals, the 2-tap wait. */
+/* What the kiosk says about a transaction's steps, a claim, the gateway's refusals, the 2-tap wait. */
 import type { ClaimSummary, TxStatus } from '../../protocol.js'
 
-/** A token claim is a transfer ("Sending"); a guestbook token is minted ("Minting"). */
-export function claimChainText(status: TxStatus, hash: string | null, kind: ClaimSummary['kind']): string {
+/**
+ * A transaction's step in the strip and on the claimed screen. A product claim is a transfer
+ * ("Sending…"); a check-in's guestbook token, collected or not, is minted ("Minting…").
+ */
+export function chainText(status: TxStatus, hash: string | null, kind: ClaimSummary['kind']): string {
   const short = hash ? `${hash.slice(0, 6)}…${hash.slice(-4)}` : ''
   switch (status) {
     case 'queued':
@@ -14,7 +17,7 @@ export function claimChainText(status: TxStatus, hash: string | null, kind: Clai
     case 'confirmed':
       return `In the wallet ✓ ${short}`
     case 'failed':
-      return 'Failed: staff will retry'
+      return kind === 'token' ? 'Transfer failed: staff will retry' : 'Mint failed: staff will retry'
   }
 }
 

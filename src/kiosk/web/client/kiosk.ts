@@ -19,7 +19,7 @@ import type {
 } from '../../protocol.js'
 import { type Handoff, requestHandoff, sendRecipient } from './claimApi.js'
 import { createClaimPanel } from './claimPanel.js'
-import { claimChainText, claimStepText, countdown, handoffError, recipientError } from './claimText.js'
+import { chainText, claimStepText, countdown, handoffError, recipientError } from './claimText.js'
 import { createCustomerTimeout } from './customerTimeout.js'
 import { openLink, tokenFromFragment } from './link.js'
 import { captureKeys } from './scanner.js'
@@ -211,7 +211,7 @@ function claimedShown(claim: ClaimSummary, test: boolean): Shown {
   const tx = claimTx.get(claim.id) ?? claim.tx
   if (tx?.status === 'confirmed') return confirmedShown(claim, test, RESULT_MS)
   const status = tx?.status ?? 'queued'
-  return { state: 'claimed', word: STATES.claimed.word, detail: claimChainText(status, tx?.hash ?? null, claim.kind), test, holdMs: STATES.claimed.holdMs, claim, progress: status }
+  return { state: 'claimed', word: STATES.claimed.word, detail: chainText(status, tx?.hash ?? null, claim.kind), test, holdMs: STATES.claimed.holdMs, claim, progress: status }
 }
 
 function confirmedShown(claim: ClaimSummary | undefined, test: boolean, holdMs: number): Shown {
@@ -247,7 +247,7 @@ function claimUpdated(claim: ClaimSummary): void {
   const li = stripByClaim.get(claim.id)
   if (li && li.dataset.txStatus !== 'undone') {
     const tx = claimTx.get(claim.id)
-    if (tx) setChain(li, tx.status, claimChainText(tx.status, tx.hash, claim.kind))
+    if (tx) setChain(li, tx.status, chainText(tx.status, tx.hash, claim.kind))
     else setChain(li, 'waiting', claimStepText(claim.step))
   }
   const shown = view.shown
@@ -269,7 +269,7 @@ function txOfClaim(claimId: number, status: TxStatus, hash: string | null, backl
     else {
       // The same result, further on: its hold keeps running.
       shown.progress = status
-      shown.detail = claimChainText(status, hash, shown.claim.kind)
+      shown.detail = chainText(status, hash, shown.claim.kind)
       render()
     }
     return
@@ -443,22 +443,6 @@ const STRIP_WORD: Record<KioskState, string> = {
   confirmed: '',
 }
 
-function chainText(status: TxStatus, hash: string | null): string {
-  const short = hash ? `${hash.slice(0, 6)}…${hash.slice(-4)}` : ''
-  switch (status) {
-    case 'queued':
-      return 'Minting…'
-    case 'sent':
-      return `Sent ${short}`
-    case 'replaced':
-      return `Replaced ${short}`
-    case 'confirmed':
-      return `In the wallet ✓ ${short}`
-    case 'failed':
-      return 'Mint failed: staff will retry'
-  }
-}
-
 function setChain(li: HTMLLIElement, status: TxStatus | 'waiting' | 'undone', text: string): void {
   li.dataset.txStatus = status
   li.querySelector('.chain')!.textContent = text
@@ -477,7 +461,7 @@ function addToStrip(event: StationEvent & { kind: 'tap' }): void {
   time.textContent = clockTime(event.at, true)
   const checkIn = event.data.checkIn
   if (state === 'accepted' && checkIn) {
-    if (checkIn.tx) setChain(li, checkIn.tx.status, chainText(checkIn.tx.status, checkIn.tx.hash))
+    if (checkIn.tx) setChain(li, checkIn.tx.status, chainText(checkIn.tx.status, checkIn.tx.hash, 'guestbook'))
     else setChain(li, 'waiting', 'Token: collect later')
     stripByCheckIn.set(checkIn.id, li)
   }
@@ -486,7 +470,7 @@ function addToStrip(event: StationEvent & { kind: 'tap' }): void {
     remember(claim)
     li.dataset.kind = claim.kind
     const tx = claimTx.get(claim.id) ?? claim.tx
-    if (tx) setChain(li, tx.status, claimChainText(tx.status, tx.hash, claim.kind))
+    if (tx) setChain(li, tx.status, chainText(tx.status, tx.hash, claim.kind))
     else if (!checkIn?.tx) setChain(li, 'waiting', claim.kind === 'guestbook' && claim.step === 'open' ? 'Token: collect later' : claimStepText(claim.step))
     stripByClaim.set(claim.id, li)
   }
@@ -547,8 +531,8 @@ function onEvent(event: StationEvent, counts: KioskCounts, backlog: boolean): vo
       const { checkInId, claimId, status, hash } = event.data
       const li = (claimId == null ? undefined : stripByClaim.get(claimId)) ?? (checkInId === null ? undefined : stripByCheckIn.get(checkInId))
       if (li && li.dataset.txStatus !== 'undone') {
-        const kind = li.dataset.kind
-        setChain(li, status, claimId != null && (kind === 'token' || kind === 'guestbook') ? claimChainText(status, hash, kind) : chainText(status, hash))
+        // Only a product claim's item is a transfer; a check-in's (collected or not) is a mint.
+        setChain(li, status, chainText(status, hash, claimId != null && li.dataset.kind === 'token' ? 'token' : 'guestbook'))
         // A claim's chime comes with its "In your wallet" result, when there is one.
         if (status === 'confirmed' && !backlog && claimId == null) play('chime')
       }
