@@ -7,7 +7,7 @@
  * elsewhere.
  */
 import type { Browser, BrowserContext, Page } from 'playwright-core'
-import type { Address } from 'viem'
+import { type Address, parseAbi } from 'viem'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { phygitalTokenAbi } from '../../contracts/artifacts/PhygitalToken.js'
 import { importData, parseImportFile } from '../../src/importer/importData.js'
@@ -23,6 +23,7 @@ import { audit, closeKioskContext, decodeScreenQr, HAS_CHROMIUM, kioskContext, t
 import { BADGES, EVENT_NAME, FILE, kioskTeam, META } from './kioskGateway.js'
 
 const WIFI = 'Shop Guest'
+const erc1155 = parseAbi(['function balanceOf(address account, uint256 id) view returns (uint256)'])
 
 let browser: Browser
 let gw: ChainGateway
@@ -393,7 +394,29 @@ describe.skipIf(!HAS_CHROMIUM)('the kiosk at a claim station', () => {
     await p.locator('#phone').click()
     await expect.poll(() => state(p)).toBe('handoff')
     const qr = p.locator('#qr')
-    expect(await decodeScreenQr(canvasPage, qr)).toBe(await qr.getAttribute('data-claim-url'))
+    const link = await qr.getAttribute('data-claim-url')
+    expect(await decodeScreenQr(canvasPage, qr)).toBe(link)
+
+    // The attendee collects on their phone: the mint goes to the address they give, and the strip
+    // item of their check-in follows it to confirmed.
+    const phone = await phoneContext(browser, shop.origin)
+    try {
+      const phonePage = await phone.newPage()
+      await phonePage.goto(link!)
+      await expect.poll(() => phonePage.locator('#claim').getAttribute('data-state')).toBe('form')
+      expect(await phonePage.locator('#product-name').innerText()).toBe(EVENT_NAME)
+      await phonePage.locator('input[name=recipient]').fill(OTHER)
+      await phonePage.locator('#send').click()
+      await expect.poll(() => phonePage.locator('#claim').getAttribute('data-state'), { timeout: 20_000 }).toBe('confirmed')
+      await shot(phonePage, 'claim-phone-checkin-collected')
+      await expect.poll(() => item.getAttribute('data-tx-status'), { timeout: 20_000 }).toBe('confirmed')
+      const event = gw.store.guestbook.listEvents(teamId)[0]!
+      const guestbook = gw.store.guestbook.getContract(event.contractId)!.address as Address
+      const balance = await gw.publicClient.readContract({ address: guestbook, abi: erc1155, functionName: 'balanceOf', args: [OTHER, BigInt(event.tokenId)] })
+      expect(balance).toBe(1n)
+    } finally {
+      await closeKioskContext(phone)
+    }
     await p.close()
   })
 })
