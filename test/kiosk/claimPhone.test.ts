@@ -258,6 +258,34 @@ describe.skipIf(!HAS_CHROMIUM)('the phone page of a claim link (/c/<token>)', ()
     await checkScreen(page, 'failed-chain')
   })
 
+  test('a name is looked up and shown (name → address) before Send works, and the token goes to that address', async () => {
+    // Mainnet ENS cannot be reached here: the gateway's resolver is given the answer a mainnet RPC would give.
+    const customer = newAddress()
+    const chains = gw.chains as { ens?: (name: string) => Promise<string | null> }
+    chains.ens = async (name) => (name === 'shop-customer.eth' ? customer : null)
+    try {
+      const url = await linkFor(CAP, 3)
+      const page = await (await phone()).newPage()
+      await page.goto(url)
+      await expect.poll(() => state(page)).toBe('form')
+      expect(await page.locator('#recipient-label').innerText()).toBe('Your wallet address or name')
+      await field(page).fill('nobody-here.eth')
+      await expect.poll(() => page.locator('#field-alert').innerText()).toContain('No wallet found for nobody-here.eth')
+      expect(await send(page).isDisabled()).toBe(true)
+      await field(page).fill('shop-customer.eth')
+      await expect.poll(() => page.locator('#resolved').innerText()).toContain('shop-customer.eth →')
+      expect(await page.locator('#resolved').innerText()).toContain(customer)
+      expect(await send(page).isDisabled()).toBe(false)
+      await checkScreen(page, 'ens-resolved')
+      await send(page).click()
+      await expect.poll(() => state(page), { timeout: 20_000 }).toBe('confirmed')
+      const owner = await gw.publicClient.readContract({ address: contractOf(gw, shop.teamId), abi: ownerOf, functionName: 'ownerOf', args: [2n] })
+      expect(owner).toBe(customer)
+    } finally {
+      chains.ens = undefined
+    }
+  })
+
   test('a 2-tap token: the address is registered, with when to tap again and a live countdown', async () => {
     const url = await linkFor(TWO_TAP, 1)
     const claimId = shop.lastClaimId()

@@ -333,10 +333,6 @@ async function send(): Promise<void> {
 
 let lookupTimer: ReturnType<typeof setTimeout> | undefined
 
-// The gateway's codes for "no such name" and "no names here" (the issue's contract spelled them
-// ens_name_not_found / ens_not_configured; the gateway's resolver says ens_not_found / ens_unavailable).
-const ENS_NOT_FOUND = new Set(['ens_not_found', 'ens_name_not_found'])
-const ENS_UNAVAILABLE = new Set(['ens_unavailable', 'ens_not_configured'])
 
 async function lookUp(name: string): Promise<void> {
   if (!view.session) return
@@ -347,8 +343,8 @@ async function lookUp(name: string): Promise<void> {
     const checked = checkAddress(answer.body.address, false)
     if (checked.kind === 'address') view.lookup = { name, address: checked.address, error: null }
     else view.lookup = { name, address: null, error: `${name} did not give a usable address: use the 0x address` }
-  } else if (ENS_NOT_FOUND.has(answer.error)) view.lookup = { name, address: null, error: `No wallet found for ${name}: check the spelling, or use the 0x address` }
-  else if (ENS_UNAVAILABLE.has(answer.error)) view.lookup = { name, address: null, error: NAMES_NEED_INTERNET }
+  } else if (answer.error === 'ens_not_found') view.lookup = { name, address: null, error: `No wallet found for ${name}: check the spelling, or use the 0x address` }
+  else if (answer.error === 'ens_unavailable') view.lookup = { name, address: null, error: NAMES_NEED_INTERNET }
   else if (answer.error === 'ens_unreachable') view.lookup = { name, address: null, error: `${name} could not be looked up right now: use the 0x address` }
   else {
     view.ended = endedBy(answer)
