@@ -10,7 +10,7 @@ import type { TapEventData } from '../kiosk/protocol.js'
 import { createClaimRegistrationWithOtp } from '../phygitals/claimRegistrations.js'
 import type { Relayer } from '../relayer/relayer.js'
 import { checkClaimRegistration } from '../transfers/claimGate.js'
-import { transferWithOtp } from '../transfers/transferToken.js'
+import { checkRecipient, transferWithOtp } from '../transfers/transferToken.js'
 import { claimSummary } from './claimViews.js'
 
 export type ClaimDeps = ChainDeps & { feed?: FeedHub; relayer?: Relayer }
@@ -74,6 +74,8 @@ export async function giveClaimAddress(deps: ClaimDeps, p: GiveClaimAddressParam
       })
       chainId = mint.chainId
     } else if (needsRegistration(store, claim, p.recipient, deps.now())) {
+      // The registration spends the first tap's OTP: an address the token can never reach is refused first.
+      await checkRecipient(deps, store.tokens.get(claim.tokenId!)!, p.recipient)
       createClaimRegistrationWithOtp(store, {
         code: claim.otpCode,
         recipient: p.recipient,

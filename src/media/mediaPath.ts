@@ -13,6 +13,7 @@ export function mediaPath(store: Store, url: string | null | undefined, now: num
   if (parseMediaUrl(url) === null) return null
   const trimmed = url!.trim()
   const key = mediaKey(trimmed)
-  store.media.insert({ key, url: trimmed, now })
+  // Read first: a phone polling its claim every second must not take the write lock each time.
+  if (!store.media.get(key)) store.media.insert({ key, url: trimmed, now })
   return `/media/${key}`
 }

@@ -58,7 +58,7 @@ function accept(
  * chain this gateway has no keys for is refused as before; an RPC that is down
  * skips the check (the write is still accepted).
  */
-async function checkRecipient(deps: ChainDeps, token: TokenRow, recipient: Address): Promise<void> {
+export async function checkRecipient(deps: ChainDeps, token: TokenRow, recipient: Address): Promise<void> {
   const signer = deps.chains.signer(token.chainId)
   const chain = deps.chains.get(token.chainId)
   const check = { standard: 'erc721', contract: token.contractAddress as Address, operator: signer.relayer.address, tokenId: BigInt(token.tokenId), recipient } as const

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import type { Address } from 'viem'
+import { type Address, getAddress, keccak256, toHex } from 'viem'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { phygitalTokenAbi } from '../../contracts/artifacts/PhygitalToken.js'
 import { importData, parseImportFile } from '../../src/importer/importData.js'
@@ -176,6 +176,19 @@ describe('a claim station on the embedded chain', () => {
     }
   })
 
+  test('a 2-tap registration to an address that can never receive the token is refused before the OTP is spent', async () => {
+    // Code that reverts on every call: the token's onERC721Received check fails.
+    const refuser = getAddress(keccak256(toHex('claim refuser')).slice(0, 42))
+    await gw.testClient.setCode({ address: refuser, bytecode: '0x60006000fd' })
+    await shop.tap(TWO_TAP, 10)
+    const claimId = shop.lastClaimId()
+    const refused = await kiosk(`/kiosk/claims/${claimId}/recipient`, { recipient: refuser })
+    expect(refused).toMatchObject({ status: 400, body: { error: 'recipient_cannot_receive' } })
+    expect(gw.store.otps.get(gw.store.claims.get(claimId)!.otpCode)!.usedAt).toBeNull()
+    expect(gw.store.claims.get(claimId)!.step).toBe('open')
+    expect(gw.store.claimRegistrations.findOpen(gw.store.claims.get(claimId)!.tokenId!, Date.now())).toBeUndefined()
+  })
+
   test("a chip with a wallet on record claims at once; a chip linked to no token is 'nothing'", async () => {
     gw.store.chips.setWallet(TEE, USER)
     await shop.tap(TEE, 2)
@@ -234,7 +247,7 @@ describe('the staff view of a claim station', () => {
     const byName = Object.fromEntries(claims.map((c) => [c.product, c]))
     expect(byName['Tapgate cap']).toMatchObject({ kind: 'token', tokenId: '2', taps: 1, claimed: 1, linksShown: 1, linksOpened: 1, linksUsed: 1, linksExpired: 0 })
     expect(byName['Tapgate lamp']).toMatchObject({ taps: 2, claimed: 1, linksShown: 1, linksOpened: 0, linksUsed: 0 })
-    expect(byName['Signed print']).toMatchObject({ taps: 3, registered: 1, claimed: 1 })
+    expect(byName['Signed print']).toMatchObject({ taps: 4, registered: 1, claimed: 1 })
     const confirmed = gw.store.claims.get(shop.lastClaimId() - 1)!.chainTxId
     const retry = await post('/kiosk/staff/retry', { txId: confirmed ?? 1 }, headers)
     expect(retry.status).toBeGreaterThanOrEqual(400)
