@@ -16,7 +16,7 @@ import { createKioskToken } from '../../src/kiosk/kioskTokens.js'
 import { setStationMode } from '../../src/kiosk/stationModes.js'
 import { createStation } from '../../src/stations/stations.js'
 import { type ChainGateway, holdRelayer, contractOf, createChainGateway, OTHER, USER } from '../helpers/chainGateway.js'
-import { BLANK, CAP, type ClaimStation, LAMP, MUG, setUpClaimStation, TEE, TWO_TAP, TWO_TAP_DELAY_S } from '../helpers/claimStation.js'
+import { BLANK, CAP, type ClaimStation, LAMP, MUG, setUpClaimStation, SHOP_PIN, TEE, TWO_TAP, TWO_TAP_DELAY_S } from '../helpers/claimStation.js'
 import { seedSunChip, seedSunProfile, sunTapUrl } from '../helpers/gateway.js'
 import { type Origin, serve, startOrigin } from '../media/origin.js'
 import { audit, closeKioskContext, decodeScreenQr, HAS_CHROMIUM, kioskContext, type KioskContext, launchChromium, pageText, phoneContext, shot } from './browser.js'
@@ -418,5 +418,24 @@ describe.skipIf(!HAS_CHROMIUM)('the kiosk at a claim station', () => {
       await closeKioskContext(phone)
     }
     await p.close()
+  })
+
+  test('the staff view of the shop: claim mode, claims per product with their links, claim rows in the feed with the full address', async () => {
+    const staff = await ctx.newPage()
+    await staff.goto(shop.staffUrl)
+    for (const key of [...SHOP_PIN, 'enter']) await staff.click(`[data-key="${key}"]`)
+    await expect.poll(() => staff.locator('#panel').isVisible()).toBe(true)
+    expect(await staff.locator('#mode').inputValue()).toBe('claim')
+    const row = staff.locator('#claims tr', { hasText: 'Tapgate tee' })
+    await expect.poll(() => row.count()).toBe(1)
+    // Product, taps, claimed, registered, links shown, opened, used, links expired, expired.
+    expect(await row.locator('td').allInnerTexts()).toEqual(['Tapgate tee', '1', '1', '0', '1', '1', '1', '0', '0'])
+    expect(await staff.locator('#count-claimed').innerText()).not.toBe('0')
+    // Staff see the address a claim went to (the public screen never does).
+    expect(await staff.locator('#feed').innerText()).toContain(OTHER)
+    await shot(staff, 'claim-staff')
+    const a = await audit(staff)
+    expect(a.lowContrast).toEqual([])
+    await staff.close()
   })
 })

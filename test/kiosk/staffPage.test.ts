@@ -65,7 +65,8 @@ describe.skipIf(!HAS_CHROMIUM)('the staff view (/kiosk/staff)', () => {
     await shot(page, 'staff-locked')
   })
 
-  test('the right PIN opens the live feed with operator detail, counts, health and the actions; a minute idle ends the session', async () => {
+  // Many round trips through two pages: 30 s was not enough on a loaded 2-core machine (once, in a full run).
+  test('the right PIN opens the live feed with operator detail, counts, health and the actions; a minute idle ends the session', { timeout: 60_000 }, async () => {
     await start()
     const attendee = await ctx.newPage()
     await attendee.goto(kiosk.kioskUrl)

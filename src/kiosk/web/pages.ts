@@ -105,7 +105,7 @@ export const STAFF_HTML = `${head('Staff', 'staff.js')}
 <body class="staff">
 <header>
   <h1>Staff view<span id="station-name"></span> <span id="station-mode" class="muted"></span></h1>
-  <a id="back" class="button" href="/kiosk">Check-in screen</a>
+  <a id="back" class="button" href="/kiosk">Kiosk screen</a>
 </header>
 <div id="banner" class="banner" role="alert" hidden><span id="banner-text"></span><span class="code">Code TG-LINK</span></div>
 <section id="login" class="login" aria-labelledby="login-title">
