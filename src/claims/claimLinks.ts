@@ -1,12 +1,12 @@
 import { createHash, randomBytes } from 'node:crypto'
 import encodeQR from 'qr'
+import type { Address } from 'viem'
 import type { ClaimRow } from '../db/claims.js'
 import type { Store } from '../db/store.js'
 import { BaseError, ConflictError, ForbiddenError, GoneError, NotFoundError } from '../errors.js'
 import type { ClaimSummary, TxStatus } from '../kiosk/protocol.js'
 import { claimStep, claimSummary } from './claimViews.js'
 import { type ClaimDeps, checkClaimOpen, giveClaimAddress } from './giveClaimAddress.js'
-import type { Address } from 'viem'
 
 /** A link token: 128 random bits, base64url (22 characters). Only its sha256 is stored. */
 export const LINK_TOKEN = /^[A-Za-z0-9_-]{22}$/
