@@ -161,10 +161,11 @@ const commands: Record<string, CommandSpec> = {
     load: () => import('./commands/station.js'),
   },
   'virtual-card': {
-    usage: 'virtual-card --uid UID --meta-key HEX --file-key HEX [--mode aes|lrp] [--counter N] [--url TEMPLATE] [--vpcd HOST:PORT]',
+    usage: 'virtual-card --uid UID (--blank | --meta-key HEX --file-key HEX [--mode aes|lrp] [--counter N] [--url TEMPLATE]) [--vpcd HOST:PORT]',
     summary: 'A software NTAG 424 DNA with real SDM, inserted into a local pcscd through vsmartcard vpcd',
     options: {
       uid: { type: 'string', value: 'UID', description: 'The card UID (14 hex digits)' },
+      blank: { type: 'boolean', description: 'A factory-fresh card (keys zero, no SDM) to provision' },
       'meta-key': { type: 'string', value: 'HEX', description: 'SDM meta read key (32 hex)' },
       'file-key': { type: 'string', value: 'HEX', description: 'SDM file read key (32 hex)' },
       mode: { type: 'string', value: 'aes|lrp', description: 'SDM mode (default aes)' },

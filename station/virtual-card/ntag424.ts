@@ -9,7 +9,14 @@
  * exchange() per APDU.
  */
 import { randomBytes } from 'node:crypto'
+import { createTestOriginalityKey, type FileSettings } from '../../src/provisioning/index.js'
 import { generateSunMessage, ndefUriPrefix, NDEF_URI_TEXT_OFFSET, parseHex, toAesKey, toHex, type KeyInput, type SunMode } from '../../src/sun/index.js'
+import { Ntag424Commands, type NativeCardState } from './ntag424Commands.js'
+import { factoryFiles, FILE_ID, type CardFile } from './ntag424Files.js'
+import { CardKeys, type FailedAuthPolicy } from './ntag424Keys.js'
+import { ndefFileUrl, renderSdmFile } from './ntag424Sdm.js'
+
+export { FILE_ID } from './ntag424Files.js'
 
 /** The ATR both transports present: ISO 14443-4 type A, no historical bytes (what PC/SC readers build for an NTAG 424 DNA). */
 export const NTAG424_ATR = '3B8180018080'
@@ -17,18 +24,18 @@ export const NTAG424_ATR = '3B8180018080'
 /** The NDEF application's DF name (NFC Forum Type 4 Tag). */
 export const NDEF_AID = 'D2760000850101'
 
-/** ISO file identifiers of the NDEF application's files. */
-export const FILE_ID = { cc: 0xe103, ndef: 0xe104, proprietary: 0xe105, ndefApplication: 0xe110, masterFile: 0x3f00 } as const
-
 /** File sizes of a factory NTAG 424 DNA: CC 32 bytes, NDEF 256, proprietary 128. */
 const FILE_SIZE = { [FILE_ID.cc]: 32, [FILE_ID.ndef]: 256, [FILE_ID.proprietary]: 128 } as Record<number, number>
 
 /**
- * The factory capability container (NT4H2421Gx §8.2.3.1): mapping version 2.0,
- * MLe 0100h, MLc 00FFh, NDEF file E104h of 256 bytes with free read and write,
- * proprietary file E105h of 128 bytes (read key 2, write key 3).
+ * The originality key pair of every virtual card: a TEST secp224r1 key, never
+ * NXP's. Tests trust its public key explicitly; a real chip is checked against
+ * NXP_NTAG424_ORIGINALITY_PUBLIC_KEY.
  */
-const CC_FILE = Buffer.concat([Buffer.from('001720010000FF0406E104010000000506E10500808283', 'hex'), Buffer.alloc(9)])
+export const VIRTUAL_CARD_ORIGINALITY_KEY = createTestOriginalityKey(Buffer.from('74617067617465207669727475616C20636172642074657374210001', 'hex'))
+
+/** Its public key (65 bytes, uncompressed): what tests pass to verifyOriginality. */
+export const VIRTUAL_CARD_ORIGINALITY_PUBLIC_KEY: Buffer = VIRTUAL_CARD_ORIGINALITY_KEY.publicKey
 
 /** GetVersion (90 60, then 90 AF twice) of an NTAG 424 DNA: hardware and software parts; the third part is UID ‖ batch ‖ week ‖ year. */
 const VERSION_HW = Buffer.from('04040230001105', 'hex')
@@ -75,9 +82,38 @@ export type SdmFileSettings = {
   encLength?: number
 }
 
-export type VirtualNtag424Options = {
+/** What every virtual card takes, configured or blank. */
+export type VirtualNtag424CommonOptions = {
   /** The 7-byte UID, 14 hex digits. */
   uid: string
+  /**
+   * The card's randomness in an authentication: RndB (16 bytes), then for a First
+   * authentication the TI (4 bytes). Crypto random by default; inject it to replay
+   * AN12196's tables from the card's side.
+   */
+  authRandom?: (length: number, what: 'RndB' | 'TI') => Uint8Array
+  /** The failed-authentication counter (SetConfiguration 0A; factory limit 1000, decrement 10). */
+  failedAuth?: Partial<FailedAuthPolicy>
+}
+
+/**
+ * A factory-fresh NTAG 424 DNA: keys 0–4 all zero at version 00, AES mode, the CC
+ * and an empty NDEF file as shipped, NDEF settings `0000E0EE000100` (no SDM).
+ * It learns its URL, SDM settings and keys through the provisioning commands.
+ */
+export type BlankNtag424Options = VirtualNtag424CommonOptions & {
+  blank: true
+  /** PICCData randomness per read once SDM is on (see the configured card's `random`). */
+  random?: Uint8Array | ((length: number) => Uint8Array)
+}
+
+/**
+ * A card configured from a URL template. Its keys read as key 1 = metaKey, key 2 =
+ * fileKey, keys 0, 3, 4 zero (all at version 00), and GetFileSettings answers the
+ * settings the template amounts to (MetaRead 1, FileRead 2).
+ */
+export type ConfiguredNtag424Options = VirtualNtag424CommonOptions & {
+  blank?: false
   /** SDMMetaReadKey (encrypts PICCData) and SDMFileReadKey (MAC, file data): AES-128, hex or bytes. */
   metaKey: KeyInput
   fileKey: KeyInput
@@ -88,8 +124,9 @@ export type VirtualNtag424Options = {
   /**
    * The NDEF URL with placeholders where the chip mirrors: `{picc}` PICCData, `{enc}`
    * SDMENCFileData, `{mac}` SDMMAC, or for a plain mirror `{uid}` and `{ctr}` instead
-   * of `{picc}`; `{macin}` (zero width) marks SDMMACInputOffset (default: at `{mac}`,
-   * an empty MAC input). Default {@link DEFAULT_URL_TEMPLATE}.
+   * of `{picc}`; `{macin}` (zero width) marks SDMMACInputOffset (default: at `{enc}`
+   * when there is one, as a chip requires SDMENCOffset ≥ SDMMACInputOffset, else at
+   * `{mac}`, an empty MAC input; as planNdefUrl). Default {@link DEFAULT_URL_TEMPLATE}.
    */
   url?: string
   /** The record's URI identifier code; default the longest of 0x01–0x04 the URL starts with, else 0x00. */
@@ -108,6 +145,11 @@ export type VirtualNtag424Options = {
    */
   random?: Uint8Array | ((length: number) => Uint8Array)
 }
+
+export type VirtualNtag424Options = ConfiguredNtag424Options | BlankNtag424Options
+
+/** One command and what the card answered (null: it had left the field), for transcripts. */
+export type CardTranscriptEntry = { command: Buffer; response: Buffer | null }
 
 /** The default URL: the local gateway's tap endpoint with its default parameter names. */
 export const DEFAULT_URL_TEMPLATE = 'http://127.0.0.1:8787/tap?e={picc}&c={mac}'
@@ -175,6 +217,14 @@ function check(condition: boolean, message: string): asserts condition {
  * and native GetVersion. SDMReadCtr increments on the first READ BINARY of E104 after it
  * was selected; the file is fixed for the rest of that read (docs/station.md).
  *
+ * It also answers the provisioning command set with the real cryptography
+ * (ntag424Commands.ts): authentication AES and LRP, CommMode MAC and Full with CmdCtr
+ * and TI, WriteData, Get/ChangeFileSettings (which then drive the SDM output, see
+ * ntag424Sdm.ts), ChangeKey, GetKeyVersion, GetCardUID, SetConfiguration, Read_Sig, and
+ * a blank card (`blank: true`) also ISO UPDATE BINARY. A configured card's keys are
+ * key 1 = metaKey, key 2 = fileKey, the rest zero; once its NDEF file or settings are
+ * changed it serves the file as written, like a blank card.
+ *
  * @throws RangeError from the constructor for an invalid UID, counter, template or file data; InvalidKeyError for a key
  * @example
  * const card = new VirtualNtag424({ uid: '04DE5F1EACC040', metaKey: K, fileKey: K, url: 'https://example.com/?e={picc}&c={mac}' })
@@ -183,18 +233,30 @@ function check(condition: boolean, message: string): asserts condition {
 export class VirtualNtag424 {
   readonly atr = NTAG424_ATR
   readonly uid: string
-  readonly mode: SunMode
+  /** The URL template of a configured card; '' for a blank one. */
   readonly template: string
+  /**
+   * The SDM settings the template amounts to (a blank card: a placeholder with offsets 0).
+   * Fixed at construction: what ChangeFileSettings sets is {@link fileSettings}.
+   */
   readonly settings: SdmFileSettings
-  private readonly metaKey: Buffer
-  private readonly fileKey: Buffer
+  /** True for a card built with `blank: true`. */
+  readonly blank: boolean
   private readonly tokens: Token[]
   private readonly prefix: { code: number; prefix: string }
   private readonly fileDataHex: string | undefined
   private readonly mirrorUid: boolean
   private readonly mirrorCounter: boolean
-  private readonly randomUid: boolean
+  private randomUid: boolean
+  private lrp: boolean
   private readonly random: Uint8Array | ((length: number) => Uint8Array) | undefined
+  private readonly keys: CardKeys
+  private readonly files: CardFile[]
+  private readonly commands: Ntag424Commands
+  /** Where the NDEF file's contents come from: the template (configured card) or the file as written. */
+  private ndefSource: 'template' | 'file'
+  private removeAfterAny: { remaining: number; processLast: boolean } | null = null
+  private readonly transcriptListeners = new Set<(entry: CardTranscriptEntry) => void>()
   private readCtr: number
   private rfUid: Buffer
   private appSelected = false
@@ -210,10 +272,33 @@ export class VirtualNtag424 {
     const uid = parseHex(options.uid.replaceAll(':', ''), 7)
     check(uid !== null, 'uid must be 7 bytes: 14 hex digits')
     this.uid = toHex(uid)
-    this.metaKey = toAesKey(options.metaKey, 'metaKey')
-    this.fileKey = toAesKey(options.fileKey, 'fileKey')
-    this.mode = options.mode ?? 'aes'
-    check(this.mode === 'aes' || this.mode === 'lrp', `mode must be 'aes' or 'lrp'`)
+    this.blank = options.blank === true
+    this.files = factoryFiles()
+    const state = this.nativeState(options.authRandom)
+    this.commands = new Ntag424Commands(state)
+    if (options.blank === true) {
+      this.keys = new CardKeys(undefined, options.failedAuth)
+      this.lrp = false
+      this.readCtr = 0
+      this.template = ''
+      this.tokens = []
+      this.mirrorUid = true
+      this.mirrorCounter = true
+      this.randomUid = false
+      this.random = options.random
+      this.prefix = { code: 0, prefix: '' }
+      this.ndefSource = 'file'
+      this.settings = { mode: 'aes', uriPrefixCode: 0, macInputOffset: 0, macOffset: 0 }
+      this.rfUid = Buffer.from(uid)
+      return
+    }
+    const metaKey = toAesKey(options.metaKey, 'metaKey')
+    const fileKey = toAesKey(options.fileKey, 'fileKey')
+    this.keys = new CardKeys([Buffer.alloc(16), metaKey, fileKey], options.failedAuth)
+    const mode = options.mode ?? 'aes'
+    check(mode === 'aes' || mode === 'lrp', `mode must be 'aes' or 'lrp'`)
+    this.lrp = mode === 'lrp'
+    this.ndefSource = 'template'
     const counter = options.counter ?? 0
     check(Number.isInteger(counter) && counter >= 0 && counter <= MAX_COUNTER, `counter must be an integer 0…${MAX_COUNTER} (SDMReadCtr is 24 bits)`)
     this.readCtr = counter
@@ -249,6 +334,46 @@ export class VirtualNtag424 {
     // Rendering once checks the template against the generator (e.g. {enc} needs the counter mirrored) and the file size.
     const { offsets } = this.render(Math.min(counter + 1, MAX_COUNTER), new Uint8Array(this.randomLength()))
     this.settings = offsets
+    const ndef = this.files[1]!
+    ndef.data = this.render(Math.min(counter + 1, MAX_COUNTER), new Uint8Array(this.randomLength())).file
+    ndef.settings = templateFileSettings(offsets, this.hasField('picc') ? { uid: this.mirrorUid, counter: this.mirrorCounter } : null)
+  }
+
+  /** The SDM crypto and secure-messaging mode: AES, or LRP (from the start, or after SetConfiguration). */
+  get mode(): SunMode {
+    return this.lrp ? 'lrp' : 'aes'
+  }
+
+  /** The NDEF file's settings as GetFileSettings reports them. */
+  get fileSettings(): FileSettings {
+    return structuredClone(this.files[1]!.settings)
+  }
+
+  /** A key's version (what GetKeyVersion answers). */
+  keyVersion(keyNo: number): number {
+    return this.keys.version(keyNo)
+  }
+
+  /** TotFailCtr of a key: failed authentications not yet paid off by successful ones. */
+  failedAuthentications(keyNo: number): number {
+    return this.keys.failures(keyNo)
+  }
+
+  /** Whether the card's key `keyNo` equals `key` (tests check keys without reading them out). */
+  hasKey(keyNo: number, key: KeyInput): boolean {
+    return this.keys.key(keyNo).equals(toAesKey(key, 'key'))
+  }
+
+  /** The active secure-messaging session's CmdCtr and TI, or null. */
+  get sessionState(): { keyNo: number; cmdCtr: number; ti: string } | null {
+    const s = this.commands.session
+    return s ? { keyNo: s.keyNo, cmdCtr: s.cmdCtr, ti: toHex(s.ti) } : null
+  }
+
+  /** Calls `listener` with every command and the card's answer (null when it had left the field): a transcript. @returns an unsubscribe function */
+  onExchange(listener: (entry: CardTranscriptEntry) => void): () => void {
+    this.transcriptListeners.add(listener)
+    return () => this.transcriptListeners.delete(listener)
   }
 
   /** SDMReadCtr: the counter of the last read (or the initial value before any read). */
@@ -276,10 +401,24 @@ export class VirtualNtag424 {
    * Simulates the card pulled away mid-read: it answers `readBinaryResponses` more READ
    * BINARY commands, then leaves the field. With 0 it leaves before answering the next one
    * (that command never reached it, so the counter does not move). One-shot.
+   * Counts READ BINARY only; {@link removeAfterCommands} counts every command.
    */
   removeAfter(readBinaryResponses: number): void {
     if (!Number.isInteger(readBinaryResponses) || readBinaryResponses < 0) throw new RangeError('removeAfter takes a count ≥ 0')
     this.removal = readBinaryResponses
+  }
+
+  /**
+   * Simulates the card pulled away mid-exchange, counting every command (any CLA
+   * and INS): it answers `commands` more, then leaves the field. With 0 it leaves
+   * before the next one reaches it (nothing changes on the card). With
+   * `processLast` the command after those is carried out but its answer is lost
+   * (a card pulled between its write and its answer: the reader cannot tell). One-shot;
+   * independent of {@link removeAfter}.
+   */
+  removeAfterCommands(commands: number, options: { processLast?: boolean } = {}): void {
+    if (!Number.isInteger(commands) || commands < 0) throw new RangeError('removeAfterCommands takes a count ≥ 0')
+    this.removeAfterAny = { remaining: commands, processLast: options.processLast ?? false }
   }
 
   /** A tap: the card enters the field. Selection state cleared; with randomUid a new random ID. */
@@ -294,6 +433,7 @@ export class VirtualNtag424 {
     this.selectedFile = null
     this.snapshot = null
     this.versionFrame = 0
+    this.commands.reset()
   }
 
   /** Answers one command APDU. @returns the response APDU (data ‖ SW1 SW2) */
@@ -305,6 +445,22 @@ export class VirtualNtag424 {
 
   /** Answers one command APDU, and says whether the card leaves the field (see {@link CardExchange}). */
   exchange(command: Uint8Array): CardExchange {
+    const result = this.exchangeOnce(command)
+    if (this.transcriptListeners.size > 0) {
+      const entry = { command: Buffer.from(command), response: result.response ? Buffer.from(result.response) : null }
+      for (const listener of this.transcriptListeners) listener(entry)
+    }
+    return result
+  }
+
+  private exchangeOnce(command: Uint8Array): CardExchange {
+    const any = this.removeAfterAny
+    if (any && any.remaining === 0) {
+      this.removeAfterAny = null
+      if (any.processLast) this.dispatchBytes(command)
+      this.reset()
+      return { response: null, leaves: true }
+    }
     const apdu = parseApdu(Buffer.from(command))
     const isReadBinary = apdu?.cla === 0x00 && apdu.ins === 0xb0
     if (isReadBinary && this.removal === 0) {
@@ -320,7 +476,20 @@ export class VirtualNtag424 {
         leaves = true
       }
     }
+    if (any) {
+      any.remaining -= 1
+      // Answering the last one: leave right after it unless a processLast command is still to come.
+      if (any.remaining === 0 && !any.processLast) {
+        this.removeAfterAny = null
+        leaves = true
+      }
+    }
     return { response, leaves }
+  }
+
+  private dispatchBytes(command: Uint8Array): void {
+    const apdu = parseApdu(Buffer.from(command))
+    if (apdu) this.dispatch(apdu)
   }
 
   /**
@@ -328,6 +497,7 @@ export class VirtualNtag424 {
    * does not change the card. For tests that want the URL without the APDUs.
    */
   urlAt(counter: number): string {
+    if (this.blank) throw new Error('urlAt renders a URL template; a blank card serves whatever was written to it (read it instead)')
     return this.render(counter, this.nextRandom()).url
   }
 
@@ -336,8 +506,11 @@ export class VirtualNtag424 {
     if (a.cla === 0x90) return this.native(a)
     this.versionFrame = 0
     if (a.cla !== 0x00) return status(SW.claNotSupported)
+    this.commands.isoCommand()
     if (a.ins === 0xa4) return this.select(a)
     if (a.ins === 0xb0) return this.readBinary(a)
+    // A configured card keeps its historic answer to UPDATE BINARY (6D00): it is a fixture with a fixed URL; a blank card takes writes.
+    if (a.ins === 0xd6 && this.blank) return this.updateBinary(a)
     return status(SW.insNotSupported)
   }
 
@@ -350,7 +523,9 @@ export class VirtualNtag424 {
   }
 
   private native(a: Apdu): Buffer {
+    if (a.ins === 0xaf && this.commands.awaitingPart2) return this.commands.handle(a.ins, a.data)
     if (a.ins === 0x60 && a.p1 === 0 && a.p2 === 0) {
+      this.commands.isoCommand()
       this.versionFrame = 1
       return status(SW.nativeMoreFrames, VERSION_HW)
     }
@@ -365,7 +540,51 @@ export class VirtualNtag424 {
       return status(SW.nativeOk, Buffer.concat([uid, VERSION_PRODUCTION]))
     }
     this.versionFrame = 0
-    return status(SW.nativeIllegalCommand)
+    if (a.ins === 0xaf) return status(SW.nativeIllegalCommand)
+    if (a.p1 !== 0 || a.p2 !== 0) return status(SW.incorrectP1P2)
+    return this.commands.handle(a.ins, a.data)
+  }
+
+  /** The command layer's view of this card. */
+  private nativeState(authRandom: VirtualNtag424Options['authRandom']): NativeCardState {
+    const card = this
+    return {
+      get keys() {
+        return card.keys
+      },
+      get files() {
+        return card.files
+      },
+      get uid() {
+        return Buffer.from(card.uid, 'hex')
+      },
+      get lrp() {
+        return card.lrp
+      },
+      set lrp(on: boolean) {
+        card.lrp = on
+      },
+      get randomId() {
+        return card.randomUid
+      },
+      set randomId(on: boolean) {
+        card.randomUid = on
+      },
+      originalityKey: VIRTUAL_CARD_ORIGINALITY_KEY.privateKey,
+      authRandom: (length, what) => {
+        const bytes = authRandom ? authRandom(length, what) : randomBytes(length)
+        if (bytes.length !== length) throw new RangeError(`authRandom must give ${length} bytes for ${what}`)
+        return bytes
+      },
+      ndefChanged: (what) => {
+        card.ndefSource = 'file'
+        card.snapshot = null
+        // SDMReadCtr starts over whenever ChangeFileSettings turns SDM on (NT4H2421Gx §9.3.1).
+        if (what === 'settings' && card.files[1]!.settings.sdm) card.readCtr = 0
+      },
+      // A template-configured card renders with its template's AES offsets; only a card driven by its file can follow a switch.
+      canEnableLrp: () => card.ndefSource === 'file',
+    }
   }
 
   private select(a: Apdu): Buffer {
@@ -408,9 +627,15 @@ export class VirtualNtag424 {
     const size = FILE_SIZE[this.selectedFile]!
     if (offset >= size) return status(SW.wrongParameters)
     let file: Buffer
-    if (this.selectedFile === FILE_ID.cc) file = CC_FILE
-    else if (this.selectedFile === FILE_ID.proprietary) return status(SW.securityStatus)
-    else {
+    const stored = this.files.find((f) => f.fid === this.selectedFile)!
+    // ISO READ BINARY is plain only: a file whose Read right needs a key is out of reach (NT4H2421Gx Table 22).
+    if (stored.settings.accessRights.read !== 'E' && stored.settings.accessRights.readWrite !== 'E') return status(SW.securityStatus)
+    if (this.selectedFile !== FILE_ID.ndef) file = stored.data
+    else if (this.ndefSource === 'file') {
+      if (!this.snapshot) this.snapshot = this.readNdefFile()
+      if (!this.snapshot) return status(SW.conditionsOfUse)
+      file = this.snapshot
+    } else {
       if (!this.snapshot) {
         if (this.readCtr >= MAX_COUNTER) return status(SW.conditionsOfUse)
         this.readCtr += 1
@@ -425,6 +650,48 @@ export class VirtualNtag424 {
     const data = file.subarray(offset, offset + Math.min(a.le, available))
     // Le 00 asks for up to 256 bytes: fewer at the end of the file is no error. An explicit Le past the end is (ISO 7816-4 6282).
     return status(a.le !== 256 && a.le > available ? SW.endOfFile : SW.ok, data)
+  }
+
+  /** One read of a file-driven NDEF file: with SDM on, SDMReadCtr moves and the mirrors are written in; null once the counter is exhausted. */
+  private readNdefFile(): Buffer | null {
+    const ndef = this.files[1]!
+    if (!ndef.settings.sdm) return Buffer.from(ndef.data)
+    if (this.readCtr >= MAX_COUNTER) return null
+    this.readCtr += 1
+    const file = renderSdmFile(ndef.data, ndef.settings, {
+      uid: Buffer.from(this.uid, 'hex'),
+      counter: this.readCtr,
+      mode: this.mode,
+      key: (keyNo) => this.keys.key(keyNo),
+      random: (length) => this.randomBytesFor(length),
+    })
+    this.lastRead = { counter: this.readCtr, url: ndefFileUrl(file) ?? '' }
+    for (const listener of this.readListeners) listener(this.lastRead)
+    return file
+  }
+
+  /** ISO UPDATE BINARY: plain only, so only files whose Write right is free (E). */
+  private updateBinary(a: Apdu): Buffer {
+    if (this.selectedFile === null) return status(SW.conditionsOfUse)
+    if ((a.p1 & 0x80) !== 0) return status(SW.functionNotSupported)
+    if (a.data.length === 0 || a.le !== null) return status(SW.wrongLength)
+    const file = this.files.find((f) => f.fid === this.selectedFile)!
+    const offset = (a.p1 << 8) | a.p2
+    if (offset + a.data.length > file.size) return status(SW.wrongParameters)
+    if (file.settings.accessRights.write !== 'E' && file.settings.accessRights.readWrite !== 'E') return status(SW.securityStatus)
+    a.data.copy(file.data, offset)
+    if (file.fid === FILE_ID.ndef) {
+      this.ndefSource = 'file'
+      this.snapshot = null
+    }
+    return status(SW.ok)
+  }
+
+  private randomBytesFor(length: number): Uint8Array {
+    const r = this.random
+    const bytes = r === undefined ? randomBytes(length) : typeof r === 'function' ? r(length) : r
+    if (bytes.length !== length) throw new RangeError(`random must give ${length} bytes in ${this.mode.toUpperCase()} mode with this PICCData`)
+    return bytes
   }
 
   private randomLength(): number {
@@ -468,8 +735,8 @@ export class VirtualNtag424 {
       return { out, at }
     }
     const message = generateSunMessage({
-      metaKey: this.metaKey,
-      fileKey: this.fileKey,
+      metaKey: this.keys.key(1),
+      fileKey: this.keys.key(2),
       mode: this.mode,
       uid,
       counter: ctr,
@@ -480,7 +747,7 @@ export class VirtualNtag424 {
         values.picc = piccData
         values.enc = encFileData ?? ''
         const { out, at } = fill()
-        return out.slice(at.macin ?? at.mac, at.mac)
+        return out.slice(at.macin ?? at.enc ?? at.mac, at.mac)
       },
     })
     values.mac = message.sdmmac
@@ -499,11 +766,35 @@ export class VirtualNtag424 {
 
     const offset = (i: number | undefined) =>
       i === undefined ? undefined : NDEF_URI_TEXT_OFFSET + Buffer.byteLength(url.slice(this.prefix.prefix.length, i), 'utf8')
-    const offsets: SdmFileSettings = { mode: this.mode, uriPrefixCode: this.prefix.code, macInputOffset: offset(at.macin ?? at.mac)!, macOffset: offset(at.mac)! }
+    const offsets: SdmFileSettings = { mode: this.mode, uriPrefixCode: this.prefix.code, macInputOffset: offset(at.macin ?? at.enc ?? at.mac)!, macOffset: offset(at.mac)! }
     if (at.picc !== undefined) offsets.piccOffset = offset(at.picc)
     if (at.uid !== undefined) offsets.uidOffset = offset(at.uid)
     if (at.ctr !== undefined) offsets.ctrOffset = offset(at.ctr)
     if (at.enc !== undefined) Object.assign(offsets, { encOffset: offset(at.enc), encLength: values.enc!.length })
     return { url, file, offsets }
   }
+}
+
+/** The NDEF file settings a template amounts to: SDM on, plain, read free and the rest key 0, MetaRead key 1, FileRead key 2. */
+function templateFileSettings(o: SdmFileSettings, picc: { uid: boolean; counter: boolean } | null): FileSettings {
+  const settings: FileSettings = {
+    sdm: true,
+    commMode: 'plain',
+    accessRights: { read: 'E', write: '0', readWrite: '0', change: '0' },
+    sdmOptions: {
+      uid: picc ? picc.uid : o.uidOffset !== undefined,
+      readCtr: picc ? picc.counter : o.ctrOffset !== undefined,
+      readCtrLimit: false,
+      encFileData: o.encOffset !== undefined,
+      ascii: true,
+    },
+    sdmAccessRights: { metaRead: picc ? '1' : 'E', fileRead: '2', ctrRet: 'F' },
+    offsets: { macInput: o.macInputOffset, mac: o.macOffset },
+  }
+  const off = settings.offsets!
+  if (o.uidOffset !== undefined) off.uid = o.uidOffset
+  if (o.ctrOffset !== undefined) off.readCtr = o.ctrOffset
+  if (o.piccOffset !== undefined) off.piccData = o.piccOffset
+  if (o.encOffset !== undefined) Object.assign(off, { encData: o.encOffset, encLength: o.encLength })
+  return settings
 }

@@ -41,6 +41,13 @@ function keyFlag(flags: Flags, name: string): string {
 export function virtualCardSettings(flags: Flags): VirtualCardSettings {
   const uid = required(flags, 'uid').replaceAll(':', '')
   if (!/^[0-9A-Fa-f]{14}$/.test(uid)) throw new UsageError('--uid must be the 7-byte UID: 14 hex digits (":" allowed)')
+  if (flags.blank === true) {
+    // A factory card has no keys, URL or counter to set: those come from provisioning.
+    const configured = ['meta-key', 'file-key', 'mode', 'counter', 'url'].filter((name) => flags[name] !== undefined)
+    if (configured.length > 0)
+      throw new UsageError(`--blank starts a factory-fresh card (keys all zero, no URL, AES): drop ${configured.map((name) => `--${name}`).join(', ')}`)
+    return { card: { uid: uid.toUpperCase(), blank: true }, ...parseVpcdAddress(text(flags, 'vpcd')) }
+  }
   const metaKey = keyFlag(flags, 'meta-key')
   const fileKey = keyFlag(flags, 'file-key')
   const mode = text(flags, 'mode') ?? 'aes'
@@ -60,7 +67,7 @@ export function virtualCardSettings(flags: Flags): VirtualCardSettings {
   return { card, ...parseVpcdAddress(text(flags, 'vpcd')) }
 }
 
-/** `tapgate virtual-card`: inserts a virtual NTAG 424 DNA into pcscd through vpcd, until Ctrl-C. */
+/** `tapgate virtual-card [--blank]`: inserts a virtual NTAG 424 DNA (configured, or factory-fresh) into pcscd through vpcd, until Ctrl-C. */
 export async function run(positionals: string[], flags: Flags) {
   noPositionals(positionals)
   const { card: options, host, port } = virtualCardSettings(flags)
@@ -85,7 +92,8 @@ export async function run(positionals: string[], flags: Flags) {
     console.log(`read ${reads} (SDMReadCtr ${counter}): ${url}`)
   })
   console.log(`virtual NTAG 424 DNA ${card.uid} (${card.mode.toUpperCase()}, SDMReadCtr ${card.counter}) inserted into ${where}`)
-  console.log(`URL template: ${card.template}`)
+  if (card.blank) console.log('factory-fresh: keys 0–4 zero (version 00), empty NDEF file, no SDM; provision it to give it a URL')
+  else console.log(`URL template: ${card.template}`)
   const slow = setTimeout(
     () =>
       console.log(
