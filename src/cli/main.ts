@@ -121,8 +121,10 @@ const commands: Record<string, CommandSpec> = {
   chip: {
     usage:
       'chip set --uid UID --team ID --profile N [--file-key HEX | --file-key-file F] [--random-uid | --no-random-uid] [--key-version N] [--wallet ADDR|none] | ' +
-      'chip set --uid UID --team ID --wallet ADDR|none',
-    summary: "Put a chip under a chip profile (with its own file key for scheme per_chip); set its attendee's wallet",
+      'chip set --uid UID --team ID --wallet ADDR|none | chip inspect [--reader NAME] [--json] | ' +
+      'chip provision --team ID --profile N --url TEMPLATE [--reader NAME] [--batch] [--dry-run] [--record FILE] [--lrp --irreversible] [--random-id --irreversible] [--allow-unverified] | ' +
+      'chip reset --uid UID [--reader NAME] [--record FILE]',
+    summary: "Put a chip under a chip profile; set its attendee's wallet; inspect, provision or reset an NTAG 424 DNA on a reader",
     options: {
       uid: { type: 'string', value: 'UID', description: 'Chip UID (14 hex digits, ":" allowed)' },
       team: { type: 'string', value: 'ID', description: "Team id (the chip's team)" },
@@ -133,6 +135,16 @@ const commands: Record<string, CommandSpec> = {
       'no-random-uid': { type: 'boolean', description: 'Undo --random-uid' },
       'key-version': { type: 'string', value: 'N', description: 'Bolt Card key version (scheme boltcard; default 1)' },
       wallet: { type: 'string', value: 'ADDR', description: "The attendee's wallet (0x address): a check-in mints to it; none clears it" },
+      reader: { type: 'string', value: 'NAME', description: 'inspect/provision/reset: only readers whose name contains this' },
+      json: { type: 'boolean', description: 'inspect: print the whole reading as JSON' },
+      url: { type: 'string', value: 'TEMPLATE', description: 'provision: the tap URL with {picc} {mac} (or {uid} {ctr} {mac}, {enc}, {macin})' },
+      batch: { type: 'boolean', description: 'provision: keep the reader open for a stack of cards (Ctrl-C ends it with a summary)' },
+      'dry-run': { type: 'boolean', description: 'provision: print the plan (URL, NDEF, file settings, slots; never keys) and write nothing' },
+      record: { type: 'string', value: 'FILE', description: 'provision/reset: the full APDU transcript as JSON Lines (mode 0600: it reveals keys)' },
+      lrp: { type: 'boolean', description: 'provision: switch the chip to LRP (needs --irreversible and an LRP profile)' },
+      'random-id': { type: 'boolean', description: 'provision: switch on Random ID (needs --irreversible)' },
+      irreversible: { type: 'boolean', description: 'Confirms --lrp or --random-id, which no reset can undo' },
+      'allow-unverified': { type: 'boolean', description: 'provision: accept a chip whose NXP originality signature does not verify (the virtual card)' },
     },
     load: () => import('./commands/chip.js'),
   },

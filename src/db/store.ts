@@ -12,6 +12,7 @@ import { openDatabase, type Db } from './openDatabase.js'
 import { createOtpsRepository } from './otps.js'
 import { createPhygitalContractsRepository } from './phygitalContracts.js'
 import { createProofEventsRepository } from './proofEvents.js'
+import { createProvisioningRepository } from './provisioning.js'
 import { createRefsRepository } from './refs.js'
 import { createSealedKeysRepository } from './sealedKeys.js'
 import { createStationEventsRepository } from './stationEvents.js'
@@ -69,6 +70,7 @@ export function createStore(db: Db, checkpointer: WalCheckpointer | null = null)
     usedSignatures: createUsedSignaturesRepository(db),
     gatewayMeta: createGatewayMetaRepository(db),
     sealedKeys: createSealedKeysRepository(db),
+    provisioning: createProvisioningRepository(db),
     tx<T>(fn: () => T): T {
       return immediate(fn) as T
     },

@@ -3,6 +3,21 @@ import { openGatewaySecret, recordGatewaySecret } from '../../keys/secretCheck.j
 import { setChipWallet } from '../../kiosk/chipWallet.js'
 import { Address, ChipUid } from '../../schemas/common.js'
 import { assertSecretOpensStoredKeys, setChipVerification } from '../../taps/chipProfiles.js'
+import type { ReaderSource } from '../../../station/reader.js'
+import {
+  batchSummary,
+  dryRunPlan,
+  inspectCard,
+  onCards,
+  outcomeLine,
+  profileOf,
+  provisionCard,
+  RECORD_WARNING,
+  resetCard,
+  TranscriptRecorder,
+  type CardOutcome,
+} from '../../provisioning/run/chipCommands.js'
+import { IRREVERSIBLE_CONSEQUENCES } from '../../provisioning/run/planProvisioning.js'
 import { UsageError, type Flags } from '../usage.js'
 import { onePositional, printJson, required, teamIdOf, text, withStore } from './context.js'
 import { keyFromFlags } from './profile.js'
@@ -39,8 +54,9 @@ function walletFlag(flags: Flags): string | null | undefined {
  * Prints the chip's settings, never its key.
  */
 export async function run(positionals: string[], flags: Flags) {
-  const action = onePositional(positionals, 'action (set)')
-  if (action !== 'set') throw new UsageError(`unknown action "chip ${action}" (set)`)
+  const action = onePositional(positionals, 'action (set, inspect, provision, reset)')
+  if (action === 'inspect' || action === 'provision' || action === 'reset') return runProvisioning(action, flags)
+  if (action !== 'set') throw new UsageError(`unknown action "chip ${action}" (set, inspect, provision, reset)`)
   const parsed = ChipUid.safeParse(required(flags, 'uid'))
   if (!parsed.success) throw new UsageError(`--uid: ${parsed.error.issues[0]!.message}`)
   const uid = parsed.data
@@ -86,5 +102,87 @@ export async function run(positionals: string[], flags: Flags) {
       hasFileKey: chip.fileKey !== null,
       wallet: chip.wallet,
     })
+  })
+}
+
+/** The PC/SC readers (only those whose name contains --reader); a virtual reader in tests goes through provisioning's own API instead. */
+async function openReaders(flags: Flags): Promise<ReaderSource> {
+  const { openPcscReaders } = await import('../../../station/pcsc/pcscReaders.js')
+  const log = { info: (m: string) => console.error(m), warn: (m: string) => console.error(m) }
+  return openPcscReaders({ readerFilter: text(flags, 'reader'), log })
+}
+
+function irreversibleFlags(flags: Flags): { lrp: boolean; randomId: boolean } {
+  const lrp = flags.lrp === true
+  const randomId = flags['random-id'] === true
+  if ((lrp || randomId) && flags.irreversible !== true)
+    throw new UsageError(`${lrp ? '--lrp' : '--random-id'} cannot be undone: add --irreversible to confirm (${IRREVERSIBLE_CONSEQUENCES[lrp ? 'lrp' : 'randomId']})`)
+  return { lrp, randomId }
+}
+
+/**
+ * `tapgate chip inspect | provision | reset`: the provisioning run on a reader
+ * (src/provisioning/run). One card, or with --batch every card until Ctrl-C.
+ * Prints plans, verdicts and progress; never a key.
+ */
+async function runProvisioning(action: 'inspect' | 'provision' | 'reset', flags: Flags): Promise<void> {
+  if (action === 'provision' && flags['dry-run'] === true) {
+    const teamId = teamIdOf(flags)
+    const { lrp, randomId } = irreversibleFlags(flags)
+    await withStore(flags, (store) => printJson(dryRunPlan(store, { teamId, profileName: required(flags, 'profile'), template: required(flags, 'url'), lrp, randomId })))
+    return
+  }
+  const record = text(flags, 'record')
+  if (record !== undefined) console.error(RECORD_WARNING)
+  await withStore(flags, async (store, config) => {
+    const secret = action === 'inspect' ? null : openGatewaySecret(store, { dataDir: config.dataDir, secretHex: config.secret })
+    const recorder = record === undefined ? undefined : new TranscriptRecorder(record, `tapgate chip ${action}`)
+    const source = await openReaders(flags)
+    const outcomes: CardOutcome[] = []
+    const batch = flags.batch === true && action === 'provision'
+    let uidFlag: string | undefined
+    if (action === 'reset') {
+      const parsed = ChipUid.safeParse(required(flags, 'uid'))
+      if (!parsed.success) throw new UsageError(`--uid: ${parsed.error.issues[0]!.message}`)
+      uidFlag = parsed.data
+    }
+    let profile: ReturnType<typeof profileOf> | undefined
+    let teamId = 0
+    let irreversible = { lrp: false, randomId: false }
+    if (action === 'provision') {
+      teamId = teamIdOf(flags)
+      profile = profileOf(store, teamId, required(flags, 'profile'))
+      irreversible = irreversibleFlags(flags)
+      for (const i of (['lrp', 'randomId'] as const).filter((k) => irreversible[k])) console.error(`irreversible: ${IRREVERSIBLE_CONSEQUENCES[i]}`)
+    }
+    const template = text(flags, 'url')
+    if (action === 'provision' && template === undefined) throw new UsageError('--url TEMPLATE is required (e.g. https://tap.example/t?e={picc}&c={mac})')
+    console.error(batch ? 'Waiting for cards (Ctrl-C ends the batch)…' : 'Waiting for a card…')
+    try {
+      await new Promise<void>((resolve) => {
+        const stop = () => resolve()
+        process.once('SIGINT', stop)
+        onCards(source, async (card) => {
+          if (action === 'inspect') {
+            const report = await inspectCard(store, card)
+            if (flags.json === true) printJson(report)
+            else console.log(`${report.uid ?? '(random ID)'}: ${report.verdict.kind}${'why' in report.verdict ? ` (${report.verdict.why})` : ''}; key versions ${report.keyVersions.join(',')}; originality ${report.originality ?? 'unknown'}`)
+            return resolve()
+          }
+          const outcome =
+            action === 'reset'
+              ? await resetCard({ store, secret: secret!, card, uid: uidFlag!, recorder })
+              : await provisionCard({ store, secret: secret!, card, teamId, profile: profile!, template: template!, ...irreversible, allowUnverified: flags['allow-unverified'] === true, recorder })
+          outcomes.push(outcome)
+          console.log(outcomeLine(outcome))
+          if (!batch) resolve()
+        })
+      })
+    } finally {
+      recorder?.close()
+      await source.close()
+    }
+    if (batch) printJson(batchSummary(outcomes))
+    if (outcomes.some((o) => !o.ok)) process.exitCode = 1
   })
 }

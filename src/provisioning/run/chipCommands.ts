@@ -1,0 +1,127 @@
+import fs from 'node:fs'
+import type { ChipProfileRow } from '../../db/chipProfiles.js'
+import type { Store } from '../../db/store.js'
+import type { CardSession, ReaderSource } from '../../../station/reader.js'
+import { FIXTURE_FORMAT } from '../../../station/fixtures/format.js'
+import { CardLink } from './cardLink.js'
+import { classifyChip, readChip, type ChipReading, type Verdict } from './inspectChip.js'
+import { ProvisioningStopped } from './keySession.js'
+import { IRREVERSIBLE_CONSEQUENCES, planProvisioning, type ProvisioningPlan } from './planProvisioning.js'
+import { provisionChip, type ProvisionResult } from './provisionChip.js'
+import { resetChip, type ResetResult } from './resetChip.js'
+
+/*
+ * The `tapgate chip inspect | provision | reset` commands above the reader:
+ * waiting for cards, the --record transcript, batch summaries. The CLI parses
+ * flags and prints; nothing here prints a key (the run never returns one).
+ */
+
+/** Why `--record` writes a file only its owner can read. */
+export const RECORD_WARNING =
+  '--record writes every APDU unredacted: given the old keys (factory keys are public), the secure-messaging traffic reveals the new ones. The file is created with mode 0600; keep it with the keys, or record only with test keys.'
+
+/** The plan for `--dry-run`: no card, no database write. */
+export function dryRunPlan(store: Store, p: { teamId: number; profileName: string; template: string; lrp?: boolean; randomId?: boolean }): ProvisioningPlan & { consequences: string[] } {
+  const profile = profileOf(store, p.teamId, p.profileName)
+  const plan = planProvisioning({
+    profile: { id: profile.id, name: profile.name, keyScheme: profile.keyScheme, mode: profile.mode, layout: profile.layout === null ? null : JSON.parse(profile.layout) },
+    template: p.template,
+    lrp: p.lrp,
+    randomId: p.randomId,
+  })
+  return { ...plan, consequences: plan.irreversible.map((i) => IRREVERSIBLE_CONSEQUENCES[i]) }
+}
+
+export function profileOf(store: Store, teamId: number, name: string): ChipProfileRow {
+  const profile = store.chipProfiles.getByName(teamId, name)
+  if (!profile) throw new ProvisioningStopped('refused', `no chip profile named ${JSON.stringify(name)} in team ${teamId}`)
+  return profile
+}
+
+/** A JSON Lines transcript in the tap-fixture form: one `tap` event per card. Mode 0600. */
+export class TranscriptRecorder {
+  readonly #fd: number
+  constructor(file: string, note: string) {
+    this.#fd = fs.openSync(file, 'w', 0o600)
+    fs.fchmodSync(this.#fd, 0o600)
+    fs.writeSync(this.#fd, `${JSON.stringify({ type: 'meta', format: FIXTURE_FORMAT, createdAt: new Date().toISOString(), note })}\n`)
+  }
+  card(card: CardSession, link: CardLink, error: string | null): void {
+    const expect = error === null ? { verdict: null, error: 'not_sent' } : { verdict: null, error: 'read_failed', message: error }
+    fs.writeSync(this.#fd, `${JSON.stringify({ type: 'tap', reader: card.readerName, atr: card.atr, at: new Date().toISOString(), exchanges: link.transcript, expect })}\n`)
+  }
+  close(): void {
+    fs.closeSync(this.#fd)
+  }
+}
+
+/** Waits for cards on the source's readers (or only those whose name contains `filter`); calls `onCard` one card at a time. */
+export function onCards(source: ReaderSource, onCard: (card: CardSession) => Promise<void>): void {
+  let queue = Promise.resolve()
+  source.on('reader', (reader) => {
+    reader.on('card', (card) => {
+      queue = queue.then(() => onCard(card)).catch(() => {})
+    })
+  })
+}
+
+export type InspectReport = Omit<ChipReading, 'version'> & { version: ChipReading['version']; verdict: Verdict; mode: 'aes' | 'lrp' | 'unknown' }
+
+/** `chip inspect`: read-only; the verdict against this gateway's journal. */
+export async function inspectCard(store: Store, card: CardSession, originalityKey?: Uint8Array): Promise<InspectReport> {
+  const reading = await readChip(new CardLink(card), originalityKey)
+  const run = reading.uid === null ? undefined : store.provisioning.latest(reading.uid)
+  // The mode is known only for our own chips: probing it would spend an authentication.
+  return { ...reading, verdict: classifyChip(reading, run), mode: run?.mode ?? 'unknown' }
+}
+
+export type CardOutcome =
+  | { ok: true; result: ProvisionResult | ResetResult }
+  | { ok: false; reason: ProvisioningStopped['reason']; message: string }
+
+/** One card through provisionChip, with its transcript recorded when asked. */
+export async function provisionCard(
+  p: Omit<Parameters<typeof provisionChip>[0], 'link'> & { card: CardSession; recorder?: TranscriptRecorder },
+): Promise<CardOutcome> {
+  const link = new CardLink(p.card)
+  try {
+    const result = await provisionChip({ ...p, link })
+    p.recorder?.card(p.card, link, null)
+    return { ok: true, result }
+  } catch (error) {
+    p.recorder?.card(p.card, link, (error as Error).message)
+    if (error instanceof ProvisioningStopped) return { ok: false, reason: error.reason, message: error.message }
+    throw error
+  }
+}
+
+/** One card through resetChip. */
+export async function resetCard(p: Omit<Parameters<typeof resetChip>[0], 'link'> & { card: CardSession; recorder?: TranscriptRecorder }): Promise<CardOutcome> {
+  const link = new CardLink(p.card)
+  try {
+    const result = await resetChip({ ...p, link })
+    p.recorder?.card(p.card, link, null)
+    return { ok: true, result }
+  } catch (error) {
+    p.recorder?.card(p.card, link, (error as Error).message)
+    if (error instanceof ProvisioningStopped) return { ok: false, reason: error.reason, message: error.message }
+    throw error
+  }
+}
+
+/** The one-line progress of a card in `--batch`, and the end-of-batch summary. */
+export function outcomeLine(o: CardOutcome): string {
+  if (!o.ok) return `refused (${o.reason}): ${o.message}`
+  const r = o.result
+  if ('how' in r) return `${r.uid} ${r.how === 'new' ? 'provisioned' : r.how} (run ${r.runId}, key version ${r.keyVersion}, first tap verified at counter ${r.counter})`
+  return `${r.uid} reset to factory (run ${r.runId}); cannot undo: ${r.cannotUndo.join('; ')}`
+}
+
+export function batchSummary(outcomes: CardOutcome[]): { provisioned: number; resumed: number; refused: { reason: string; message: string }[] } {
+  const ok = outcomes.flatMap((o) => (o.ok && 'how' in o.result ? [o.result] : []))
+  return {
+    provisioned: ok.filter((r) => r.how !== 'resumed').length,
+    resumed: ok.filter((r) => r.how === 'resumed').length,
+    refused: outcomes.flatMap((o) => (o.ok ? [] : [{ reason: o.reason, message: o.message }])),
+  }
+}
