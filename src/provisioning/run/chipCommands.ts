@@ -79,34 +79,28 @@ export type CardOutcome =
   | { ok: true; result: ProvisionResult | ResetResult }
   | { ok: false; reason: ProvisioningStopped['reason']; message: string }
 
-/** One card through provisionChip, with its transcript recorded when asked. */
-export async function provisionCard(
-  p: Omit<Parameters<typeof provisionChip>[0], 'link'> & { card: CardSession; recorder?: TranscriptRecorder },
-): Promise<CardOutcome> {
-  const link = new CardLink(p.card)
+/** One card through a run (provision or reset): its transcript recorded when asked, a refusal as an outcome. */
+async function onCard(card: CardSession, recorder: TranscriptRecorder | undefined, run: (link: CardLink) => Promise<ProvisionResult | ResetResult>): Promise<CardOutcome> {
+  const link = new CardLink(card)
   try {
-    const result = await provisionChip({ ...p, link })
-    p.recorder?.card(p.card, link, null)
+    const result = await run(link)
+    recorder?.card(card, link, null)
     return { ok: true, result }
   } catch (error) {
-    p.recorder?.card(p.card, link, (error as Error).message)
+    recorder?.card(card, link, (error as Error).message)
     if (error instanceof ProvisioningStopped) return { ok: false, reason: error.reason, message: error.message }
     throw error
   }
 }
 
+/** One card through provisionChip. */
+export function provisionCard(p: Omit<Parameters<typeof provisionChip>[0], 'link'> & { card: CardSession; recorder?: TranscriptRecorder }): Promise<CardOutcome> {
+  return onCard(p.card, p.recorder, (link) => provisionChip({ ...p, link }))
+}
+
 /** One card through resetChip. */
-export async function resetCard(p: Omit<Parameters<typeof resetChip>[0], 'link'> & { card: CardSession; recorder?: TranscriptRecorder }): Promise<CardOutcome> {
-  const link = new CardLink(p.card)
-  try {
-    const result = await resetChip({ ...p, link })
-    p.recorder?.card(p.card, link, null)
-    return { ok: true, result }
-  } catch (error) {
-    p.recorder?.card(p.card, link, (error as Error).message)
-    if (error instanceof ProvisioningStopped) return { ok: false, reason: error.reason, message: error.message }
-    throw error
-  }
+export function resetCard(p: Omit<Parameters<typeof resetChip>[0], 'link'> & { card: CardSession; recorder?: TranscriptRecorder }): Promise<CardOutcome> {
+  return onCard(p.card, p.recorder, (link) => resetChip({ ...p, link }))
 }
 
 /** The one-line progress of a card in `--batch`, and the end-of-batch summary. */
