@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks'
-import type { ApduExchange, CardSession } from '../../../station/reader.js'
+import { type ApduExchange, CardRemovedError, type CardSession } from '../../../station/reader.js'
 import type { Exchange } from '../secureMessaging.js'
 
 /** One step as the journal keeps it: name, status word, time; never a byte of data. */
@@ -31,6 +31,12 @@ export class CardLink {
       throw error
     }
     const ms = performance.now() - started
+    if (response.length < 2) {
+      // Over pcscd a card pulled mid-command answers with 0 bytes (the in-process reader throws
+      // CardRemovedError): the same event, so the run stops as pulled and resumes on the next tap.
+      this.#step({ step, sw: null, ms, ok: false, detail: 'CardRemovedError' })
+      throw new CardRemovedError()
+    }
     this.transcript.push({ command: apdu.toString('hex').toUpperCase(), response: response.toString('hex').toUpperCase(), ms: Math.round(ms * 1000) / 1000 })
     const sw = response.length >= 2 ? response.subarray(response.length - 2).toString('hex').toUpperCase() : null
     this.#step({ step, sw, ms, ok: sw === '9100' || sw === '9000' || sw === '91AF' || sw === '9190', detail: null })
