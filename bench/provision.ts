@@ -34,6 +34,7 @@ import { openPcscReaders } from '../station/pcsc/pcscReaders.js'
 import type { CardSession, Reader, ReaderSource } from '../station/reader.js'
 import { VIRTUAL_CARD_ORIGINALITY_PUBLIC_KEY, VirtualNtag424 } from '../station/virtual-card/ntag424.js'
 import { insertCard } from '../station/virtual-card/vpcd.js'
+import { createCleanups } from './cleanups.js'
 
 const CARDS = positive('BENCH_CARDS', 10)
 const SCHEME = scheme(process.env.BENCH_SCHEME ?? 'per_chip')
@@ -73,28 +74,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 // ---------------------------------------------------------------- cleanup: everything started is undone, by PID
 
-const cleanups: { what: string; run: () => Promise<unknown> | void }[] = []
-let cleaning: Promise<void> | null = null
-
-function cleanup(): Promise<void> {
-  cleaning ??= (async () => {
-    while (cleanups.length > 0) {
-      const { what, run } = cleanups.pop()!
-      try {
-        await run()
-      } catch (error) {
-        console.error(`cleanup: ${what} failed: ${(error as Error).message}`)
-      }
-    }
-  })()
-  return cleaning
-}
-
-async function abort(why: string, code: number): Promise<never> {
-  console.error(`bench/provision.ts: ${why}; stopping what it started`)
-  await cleanup()
-  process.exit(code)
-}
+const { onCleanup, cleanup, abort } = createCleanups('bench/provision.ts')
 
 // ---------------------------------------------------------------- steps
 
@@ -136,9 +116,9 @@ function splitSteps(link: CardLink): Pick<CardRun, 'apdus' | 'apduMs' | 'groups'
 
 async function main(): Promise<void> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tapgate-bench-provision-'))
-  cleanups.push({ what: `remove ${dataDir}`, run: () => fs.rmSync(dataDir, { recursive: true, force: true }) })
+  onCleanup(`remove ${dataDir}`, () => fs.rmSync(dataDir, { recursive: true, force: true }))
   const store = openStore({ dataDir })
-  cleanups.push({ what: 'close the store', run: () => store.close() })
+  onCleanup('close the store', () => store.close())
   const secret = crypto.randomBytes(32)
   const now = Date.now()
   const teamId = store.teams.insert({ name: 'Bench', redirectUrl: null, now })
@@ -147,10 +127,10 @@ async function main(): Promise<void> {
   const profile = store.chipProfiles.getByName(teamId, 'bench')!
 
   const pcscd: PcscdProcess = await usePcscd()
-  cleanups.push({ what: 'stop pcscd', run: () => pcscd.stop() })
+  onCleanup('stop pcscd', () => pcscd.stop())
   console.log(`pcscd: ${pcscd.started ? `started (pid ${pcscd.pid}), stopped by PID at the end` : 'already running, used as it is'}`)
   const source: ReaderSource = await openPcscReaders({ readerFilter: SLOT_READER, log: { info: () => {}, warn: (m) => console.error(`warn: ${m}`) } })
-  cleanups.push({ what: 'close the readers', run: () => source.close() })
+  onCleanup('close the readers', () => source.close())
   const reader = await new Promise<Reader>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no reader "${SLOT_READER}" within 5 s: is vsmartcard-vpcd configured?`)), 5000)
     source.on('reader', (r) => {

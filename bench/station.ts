@@ -62,6 +62,7 @@ import type { StationTap, TapSink, TapVerdict } from '../station/tap.js'
 import { VirtualNtag424 } from '../station/virtual-card/ntag424.js'
 import { createVirtualReader } from '../station/virtual-card/virtualReader.js'
 import { insertCard, type InsertedCard } from '../station/virtual-card/vpcd.js'
+import { createCleanups } from './cleanups.js'
 
 const TAPS = positive('BENCH_TAPS', 30)
 const GATEWAY_TAPS = positive('BENCH_GATEWAY_TAPS', 2000)
@@ -106,32 +107,7 @@ const quiet: StationLog = { info: () => {}, warn: () => {}, error: () => {} }
 
 // ---------------------------------------------------------------- cleanup: everything started is undone, by PID
 
-const cleanups: { what: string; run: () => Promise<void> | void }[] = []
-let cleaning: Promise<void> | null = null
-
-function onCleanup(what: string, run: () => Promise<void> | void): void {
-  cleanups.push({ what, run })
-}
-
-function cleanup(): Promise<void> {
-  cleaning ??= (async () => {
-    while (cleanups.length > 0) {
-      const { what, run } = cleanups.pop()!
-      try {
-        await run()
-      } catch (error) {
-        console.error(`cleanup: ${what} failed: ${(error as Error).message}`)
-      }
-    }
-  })()
-  return cleaning
-}
-
-async function abort(why: string, code: number): Promise<never> {
-  console.error(`bench/station.ts: ${why}; stopping what it started`)
-  await cleanup()
-  process.exit(code)
-}
+const { onCleanup, cleanup, abort } = createCleanups('bench/station.ts')
 
 // ---------------------------------------------------------------- statistics
 
@@ -779,7 +755,6 @@ async function main(): Promise<void> {
   const pcsc = await pcscPart(Date.now() + PCSC_PART_BUDGET_MS)
   // Stop what part 1 started (pcscd among it) before the in-process parts.
   await cleanup()
-  cleaning = null
   const pcscApdus = printPcsc(pcsc)
 
   const remaining = () => runStarted + RUN_TIMEOUT_MS - 10_000
