@@ -35,34 +35,19 @@ import type { CardSession, Reader, ReaderSource } from '../station/reader.js'
 import { VIRTUAL_CARD_ORIGINALITY_PUBLIC_KEY, VirtualNtag424 } from '../station/virtual-card/ntag424.js'
 import { insertCard } from '../station/virtual-card/vpcd.js'
 import { createCleanups } from './cleanups.js'
+import { profileKeysFor } from '../fixtures/provisioningKeys.js'
+import { positiveEnv } from './env.js'
 
-const CARDS = positive('BENCH_CARDS', 10)
+const CARDS = positiveEnv('BENCH_CARDS', 10)
 const SCHEME = scheme(process.env.BENCH_SCHEME ?? 'per_chip')
 const LRP = process.env.BENCH_LRP === '1'
-const VPCD_PORT = positive('BENCH_VPCD_PORT', 35964)
+const VPCD_PORT = positiveEnv('BENCH_VPCD_PORT', 35964)
 const SLOT_READER = `Virtual PCD 00 ${String(VPCD_PORT - 35963).padStart(2, '0')}`
 const TEMPLATE = 'https://tap.example/t?e={picc}&c={mac}'
 const TARGET_APDUS = 30
 const TARGET_MS_PER_APDU = 44
 const RUN_TIMEOUT_MS = 120_000
 const WAIT_MS = 10_000
-/** Distinct non-zero profile keys: a zero key would hide a slot left at factory. */
-const PROFILE_KEYS = { metaKey: '7B1E9C04D2A65F38E0B4C7192D6A8F3E', fileKey: 'C15A0E7F3B9D2846A1E5C0F7D3B92E64', masterKey: '2E8C5A1F7D3B9E0462A8C4F1E7B3D590' }
-const NEEDS: Record<KeyScheme, (keyof typeof PROFILE_KEYS)[]> = {
-  static: ['metaKey', 'fileKey'],
-  per_chip: ['metaKey'],
-  an10922: ['metaKey', 'masterKey'],
-  sdm_backend: ['masterKey'],
-  boltcard: ['masterKey'],
-}
-
-function positive(name: string, fallback: number): number {
-  const raw = process.env[name]
-  if (raw === undefined || raw === '') return fallback
-  const n = Number(raw)
-  if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer, got ${JSON.stringify(raw)}`)
-  return n
-}
 
 function scheme(raw: string): KeyScheme {
   const found = keySchemes.find((s) => s === raw)
@@ -122,8 +107,7 @@ async function main(): Promise<void> {
   const secret = crypto.randomBytes(32)
   const now = Date.now()
   const teamId = store.teams.insert({ name: 'Bench', redirectUrl: null, now })
-  const keys = Object.fromEntries(NEEDS[SCHEME].map((k) => [k, PROFILE_KEYS[k]]))
-  upsertChipProfile(store, secret, { teamId, name: 'bench', keyScheme: SCHEME, mode: LRP ? 'lrp' : 'aes', ...keys, now })
+  upsertChipProfile(store, secret, { teamId, name: 'bench', keyScheme: SCHEME, mode: LRP ? 'lrp' : 'aes', ...profileKeysFor(SCHEME), now })
   const profile = store.chipProfiles.getByName(teamId, 'bench')!
 
   const pcscd: PcscdProcess = await usePcscd()

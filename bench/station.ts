@@ -63,16 +63,17 @@ import { VirtualNtag424 } from '../station/virtual-card/ntag424.js'
 import { createVirtualReader } from '../station/virtual-card/virtualReader.js'
 import { insertCard, type InsertedCard } from '../station/virtual-card/vpcd.js'
 import { createCleanups } from './cleanups.js'
+import { positiveEnv } from './env.js'
 
-const TAPS = positive('BENCH_TAPS', 30)
-const GATEWAY_TAPS = positive('BENCH_GATEWAY_TAPS', 2000)
-const FIXTURE_ROUNDS = positive('BENCH_FIXTURE_ROUNDS', 40)
+const TAPS = positiveEnv('BENCH_TAPS', 30)
+const GATEWAY_TAPS = positiveEnv('BENCH_GATEWAY_TAPS', 2000)
+const FIXTURE_ROUNDS = positiveEnv('BENCH_FIXTURE_ROUNDS', 40)
 /**
  * vpcd slot 1 by default: test/station/pcscE2e.test.ts takes any card in slot 0 for its own (test/station/vpcd.test.ts
  * waits for its own UID in slot 1). Still, pcscd is one per machine: run the bench apart from test/station, as another
  * client's APDUs to the card in the slot interleave with the station's (seen: READ BINARY answered 6985).
  */
-const VPCD_PORT = positive('BENCH_VPCD_PORT', 35964)
+const VPCD_PORT = positiveEnv('BENCH_VPCD_PORT', 35964)
 /** vpcd's first slot listens on 35963 ("Virtual PCD 00 00"), the next on 35964 ("… 00 01"). */
 const SLOT_READER = `Virtual PCD 00 ${String(VPCD_PORT - 35963).padStart(2, '0')}`
 const TARGET_P99_MS = 2
@@ -94,13 +95,6 @@ const seed = JSON.parse(fs.readFileSync(path.join(tapsDir, 'seed.json'), 'utf8')
 const profileOf = (mode: 'aes' | 'lrp') => seed.teams[0].chipProfiles.find((p) => p.mode === mode)!
 const AES = profileOf('aes')
 
-function positive(name: string, fallback: number): number {
-  const raw = process.env[name]
-  if (raw === undefined || raw === '') return fallback
-  const n = Number(raw)
-  if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer, got ${JSON.stringify(raw)}`)
-  return n
-}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 const quiet: StationLog = { info: () => {}, warn: () => {}, error: () => {} }
