@@ -9,5 +9,8 @@ export default defineConfig({
     pool: 'forks',
     testTimeout: 30_000,
     hookTimeout: 30_000,
+    // expect.poll waits for another process or page (a kiosk screen, a server's log): 1 s, the default,
+    // was once not enough on a loaded 2-core CI machine (staffPage, a WebSocket hop between two pages).
+    expect: { poll: { timeout: 5_000 } },
   },
 })
