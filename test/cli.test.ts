@@ -563,6 +563,7 @@ describe('profile and chip commands', () => {
       mode: 'lrp',
       keyScheme: 'static',
       layout: { piccParam: 'picc_data', macParam: 'cmac', encParam: 'enc' },
+      urlTemplate: null,
     })
     expect(perChip.code).toBe(0)
     const own = JSON.parse(perChip.stdout)
@@ -617,6 +618,32 @@ describe('profile and chip commands', () => {
     // Nothing was written by any of them.
     expect(open(dataDir).chipProfiles.list().map((p) => p.name)).toEqual(['Factory keys (demo)'])
   }, 90_000)
+
+  test('profile create --url stores the template; chip provision --dry-run then needs no --url, and without either is exit 2', async () => {
+    const dataDir = demoDataDir()
+    const template = 'https://tap.example/t?e={picc}&c={mac}'
+    const [created, neither] = await Promise.all([
+      runCli(['profile', 'create', '--team', '1', '--name', 'tags', '--scheme', 'per_chip', '--meta-key', META, '--url', template], dataDir),
+      runCli(['chip', 'provision', '--team', '1', '--profile', 'Factory keys (demo)', '--dry-run'], dataDir),
+    ])
+    expect(created.code).toBe(0)
+    expect(JSON.parse(created.stdout)).toMatchObject({ name: 'tags', urlTemplate: template })
+    expect(neither.code).toBe(2)
+    expect(neither.stderr).toContain('give --url TEMPLATE, or store one on the profile')
+    const [dryRun, noProfile, badUrl] = await Promise.all([
+      runCli(['chip', 'provision', '--team', '1', '--profile', 'tags', '--dry-run'], dataDir),
+      runCli(['chip', 'provision', '--team', '1', '--profile', 'nope', '--dry-run'], dataDir),
+      // The profile reads e/c; a URL that names them otherwise would never verify.
+      runCli(['chip', 'provision', '--team', '1', '--profile', 'tags', '--url', 'https://tap.example/t?p={picc}&m={mac}', '--dry-run'], dataDir),
+    ])
+    expect(dryRun.stderr).toBe('')
+    expect(dryRun.code).toBe(0)
+    expect(JSON.parse(dryRun.stdout)).toMatchObject({ template, url: `https://tap.example/t?e=${'0'.repeat(32)}&c=${'0'.repeat(16)}` })
+    // What the data refuses is exit 1 with the reason, not a stack trace.
+    expect(noProfile).toMatchObject({ code: 1, stderr: 'tapgate: No chip profile named "nope" in team 1\n' })
+    expect(badUrl.code).toBe(1)
+    expect(badUrl.stderr).toMatch(/^tapgate: cannot provision with profile "tags": profile tags: .+\n$/)
+  })
 
   test('run with another secret than the one the stored keys were sealed under, profile create refuses to seal', async () => {
     const dataDir = demoDataDir()

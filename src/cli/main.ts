@@ -101,8 +101,8 @@ const commands: Record<string, CommandSpec> = {
     usage:
       'profile create --team ID --name N --scheme S [--mode aes|lrp] [--meta-key HEX | --meta-key-file F] [--file-key HEX | --file-key-file F] ' +
       '[--master-key HEX | --master-key-file F] [--picc-param P --mac-param M [--enc-param E] | --picc-offset N --mac-input-offset N --mac-offset N ' +
-      '[--enc-offset N --enc-length N]] | profile list --team ID',
-    summary: 'Create (or update) and list chip profiles: URL layout, mode, keys (README "Verifying taps")',
+      '[--enc-offset N --enc-length N]] [--url TEMPLATE|none] | profile list --team ID',
+    summary: 'Create (or update) and list chip profiles: URL layout, URL template, mode, keys (README "Verifying taps")',
     options: {
       team: teamOption,
       name: { type: 'string', value: 'N', description: 'Profile name (unique in the team; an existing one is updated)' },
@@ -114,6 +114,11 @@ const commands: Record<string, CommandSpec> = {
       'file-key-file': { type: 'string', value: 'FILE', description: 'A file holding the file read key as hex' },
       'master-key': { type: 'string', value: 'HEX', description: 'Master / issuer key (32 hex; an10922, sdm_backend, boltcard); prefer --master-key-file' },
       'master-key-file': { type: 'string', value: 'FILE', description: 'A file holding the master key as hex' },
+      url: {
+        type: 'string',
+        value: 'TEMPLATE',
+        description: 'The tap URL chip provision writes, e.g. https://tap.example/t?e={picc}&c={mac}; checked against the layout; none clears it',
+      },
       ...layoutOptions,
     },
     load: () => import('./commands/profile.js'),
@@ -122,7 +127,7 @@ const commands: Record<string, CommandSpec> = {
     usage:
       'chip set --uid UID --team ID --profile N [--file-key HEX | --file-key-file F] [--random-uid | --no-random-uid] [--key-version N] [--wallet ADDR|none] | ' +
       'chip set --uid UID --team ID --wallet ADDR|none | chip inspect [--reader NAME] [--json] | ' +
-      'chip provision --team ID --profile N --url TEMPLATE [--reader NAME] [--batch] [--dry-run] [--record FILE] [--lrp --irreversible] [--random-id --irreversible] [--allow-unverified] | ' +
+      'chip provision --team ID --profile N [--url TEMPLATE] [--reader NAME] [--batch] [--dry-run] [--record FILE] [--lrp --irreversible] [--random-id --irreversible] [--allow-unverified] | ' +
       'chip reset --uid UID [--reader NAME] [--record FILE]',
     summary: "Put a chip under a chip profile; set its attendee's wallet; inspect, provision or reset an NTAG 424 DNA on a reader",
     options: {
@@ -137,7 +142,11 @@ const commands: Record<string, CommandSpec> = {
       wallet: { type: 'string', value: 'ADDR', description: "The attendee's wallet (0x address): a check-in mints to it; none clears it" },
       reader: { type: 'string', value: 'NAME', description: 'inspect/provision/reset: only readers whose name contains this' },
       json: { type: 'boolean', description: 'inspect: print the whole reading as JSON' },
-      url: { type: 'string', value: 'TEMPLATE', description: 'provision: the tap URL with {picc} {mac} (or {uid} {ctr} {mac}, {enc}, {macin})' },
+      url: {
+        type: 'string',
+        value: 'TEMPLATE',
+        description: "provision: the tap URL with {picc} {mac} (or {uid} {ctr} {mac}, {enc}, {macin}); default: the profile's (profile create --url); given, it wins for this run",
+      },
       batch: { type: 'boolean', description: 'provision: keep the reader open for a stack of cards (Ctrl-C ends it with a summary)' },
       'dry-run': { type: 'boolean', description: 'provision: print the plan (URL, NDEF, file settings, slots; never keys) and write nothing' },
       record: { type: 'string', value: 'FILE', description: 'provision/reset: the full APDU transcript as JSON Lines (mode 0600: it reveals keys)' },

@@ -9,6 +9,8 @@ export type ChipProfileRow = {
   name: string
   mode: 'aes' | 'lrp'
   layout: string | null
+  /** The tap URL the profile's chips are provisioned with ({picc} {mac} …); null: none stored. */
+  urlTemplate: string | null
   keyScheme: KeyScheme
   metaKey: Buffer | null
   fileKey: Buffer | null
@@ -19,14 +21,14 @@ export type ChipProfileRow = {
 
 export type ChipProfileWrite = Omit<ChipProfileRow, 'id' | 'createdAt' | 'updatedAt'> & { now: number }
 
-const columns = `id, team_id AS teamId, name, mode, layout, key_scheme AS keyScheme, meta_key AS metaKey,
+const columns = `id, team_id AS teamId, name, mode, layout, url_template AS urlTemplate, key_scheme AS keyScheme, meta_key AS metaKey,
   file_key AS fileKey, master_key AS masterKey, created_at AS createdAt, updated_at AS updatedAt`
 
 export function createChipProfilesRepository(db: Db) {
   const upsert = db.prepare<ChipProfileWrite, { id: number }>(
-    `INSERT INTO chip_profiles (team_id, name, mode, layout, key_scheme, meta_key, file_key, master_key, created_at, updated_at)
-     VALUES (@teamId, @name, @mode, @layout, @keyScheme, @metaKey, @fileKey, @masterKey, @now, @now)
-     ON CONFLICT (team_id, name) DO UPDATE SET mode = excluded.mode, layout = excluded.layout,
+    `INSERT INTO chip_profiles (team_id, name, mode, layout, url_template, key_scheme, meta_key, file_key, master_key, created_at, updated_at)
+     VALUES (@teamId, @name, @mode, @layout, @urlTemplate, @keyScheme, @metaKey, @fileKey, @masterKey, @now, @now)
+     ON CONFLICT (team_id, name) DO UPDATE SET mode = excluded.mode, layout = excluded.layout, url_template = excluded.url_template,
        key_scheme = excluded.key_scheme, meta_key = excluded.meta_key, file_key = excluded.file_key,
        master_key = excluded.master_key, updated_at = excluded.updated_at
      RETURNING id`,

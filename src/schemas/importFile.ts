@@ -46,6 +46,8 @@ const ChipProfile = z
     mode: z.enum(['aes', 'lrp']).optional(),
     keyScheme: z.enum(keySchemes),
     layout: Layout.nullable().optional(),
+    /** The tap URL chip provision writes (e.g. https://tap.example/t?e={picc}&c={mac}); checked against the layout on import. Null clears it; left out keeps it. */
+    urlTemplate: z.string().max(2048).nullable().optional(),
     metaKey: HexKey.optional(),
     fileKey: HexKey.optional(),
     masterKey: HexKey.optional(),

@@ -3,6 +3,7 @@ import type { Store } from '../db/store.js'
 import { NotFoundError, ValidationError } from '../errors.js'
 import { SealedKeyError } from '../keys/errors.js'
 import { openKey, sealKey } from '../keys/sealKey.js'
+import { planProvisioning, ProvisioningPlanError } from '../provisioning/run/planProvisioning.js'
 import { checkSunLayout, isSunOffsetLayout, SunLayoutError, type SunLayout } from '../sun/index.js'
 import { chipKeyContext, profileKeyContext } from './createKeyring.js'
 
@@ -37,6 +38,11 @@ export type UpsertChipProfileParameters = {
   /** Parameter names or SDM offsets; null for the default names (e/c/d, picc_data/cmac/enc, uid/ctr/cmac); left out keeps the stored layout. */
   layout?: SunLayout | null
   /**
+   * The tap URL `chip provision` writes to this profile's chips, e.g.
+   * `https://tap.example/t?e={picc}&c={mac}`; null clears it, left out keeps the stored one.
+   */
+  urlTemplate?: string | null
+  /**
    * 32 hex characters each. A key the scheme needs may be left out when the
    * profile already holds it (it is kept, after checking it opens under this
    * secret); a key the scheme does not use is refused.
@@ -55,13 +61,14 @@ export type ChipProfileView = {
   mode: 'aes' | 'lrp'
   keyScheme: KeyScheme
   layout: SunLayout | null
+  urlTemplate: string | null
 }
 
 /**
  * A profile as the CLI prints it. Never contains key material.
  *
  * @example
- * chipProfileView(store.chipProfiles.get(1)!) // { profileId: 1, teamId: 1, name: 'tags', mode: 'aes', keyScheme: 'static', layout: null }
+ * chipProfileView(store.chipProfiles.get(1)!) // { profileId: 1, teamId: 1, name: 'tags', mode: 'aes', keyScheme: 'static', layout: null, urlTemplate: null }
  */
 export function chipProfileView(row: ChipProfileRow): ChipProfileView {
   return {
@@ -71,6 +78,7 @@ export function chipProfileView(row: ChipProfileRow): ChipProfileView {
     mode: row.mode,
     keyScheme: row.keyScheme,
     layout: row.layout === null ? null : (JSON.parse(row.layout) as SunLayout),
+    urlTemplate: row.urlTemplate,
   }
 }
 
@@ -117,6 +125,38 @@ function resolveLayout(given: SunLayout | null | undefined, stored: string | nul
 }
 
 /**
+ * Resolves the URL template to store: the given one or the stored one, checked
+ * with the very plan `chip provision` makes (data-sheet rules, and the profile's
+ * layout reading each mirror where the chip writes it), so a profile never holds
+ * a template its own layout cannot read. A stored template is checked again on
+ * every update, since a new layout or mode can break it.
+ */
+function resolveUrlTemplate(
+  given: string | null | undefined,
+  stored: string | null,
+  profile: { id: number; name: string; keyScheme: KeyScheme; mode: 'aes' | 'lrp'; layout: string | null },
+  errors: Record<string, string>,
+): string | null {
+  const template = given === undefined ? stored : given
+  // Against a layout that was itself refused the check would only add noise.
+  if (template === null || errors.layout !== undefined || errors['layout.mode'] !== undefined) return template
+  try {
+    planProvisioning({
+      profile: { ...profile, layout: profile.layout === null ? null : (JSON.parse(profile.layout) as SunLayout) },
+      template,
+      lrp: profile.mode === 'lrp',
+    })
+  } catch (error) {
+    if (!(error instanceof ProvisioningPlanError)) throw error
+    errors.urlTemplate =
+      given === undefined
+        ? `The stored URL template ${JSON.stringify(template)} does not fit the profile as changed (${error.message}): give a template that does, or clear it`
+        : error.message
+  }
+  return template
+}
+
+/**
  * Creates or updates a chip profile (matched by team and name), sealing its
  * keys under the gateway secret with AES-256-GCM, bound to the profile id and
  * key slot. The keys a scheme needs are required unless already stored; keys
@@ -124,7 +164,7 @@ function resolveLayout(given: SunLayout | null | undefined, stored: string | nul
  * problems are reported at once, by field; no message contains a key.
  *
  * @returns the profile id
- * @throws ValidationError (400; `errors` keyed by field: metaKey, fileKey, masterKey, layout, layout.mode),
+ * @throws ValidationError (400; `errors` keyed by field: metaKey, fileKey, masterKey, layout, layout.mode, urlTemplate),
  *   also when a stored key to keep does not open under this secret
  * @throws NotFoundError (404) when the team does not exist
  * @example
@@ -152,6 +192,7 @@ export function upsertChipProfile(store: Store, secret: Buffer, p: UpsertChipPro
     }
     const mode = p.mode ?? existing?.mode ?? 'aes'
     const layout = resolveLayout(p.layout, existing?.layout ?? null, mode, errors)
+    const urlTemplate = resolveUrlTemplate(p.urlTemplate, existing?.urlTemplate ?? null, { id: existing?.id ?? 0, name: p.name, keyScheme: p.keyScheme, mode, layout }, errors)
     // A kept key must open under this secret, or the profile would mix keys of two secrets.
     for (const slot of slots) {
       const blob = kept[slot]
@@ -162,7 +203,7 @@ export function upsertChipProfile(store: Store, secret: Buffer, p: UpsertChipPro
 
     // Strictly later than the stored updatedAt, even within one millisecond: it is how other processes' keyrings notice the change.
     const now = existing ? Math.max(p.now, existing.updatedAt + 1) : p.now
-    const base = { teamId: p.teamId, name: p.name, mode, layout, keyScheme: p.keyScheme, now }
+    const base = { teamId: p.teamId, name: p.name, mode, layout, urlTemplate, keyScheme: p.keyScheme, now }
     // The id is part of the sealing context, so a new profile is inserted first, then sealed and stored.
     const id = existing?.id ?? store.chipProfiles.upsert({ ...base, metaKey: null, fileKey: null, masterKey: null })
     const blob = (slot: Slot) => {

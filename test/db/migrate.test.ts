@@ -74,6 +74,9 @@ describe('openDatabase', () => {
     expect(tables).toEqual(
       expect.arrayContaining(['teams', 'api_keys', 'chip_groups', 'chips', 'tokens', 'token_chips', 'proof_events', 'refs', 'otps', 'tap_log']),
     )
+    // 010: a profile holds the URL template chip provision writes.
+    const profileColumns = db.prepare<[], { name: string }>("SELECT name FROM pragma_table_info('chip_profiles')").all().map((c) => c.name)
+    expect(profileColumns).toContain('url_template')
   })
 
   test('reopening applies nothing; migrate() a second time returns no versions', () => {

@@ -60,7 +60,7 @@ describe('upsertChipProfile', () => {
     expect(openKey(SECRET, row.metaKey!, profileKeyContext(id, 'meta')).toString('hex').toUpperCase()).toBe(META)
     expect(openKey(SECRET, row.fileKey!, profileKeyContext(id, 'file')).toString('hex').toUpperCase()).toBe(FILE)
     expect(row.metaKey!.includes(Buffer.from(META, 'hex'))).toBe(false)
-    expect(chipProfileView(row)).toEqual({ profileId: id, teamId, name: 'tags', mode: 'aes', keyScheme: 'static', layout: null })
+    expect(chipProfileView(row)).toEqual({ profileId: id, teamId, name: 'tags', mode: 'aes', keyScheme: 'static', layout: null, urlTemplate: null })
   })
 
   test('the same team and name updates in place; keys left out are kept, and updatedAt moves even within one millisecond', () => {

@@ -3,6 +3,7 @@ import { openGatewaySecret, recordGatewaySecret } from '../../keys/secretCheck.j
 import { setChipWallet } from '../../kiosk/chipWallet.js'
 import { Address, ChipUid } from '../../schemas/common.js'
 import { assertSecretOpensStoredKeys, setChipVerification } from '../../taps/chipProfiles.js'
+import type { Store } from '../../db/store.js'
 import type { ReaderSource } from '../../../station/reader.js'
 import {
   batchSummary,
@@ -17,10 +18,11 @@ import {
   TranscriptRecorder,
   type CardOutcome,
 } from '../../provisioning/run/chipCommands.js'
-import { IRREVERSIBLE_CONSEQUENCES } from '../../provisioning/run/planProvisioning.js'
+import { IRREVERSIBLE_CONSEQUENCES, ProvisioningPlanError } from '../../provisioning/run/planProvisioning.js'
 import { UsageError, type Flags } from '../usage.js'
 import { onePositional, printJson, required, teamIdOf, text, withStore } from './context.js'
 import { keyFromFlags } from './profile.js'
+import { provisionTemplate } from './provisionTemplate.js'
 
 const FIELD_FLAGS: Record<string, string> = { fileKey: '--file-key', keyVersion: '--key-version', profile: '--profile' }
 
@@ -121,42 +123,51 @@ function irreversibleFlags(flags: Flags): { lrp: boolean; randomId: boolean } {
 }
 
 /**
+ * What `chip provision` will do, checked before any reader opens: the profile, the template (--url or
+ * the profile's) and the plan made from them. A plan the data sheet or the profile's layout refuses
+ * is the user's input, so it is a ValidationError (exit 1 with the reason), not a crash.
+ */
+function provisioningPlanOf(store: Store, flags: Flags) {
+  const teamId = teamIdOf(flags)
+  const profile = profileOf(store, teamId, required(flags, 'profile'))
+  const template = provisionTemplate(text(flags, 'url'), profile)
+  const { lrp, randomId } = irreversibleFlags(flags)
+  try {
+    const plan = dryRunPlan(store, { teamId, profileName: profile.name, template, lrp, randomId })
+    return { plan, run: { teamId, profile, template, lrp, randomId } }
+  } catch (error) {
+    if (error instanceof ProvisioningPlanError) throw new ValidationError(`cannot provision with profile ${JSON.stringify(profile.name)}: ${error.message}`, {}, 'provisioning_plan_invalid')
+    throw error
+  }
+}
+
+/**
  * `tapgate chip inspect | provision | reset`: the provisioning run on a reader
  * (src/provisioning/run). One card, or with --batch every card until Ctrl-C.
  * Prints plans, verdicts and progress; never a key.
  */
 async function runProvisioning(action: 'inspect' | 'provision' | 'reset', flags: Flags): Promise<void> {
   if (action === 'provision' && flags['dry-run'] === true) {
-    const teamId = teamIdOf(flags)
-    const { lrp, randomId } = irreversibleFlags(flags)
-    await withStore(flags, (store) => printJson(dryRunPlan(store, { teamId, profileName: required(flags, 'profile'), template: required(flags, 'url'), lrp, randomId })))
+    await withStore(flags, (store) => printJson(provisioningPlanOf(store, flags).plan))
     return
   }
   const record = text(flags, 'record')
   if (record !== undefined) console.error(RECORD_WARNING)
   await withStore(flags, async (store, config) => {
-    const secret = action === 'inspect' ? null : openGatewaySecret(store, { dataDir: config.dataDir, secretHex: config.secret })
-    const recorder = record === undefined ? undefined : new TranscriptRecorder(record, `tapgate chip ${action}`)
-    const source = await openReaders(flags)
-    const outcomes: CardOutcome[] = []
-    const batch = flags.batch === true && action === 'provision'
     let uidFlag: string | undefined
     if (action === 'reset') {
       const parsed = ChipUid.safeParse(required(flags, 'uid'))
       if (!parsed.success) throw new UsageError(`--uid: ${parsed.error.issues[0]!.message}`)
       uidFlag = parsed.data
     }
-    let profile: ReturnType<typeof profileOf> | undefined
-    let teamId = 0
-    let irreversible = { lrp: false, randomId: false }
-    if (action === 'provision') {
-      teamId = teamIdOf(flags)
-      profile = profileOf(store, teamId, required(flags, 'profile'))
-      irreversible = irreversibleFlags(flags)
-      for (const i of (['lrp', 'randomId'] as const).filter((k) => irreversible[k])) console.error(`irreversible: ${IRREVERSIBLE_CONSEQUENCES[i]}`)
-    }
-    const template = text(flags, 'url')
-    if (action === 'provision' && template === undefined) throw new UsageError('--url TEMPLATE is required (e.g. https://tap.example/t?e={picc}&c={mac})')
+    // Refusals first: thrown after the readers open, they would leave a PC/SC context (and the process) running.
+    const planned = action === 'provision' ? provisioningPlanOf(store, flags) : undefined
+    for (const consequence of planned?.plan.consequences ?? []) console.error(`irreversible: ${consequence}`)
+    const secret = action === 'inspect' ? null : openGatewaySecret(store, { dataDir: config.dataDir, secretHex: config.secret })
+    const recorder = record === undefined ? undefined : new TranscriptRecorder(record, `tapgate chip ${action}`)
+    const source = await openReaders(flags)
+    const outcomes: CardOutcome[] = []
+    const batch = flags.batch === true && action === 'provision'
     console.error(batch ? 'Waiting for cards (Ctrl-C ends the batch)…' : 'Waiting for a card…')
     try {
       await new Promise<void>((resolve) => {
@@ -172,7 +183,7 @@ async function runProvisioning(action: 'inspect' | 'provision' | 'reset', flags:
           const outcome =
             action === 'reset'
               ? await resetCard({ store, secret: secret!, card, uid: uidFlag!, recorder })
-              : await provisionCard({ store, secret: secret!, card, teamId, profile: profile!, template: template!, ...irreversible, allowUnverified: flags['allow-unverified'] === true, recorder })
+              : await provisionCard({ store, secret: secret!, card, ...planned!.run, allowUnverified: flags['allow-unverified'] === true, recorder })
           outcomes.push(outcome)
           console.log(outcomeLine(outcome))
           if (!batch) resolve()

@@ -40,6 +40,11 @@ function schemeFlag(flags: Flags): KeyScheme {
   return raw as KeyScheme
 }
 
+/** `--url TEMPLATE`, `--url none` to clear the stored one, or undefined to keep it. */
+function urlTemplateFlag(flags: Flags): string | null | undefined {
+  const raw = text(flags, 'url')
+  return raw === 'none' ? null : raw
+}
 
 /** Domain errors name fields (metaKey); on the command line they are flags (--meta-key). */
 function asFlags(error: unknown): unknown {
@@ -47,7 +52,8 @@ function asFlags(error: unknown): unknown {
   const errors = Object.fromEntries(
     Object.entries(error.errors).map(([field, message]) => {
       const flag = KEY_FLAGS[field as keyof typeof KEY_FLAGS]
-      return [flag ? `--${flag}` : field === 'layout' || field === 'layout.mode' ? 'layout flags' : field, message]
+      const name = flag ? `--${flag}` : field === 'urlTemplate' ? '--url' : field === 'layout' || field === 'layout.mode' ? 'layout flags' : field
+      return [name, message]
     }),
   )
   return new ValidationError(error.message, errors, error.code)
@@ -65,6 +71,7 @@ export async function run(positionals: string[], flags: Flags) {
     const keyScheme = schemeFlag(flags)
     const mode = modeFlag(flags)
     const layout = layoutFrom(flags)
+    const urlTemplate = urlTemplateFlag(flags)
     const keys = {
       metaKey: keyFromFlags(flags, 'meta-key'),
       fileKey: keyFromFlags(flags, 'file-key'),
@@ -76,7 +83,7 @@ export async function run(positionals: string[], flags: Flags) {
       assertSecretOpensStoredKeys(store, secret, { except: (p) => p.teamId === teamId && p.name === name })
       let profileId: number
       try {
-        profileId = upsertChipProfile(store, secret, { teamId, name, keyScheme, mode, layout, ...keys, now: Date.now() })
+        profileId = upsertChipProfile(store, secret, { teamId, name, keyScheme, mode, layout, urlTemplate, ...keys, now: Date.now() })
       } catch (error) {
         throw asFlags(error)
       }

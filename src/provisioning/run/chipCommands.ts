@@ -1,6 +1,7 @@
 import fs from 'node:fs'
 import type { ChipProfileRow } from '../../db/chipProfiles.js'
 import type { Store } from '../../db/store.js'
+import { NotFoundError } from '../../errors.js'
 import type { CardSession, ReaderSource } from '../../../station/reader.js'
 import { FIXTURE_FORMAT } from '../../../station/fixtures/format.js'
 import { CardLink } from './cardLink.js'
@@ -34,7 +35,7 @@ export function dryRunPlan(store: Store, p: { teamId: number; profileName: strin
 
 export function profileOf(store: Store, teamId: number, name: string): ChipProfileRow {
   const profile = store.chipProfiles.getByName(teamId, name)
-  if (!profile) throw new ProvisioningStopped('refused', `no chip profile named ${JSON.stringify(name)} in team ${teamId}`)
+  if (!profile) throw new NotFoundError('chip_profile_not_found', `No chip profile named ${JSON.stringify(name)} in team ${teamId}`)
   return profile
 }
 
