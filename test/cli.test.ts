@@ -13,6 +13,7 @@ import { importData, parseImportFile } from '../src/importer/importData.js'
 import { loadGatewaySecret } from '../src/keys/gatewaySecret.js'
 import { testDir, testStore } from './helpers/gateway.js'
 import { collectOutput } from './helpers/processes.js'
+import { thrown } from './helpers/thrown.js'
 
 // The CLI as users run it: `node src/cli/tapgate.js …` in the repo root, against a temp data dir.
 const repoRoot = fileURLToPath(new URL('..', import.meta.url))
@@ -155,15 +156,6 @@ async function interrupt(server: Served) {
 async function getJson(url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
   const res = await fetch(url, { headers })
   return { status: res.status, body: await res.json() }
-}
-
-function thrown(fn: () => unknown): unknown {
-  try {
-    fn()
-  } catch (error) {
-    return error
-  }
-  throw new Error('expected a throw')
 }
 
 describe('team and key commands', () => {

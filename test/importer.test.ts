@@ -10,6 +10,7 @@ import { generateSunMessage } from '../src/sun/index.js'
 import { chipKeyContext, createKeyring, profileKeyContext } from '../src/taps/createKeyring.js'
 import { verifyTap } from '../src/taps/verifyTap.js'
 import { CONTRACT, GUESTBOOK, makeTempDir, metadata } from './helpers/gateway.js'
+import { thrown as thrownError } from './helpers/thrown.js'
 
 const SECRET = Buffer.alloc(32, 7)
 
@@ -29,15 +30,7 @@ afterEach(() => {
 
 const run = (doc: unknown, now = 1_000): ImportSummary => importData(store, parseImportFile(doc), { config, now, secret: SECRET })
 
-function thrown(fn: () => unknown): ValidationError {
-  try {
-    fn()
-  } catch (error) {
-    expect(error).toBeInstanceOf(ValidationError)
-    return error as ValidationError
-  }
-  throw new Error('expected a ValidationError')
-}
+const thrown = (fn: () => unknown) => thrownError(fn, ValidationError)
 
 /** Row counts of every table, to show that nothing was written or duplicated. */
 function countRows(): Record<string, number> {
@@ -611,7 +604,7 @@ describe('importData: chip profiles and chip keys', () => {
     const runWith = (doc: unknown) => importData(store, parseImportFile(doc), { config, now: 5_000, secret: other })
     // Adding a profile under another secret would leave the stored ones unopenable for whoever has that secret.
     const extra = { name: 'Acme', chipProfiles: [{ name: 'new', keyScheme: 'sdm_backend', masterKey: MASTER }] }
-    expect(thrown2(() => runWith({ teams: [extra] }))).toMatchObject({ code: 'chip_keys_unavailable', reason: 'other_secret' })
+    expect(thrownError(() => runWith({ teams: [extra] }), SealedKeyError)).toMatchObject({ code: 'chip_keys_unavailable', reason: 'other_secret' })
     // A file without keys changes nothing about sealing and is imported.
     expect(runWith({ teams: [{ name: 'Acme', chips: [{ uid: U1, redirectUrl: 'https://acme.example/x' }] }] }).chips).toBe(1)
     // Re-listing a profile without its keys cannot keep keys it cannot open.
@@ -641,12 +634,3 @@ describe('the demo fixture', () => {
   })
 })
 
-function thrown2(fn: () => unknown): unknown {
-  try {
-    fn()
-  } catch (error) {
-    expect(error).toBeInstanceOf(SealedKeyError)
-    return error
-  }
-  throw new Error('expected a SealedKeyError')
-}

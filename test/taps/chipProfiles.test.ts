@@ -15,6 +15,7 @@ import {
 import { chipKeyContext, createKeyring, profileKeyContext } from '../../src/taps/createKeyring.js'
 import { verifyTap } from '../../src/taps/verifyTap.js'
 import { makeTempDir } from '../helpers/gateway.js'
+import { thrown as thrownError } from '../helpers/thrown.js'
 
 const SECRET = Buffer.alloc(32, 0x11)
 const OTHER_SECRET = Buffer.alloc(32, 0x22)
@@ -39,15 +40,7 @@ afterEach(() => {
   fs.rmSync(dataDir, { recursive: true, force: true })
 })
 
-function thrown(fn: () => unknown): BaseError {
-  try {
-    fn()
-  } catch (error) {
-    expect(error).toBeInstanceOf(BaseError)
-    return error as BaseError
-  }
-  throw new Error('expected an error')
-}
+const thrown = (fn: () => unknown) => thrownError(fn, BaseError)
 
 const staticProfile = (extra: Partial<Parameters<typeof upsertChipProfile>[2]> = {}) =>
   upsertChipProfile(store, SECRET, { teamId, name: 'tags', keyScheme: 'static', metaKey: META, fileKey: FILE, now: 1_000, ...extra })

@@ -18,6 +18,7 @@ import { setChipVerification, upsertChipProfile } from '../../src/taps/chipProfi
 import { chipKeyContext, createKeyring, profileKeyContext } from '../../src/taps/createKeyring.js'
 import { verifyTap } from '../../src/taps/verifyTap.js'
 import { testDir, testStore } from '../helpers/gateway.js'
+import { thrown } from '../helpers/thrown.js'
 
 // Distinct, non-trivial keys: all-zero bytes would "appear" in any database file.
 const KEYS = {
@@ -80,15 +81,6 @@ function seedKeys(store: Store, secret: Buffer, dataDir: string) {
 const urlFor = (uid: string, fileKey: string, counter: number, metaKey = KEYS.meta) => {
   const m = generateSunMessage({ metaKey, fileKey, uid, counter, random: Buffer.from('5A5A5A5A5A', 'hex') })
   return `https://tap.example.com/tap?e=${m.piccData}&c=${m.sdmmac}`
-}
-
-function thrown(fn: () => unknown): unknown {
-  try {
-    fn()
-  } catch (error) {
-    return error
-  }
-  throw new Error('expected a throw')
 }
 
 describe('the gateway secret', () => {

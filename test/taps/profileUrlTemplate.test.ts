@@ -11,6 +11,7 @@ import { ProvisioningPlanError } from '../../src/provisioning/run/planProvisioni
 import { chipProfileView, upsertChipProfile } from '../../src/taps/chipProfiles.js'
 import { profileKeysFor } from '../../fixtures/provisioningKeys.js'
 import { PROFILE_KEYS, seedGateway, TEMPLATE } from '../provisioning/run/runHelpers.js'
+import { thrown as thrownError } from '../helpers/thrown.js'
 
 /** Same host and parameters as TEMPLATE, a longer path: every mirror lands 2 characters later. */
 const SHIFTED = 'https://tap.example/tap?e={picc}&c={mac}'
@@ -21,15 +22,7 @@ function offsetLayoutOf(template: string, mode: 'aes' | 'lrp' = 'aes') {
   return { piccOffset: layout.piccOffset, macInputOffset: layout.macInputOffset, macOffset: layout.macOffset }
 }
 
-function thrown(fn: () => unknown): BaseError {
-  try {
-    fn()
-  } catch (error) {
-    expect(error).toBeInstanceOf(BaseError)
-    return error as BaseError
-  }
-  throw new Error('expected an error')
-}
+const thrown = (fn: () => unknown) => thrownError(fn, BaseError)
 
 function seed() {
   const gw = seedGateway('static')
