@@ -244,22 +244,41 @@ describe.skipIf(missing.length > 0)('provisioning over PC/SC: blank virtual card
     expect(() => verifyTap(gw.store, gw.keyring, { url: old.url, source: 'phone', now: Date.now() })).toThrow()
   }, 60_000)
 
-  /** `tapgate chip provision … --reader SLOT` as a user runs it, against a gateway's data dir with one per_chip profile. */
+  /** `tapgate ARGS --data-dir DIR` as a user runs it (no TAPGATE_* settings of this process). */
+  function spawnCli(args: string[], dataDir: string) {
+    const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('TAPGATE_')))
+    const child = spawn(process.execPath, [path.join(repoRoot, 'src/cli/tapgate.js'), ...args, '--data-dir', dataDir], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] })
+    const output = collectOutput(child)
+    return { child, output, all: () => output.stdout() + output.stderr() }
+  }
+
+  /** `tapgate chip provision … --reader SLOT` against a gateway's data dir with one per_chip profile. */
   async function startProvisionCli(extra: string[]) {
     const gw = await createTestGateway()
     const { teamId } = seedTeam(gw, { name: 'Shop', chips: [] })
     upsertChipProfile(gw.store, gw.app.services.secret, { teamId, name: 'tags', keyScheme: 'per_chip', mode: 'aes', metaKey: PROFILE_KEYS.metaKey, now: gw.clock.now })
     // The card NXP did not sign: without the test key, only --allow-unverified lets it through.
     const args = ['chip', 'provision', '--team', String(teamId), '--profile', 'tags', '--url', TEMPLATE, '--allow-unverified', '--reader', SLOT.reader, ...extra]
-    const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('TAPGATE_')))
-    const child = spawn(process.execPath, [path.join(repoRoot, 'src/cli/tapgate.js'), ...args, '--data-dir', gw.dataDir], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] })
-    const output = collectOutput(child)
-    const all = () => output.stdout() + output.stderr()
+    const cli = spawnCli(args, gw.dataDir)
     const close = async () => {
-      await stopChild(child)
+      await stopChild(cli.child)
       await gw.close()
     }
-    return { gw, child, output, all, close }
+    return { ...cli, gw, close }
+  }
+
+  /** `tapgate chip inspect --reader SLOT [--json]` on `card`: its output once it exited by itself. */
+  async function inspectWithCli(dataDir: string, card: VirtualNtag424, json: boolean) {
+    const cli = spawnCli(['chip', 'inspect', '--reader', SLOT.reader, ...(json ? ['--json'] : [])], dataDir)
+    try {
+      await waitFor('"Waiting for a card" from chip inspect', () => cli.all().includes('Waiting for a card'))
+      await onReader(card, () => waitFor('the reading from chip inspect', () => cli.output.stdout().length > 0 && (!json || cli.output.stdout().trimEnd().endsWith('}')), 10_000))
+      expect(await exited(cli.child, 10_000), `exit\n${cli.all()}`).toBe(true)
+      expect(await cli.output.exited, cli.all()).toEqual({ code: 0, signal: null })
+      return cli.output.stdout()
+    } finally {
+      await stopChild(cli.child)
+    }
   }
 
   test(`the CLI with --batch: ${BATCH} blank cards in a row on one reader, one pulled and put back, a foreign card refused; a summary at Ctrl-C`, async () => {
@@ -317,7 +336,7 @@ describe.skipIf(missing.length > 0)('provisioning over PC/SC: blank virtual card
     }
   }, 180_000)
 
-  test('the CLI: `tapgate chip provision --reader SLOT` provisions the card on the reader and exits 0', async () => {
+  test("the CLI: `tapgate chip provision --reader SLOT` provisions the card and exits 0; `chip inspect` then reads it as this gateway's", async () => {
     const cli = await startProvisionCli([])
     try {
       await waitFor('"Waiting for a card" from the CLI', () => cli.all().includes('Waiting for a card'))
@@ -332,6 +351,13 @@ describe.skipIf(missing.length > 0)('provisioning over PC/SC: blank virtual card
       expect(cli.all()).toContain('ignoring reader "Virtual PCD 00 01"')
       expect(cli.all()).not.toMatch(/[0-9A-F]{32}/)
       timings.push(`CLI chip provision: ${(performance.now() - t0).toFixed(0)} ms from insertion to exit`)
+      // chip inspect, read-only and without keys, now knows the chip as this gateway's; the software card's signature is not NXP's.
+      expect(await inspectWithCli(cli.gw.dataDir, card, false)).toBe(
+        `${uid}: tapgate; key versions 1,1,1,1,1; originality NOT signed by NXP's published key (a clone, or a software card)\n`,
+      )
+      const report = JSON.parse(await inspectWithCli(cli.gw.dataDir, card, true)) as Record<string, unknown>
+      expect(report).toMatchObject({ uid, keyVersions: [1, 1, 1, 1, 1], verdict: { kind: 'tapgate' }, mode: 'aes', originality: false })
+      expect(JSON.stringify(report)).not.toMatch(/[0-9A-F]{32}/)
     } finally {
       await cli.close()
     }

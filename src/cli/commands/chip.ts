@@ -122,6 +122,13 @@ function irreversibleFlags(flags: Flags): { lrp: boolean; randomId: boolean } {
   return { lrp, randomId }
 }
 
+/** The originality check in `chip inspect`'s line: true, false or null (the chip did not answer Read_Sig). */
+const ORIGINALITY_WORDS: Record<string, string> = {
+  true: "signed by NXP",
+  false: "NOT signed by NXP's published key (a clone, or a software card)",
+  null: 'unknown (no signature read)',
+}
+
 /**
  * What `chip provision` will do, checked before any reader opens: the profile, the template (--url or
  * the profile's) and the plan made from them. A plan the data sheet or the profile's layout refuses
@@ -177,7 +184,7 @@ async function runProvisioning(action: 'inspect' | 'provision' | 'reset', flags:
           if (action === 'inspect') {
             const report = await inspectCard(store, card)
             if (flags.json === true) printJson(report)
-            else console.log(`${report.uid ?? '(random ID)'}: ${report.verdict.kind}${'why' in report.verdict ? ` (${report.verdict.why})` : ''}; key versions ${report.keyVersions.join(',')}; originality ${report.originality ?? 'unknown'}`)
+            else console.log(`${report.uid ?? '(random ID)'}: ${report.verdict.kind}${'why' in report.verdict ? ` (${report.verdict.why})` : ''}; key versions ${report.keyVersions.join(',')}; originality ${ORIGINALITY_WORDS[String(report.originality)]}`)
             return resolve()
           }
           const outcome =

@@ -69,7 +69,7 @@ function refuse(message: string): never {
 /** Decides what to do with the chip on the reader; refuses everything but factory and our own runs. */
 function decide(p: ProvisionChipParameters, reading: ChipReading, verdict: Verdict, latest: ProvisioningRun | undefined): 'new' | 'resumed' | 'reprovisioned' {
   if (reading.originality === false && !p.allowUnverified)
-    refuse(`chip ${reading.uid}: its originality signature does not verify (not a genuine NXP chip?); nothing was written`)
+    refuse(`chip ${reading.uid}: its originality signature does not verify (not a genuine NXP chip?); nothing was written (--allow-unverified accepts it)`)
   switch (verdict.kind) {
     case 'factory':
       return 'new'
