@@ -336,6 +336,21 @@ describe.skipIf(missing.length > 0)('provisioning over PC/SC: blank virtual card
     }
   }, 180_000)
 
+  test('the CLI: a --reader that matches no reader says so instead of waiting in silence; Ctrl-C ends it', async () => {
+    const gw = await createTestGateway()
+    const cli = spawnCli(['chip', 'inspect', '--reader', 'ACR1252'], gw.dataDir)
+    try {
+      await waitFor('the hint from chip inspect', () => cli.all().includes('No reader whose name contains "ACR1252" yet'))
+      expect(cli.all()).toContain('ignoring reader "Virtual PCD 00 00"')
+      process.kill(cli.child.pid!, 'SIGINT')
+      expect(await exited(cli.child, 10_000), cli.all()).toBe(true)
+      expect(await cli.output.exited).toEqual({ code: 0, signal: null })
+    } finally {
+      await stopChild(cli.child)
+      await gw.close()
+    }
+  })
+
   test("the CLI: `tapgate chip provision --reader SLOT` provisions the card and exits 0; `chip inspect` then reads it as this gateway's", async () => {
     const cli = await startProvisionCli([])
     try {

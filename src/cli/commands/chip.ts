@@ -107,11 +107,29 @@ export async function run(positionals: string[], flags: Flags) {
   })
 }
 
-/** The PC/SC readers (only those whose name contains --reader); a virtual reader in tests goes through provisioning's own API instead. */
+/** PC/SC finds its readers a few hundred ms after it opens: "no reader" said sooner would be noise. */
+const NO_READER_HINT_MS = 1500
+
+/**
+ * The PC/SC readers (only those whose name contains --reader); a virtual reader in tests goes through
+ * provisioning's own API instead. Says so when no reader came, rather than wait in silence.
+ */
 async function openReaders(flags: Flags): Promise<ReaderSource> {
   const { openPcscReaders } = await import('../../../station/pcsc/pcscReaders.js')
   const log = { info: (m: string) => console.error(m), warn: (m: string) => console.error(m) }
-  return openPcscReaders({ readerFilter: text(flags, 'reader'), log })
+  const filter = text(flags, 'reader')
+  const source = await openPcscReaders({ readerFilter: filter, log })
+  let readers = 0
+  source.on('reader', () => void readers++)
+  setTimeout(() => {
+    if (readers > 0) return
+    console.error(
+      filter === undefined
+        ? 'No PC/SC reader attached yet: plug one in (it is picked up when it appears), or try a software card: tapgate virtual-card --uid 04A1B2C3D4E5F6 --blank'
+        : `No reader whose name contains "${filter}" yet (names above; --reader matches part of a name, case-insensitive)`,
+    )
+  }, NO_READER_HINT_MS).unref()
+  return source
 }
 
 function irreversibleFlags(flags: Flags): { lrp: boolean; randomId: boolean } {
