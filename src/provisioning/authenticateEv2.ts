@@ -6,6 +6,7 @@ import { expectStatus, INS, nativeApdu } from './apdu.js'
 import { checkByte, fixedBytes, rotateLeft1, xorBytes } from './bytes.js'
 import { CardSecureSession, RC } from './cardSecureMessaging.js'
 import { SecureMessagingError } from './errors.js'
+import { ReaderAuthentication } from './readerAuthentication.js'
 import { SecureSession } from './secureMessaging.js'
 import { aesCbc, aesSessionKeys } from './smCrypto.js'
 import { SW_ADDITIONAL_FRAME } from './statusWords.js'
@@ -79,28 +80,8 @@ export type AuthenticateEv2NonFirstOptions = {
  * const part2 = auth.part2(await transmit(auth.command))
  * const session = auth.finish(await transmit(part2))
  */
-export class Ev2Authentication {
-  /** Part 1: `90 71 00 00 Lc KeyNo LenCap [PCDcap2] 00`, or `90 77 00 00 01 KeyNo 00` for NonFirst. */
-  readonly command: Buffer
-  readonly keyNo: number
-  readonly #key: Buffer
-  readonly #rndA: Buffer
-  readonly #previous: SecureSession | null
-  #rndB: Buffer | null = null
-  #step: 'part1' | 'part2' | 'done' = 'part1'
-
-  constructor(keyNo: number, key: KeyInput, rndA: Uint8Array | undefined, command: Buffer, previous: SecureSession | null) {
-    this.keyNo = keyNo
-    this.#key = toAesKey(key)
-    this.#rndA = rndA === undefined ? randomBytes(16) : fixedBytes(rndA, 16, 'RndA')
-    this.command = command
-    this.#previous = previous
-  }
-
-  /** The card's challenge, once part 1 was answered (for tests against published tables). */
-  get rndB(): Buffer | null {
-    return this.#rndB && Buffer.from(this.#rndB)
-  }
+export class Ev2Authentication extends ReaderAuthentication {
+  protected readonly names = { first: 'AuthenticateEV2First', nonFirst: 'AuthenticateEV2NonFirst' }
 
   /**
    * Decrypts RndB from the answer to part 1 and builds part 2: `90 AF 00 00 20 E(K, RndA ‖ RndB') 00`.
@@ -110,13 +91,12 @@ export class Ev2Authentication {
    * auth.part2(Buffer.from('A04C124213C186F22399D33AC2A3021591AF', 'hex')) // 90AF00002035C3E05A… (AN12196 Table 14)
    */
   part2(response: Uint8Array): Buffer {
-    this.#expectStep('part1', 'part2')
-    const data = expectStatus(response, this.#name(), [SW_ADDITIONAL_FRAME])
-    if (data.length !== 16) throw new SecureMessagingError('length', `${this.#name()} part 1: expected E(K, RndB) of 16 bytes, got ${data.length}`)
-    const rndB = aesCbc('decrypt', this.#key, ZERO_IV, data)
-    this.#rndB = rndB
-    this.#step = 'part2'
-    return nativeApdu(INS.additionalFrame, aesCbc('encrypt', this.#key, ZERO_IV, Buffer.concat([this.#rndA, rotateLeft1(rndB)])))
+    this.startPart2()
+    const data = expectStatus(response, this.name, [SW_ADDITIONAL_FRAME])
+    if (data.length !== 16) throw new SecureMessagingError('length', `${this.name} part 1: expected E(K, RndB) of 16 bytes, got ${data.length}`)
+    const rndB = aesCbc('decrypt', this.key, ZERO_IV, data)
+    this.answeredPart1(rndB)
+    return nativeApdu(INS.additionalFrame, aesCbc('encrypt', this.key, ZERO_IV, Buffer.concat([this.rndA, rotateLeft1(rndB)])))
   }
 
   /**
@@ -128,30 +108,21 @@ export class Ev2Authentication {
    * const session = auth.finish(Buffer.from('3FA64DB5…9100', 'hex')) // TI 9D00C4DF (AN12196 Table 14)
    */
   finish(response: Uint8Array): SecureSession {
-    this.#expectStep('part2', 'finish')
-    this.#step = 'done'
-    const first = this.#previous === null
-    const data = expectStatus(response, this.#name())
+    const rndB = this.startFinish()
+    const first = this.previous === null
+    const data = expectStatus(response, this.name)
     const expectedLength = first ? 32 : 16
     if (data.length !== expectedLength)
-      throw new SecureMessagingError('length', `${this.#name()} part 2: expected ${expectedLength} encrypted bytes, got ${data.length}`)
-    const plain = aesCbc('decrypt', this.#key, ZERO_IV, data)
+      throw new SecureMessagingError('length', `${this.name} part 2: expected ${expectedLength} encrypted bytes, got ${data.length}`)
+    const plain = aesCbc('decrypt', this.key, ZERO_IV, data)
     const rndAPrime = first ? plain.subarray(4, 20) : plain
-    if (!macEquals(rotateLeft1(this.#rndA), rndAPrime))
-      throw new SecureMessagingError('mutual_auth', `${this.#name()}: the card's answer does not prove it holds key ${this.keyNo} (RndA' mismatch)`)
-    const { encKey, macKey } = ev2SessionKeys(this.#key, this.#rndA, this.#rndB!)
+    if (!macEquals(rotateLeft1(this.rndA), rndAPrime))
+      throw new SecureMessagingError('mutual_auth', `${this.name}: the card's answer does not prove it holds key ${this.keyNo} (RndA' mismatch)`)
+    const { encKey, macKey } = ev2SessionKeys(this.key, this.rndA, rndB)
     const keys = aesSessionKeys(encKey, macKey)
     if (first) return new SecureSession({ keys, ti: plain.subarray(0, 4), keyNo: this.keyNo, cmdCtr: 0, pdCap2: plain.subarray(20, 26), pcdCap2: plain.subarray(26, 32) })
-    const prev = this.#previous!
+    const prev = this.previous!
     return new SecureSession({ keys, ti: prev.ti, keyNo: this.keyNo, cmdCtr: prev.cmdCtr, pdCap2: prev.pdCap2 ?? undefined, pcdCap2: prev.pcdCap2 ?? undefined })
-  }
-
-  #name(): string {
-    return this.#previous === null ? 'AuthenticateEV2First' : 'AuthenticateEV2NonFirst'
-  }
-
-  #expectStep(step: 'part1' | 'part2', what: string): void {
-    if (this.#step !== step) throw new SecureMessagingError('sequence', `${this.#name()}: ${what} called out of order`)
   }
 }
 

@@ -7,6 +7,7 @@ import { expectStatus, INS, nativeApdu } from './apdu.js'
 import { checkByte, fixedBytes, xorBytes } from './bytes.js'
 import { CardSecureSession, RC } from './cardSecureMessaging.js'
 import { SecureMessagingError } from './errors.js'
+import { ReaderAuthentication } from './readerAuthentication.js'
 import { SecureSession } from './secureMessaging.js'
 import { encCtrBytes, lrpSessionKeysFromMaster, sessionMac, type LrpSessionKeys } from './smCrypto.js'
 import { SW_ADDITIONAL_FRAME } from './statusWords.js'
@@ -99,27 +100,9 @@ export type AuthenticateLrpNonFirstOptions = { session: SecureSession; keyNo: nu
  * const auth = authenticateLrpFirst({ keyNo: 0, key })
  * const session = auth.finish(await transmit(auth.part2(await transmit(auth.command))))
  */
-export class LrpAuthentication {
-  readonly command: Buffer
-  readonly keyNo: number
-  readonly #key: Buffer
-  readonly #rndA: Buffer
-  readonly #previous: SecureSession | null
-  #rndB: Buffer | null = null
+export class LrpAuthentication extends ReaderAuthentication {
+  protected readonly names = { first: 'AuthenticateLRPFirst', nonFirst: 'AuthenticateLRPNonFirst' }
   #keys: LrpSessionKeys | null = null
-  #step: 'part1' | 'part2' | 'done' = 'part1'
-
-  constructor(keyNo: number, key: KeyInput, rndA: Uint8Array | undefined, command: Buffer, previous: SecureSession | null) {
-    this.keyNo = keyNo
-    this.#key = toAesKey(key)
-    this.#rndA = rndA === undefined ? randomBytes(16) : fixedBytes(rndA, 16, 'RndA')
-    this.command = command
-    this.#previous = previous
-  }
-
-  get rndB(): Buffer | null {
-    return this.#rndB && Buffer.from(this.#rndB)
-  }
 
   /**
    * Reads `01 ‖ RndB` and builds part 2: `90 AF 00 00 20 RndA ‖ CMAC_LRP(SesAuthMACKey, RndA ‖ RndB) 00`.
@@ -130,16 +113,15 @@ export class LrpAuthentication {
    * auth.part2(Buffer.from('0156109A31977C855319CD4618C9D2AED291AF', 'hex')) // 90AF00002074D7DF6A…00 (AN12321 Table 2)
    */
   part2(response: Uint8Array): Buffer {
-    if (this.#step !== 'part1') throw new SecureMessagingError('sequence', `${this.#name()}: part2 called out of order`)
-    const data = expectStatus(response, this.#name(), [SW_ADDITIONAL_FRAME])
-    if (data.length === 16) throw new SecureMessagingError('mode', `${this.#name()}: the chip answered with an AES challenge; it is in AES mode, not LRP`)
+    this.startPart2()
+    const data = expectStatus(response, this.name, [SW_ADDITIONAL_FRAME])
+    if (data.length === 16) throw new SecureMessagingError('mode', `${this.name}: the chip answered with an AES challenge; it is in AES mode, not LRP`)
     if (data.length !== 17 || data[0] !== AUTH_MODE_LRP)
-      throw new SecureMessagingError('length', `${this.#name()} part 1: expected AuthMode 01 and RndB (17 bytes), got ${data.length} bytes`)
+      throw new SecureMessagingError('length', `${this.name} part 1: expected AuthMode 01 and RndB (17 bytes), got ${data.length} bytes`)
     const rndB = Buffer.from(data.subarray(1))
-    this.#rndB = rndB
-    this.#keys = lrpAuthSessionKeys(this.#key, this.#rndA, rndB).keys
-    this.#step = 'part2'
-    return nativeApdu(INS.additionalFrame, Buffer.concat([this.#rndA, authMac(this.#keys, this.#rndA, rndB)]))
+    this.#keys = lrpAuthSessionKeys(this.key, this.rndA, rndB).keys
+    this.answeredPart1(rndB)
+    return nativeApdu(INS.additionalFrame, Buffer.concat([this.rndA, authMac(this.#keys, this.rndA, rndB)]))
   }
 
   /**
@@ -151,29 +133,23 @@ export class LrpAuthentication {
    * auth.finish(Buffer.from('F4FC209D…9100', 'hex')).ti // 58EE9424 (AN12321 Table 2)
    */
   finish(response: Uint8Array): SecureSession {
-    if (this.#step !== 'part2') throw new SecureMessagingError('sequence', `${this.#name()}: finish called out of order`)
-    this.#step = 'done'
+    const rndB = this.startFinish()
     const keys = this.#keys!
-    const rndB = this.#rndB!
-    const data = expectStatus(response, this.#name())
-    const first = this.#previous === null
+    const data = expectStatus(response, this.name)
+    const first = this.previous === null
     const expectedLength = first ? 32 : 16
     if (data.length !== expectedLength)
-      throw new SecureMessagingError('length', `${this.#name()} part 2: expected ${expectedLength} bytes, got ${data.length}`)
+      throw new SecureMessagingError('length', `${this.name} part 2: expected ${expectedLength} bytes, got ${data.length}`)
     const piccData = first ? data.subarray(0, 16) : Buffer.alloc(0)
     const piccResponse = first ? data.subarray(16) : data
-    if (!macEquals(authMac(keys, rndB, this.#rndA, piccData), piccResponse))
-      throw new SecureMessagingError('mutual_auth', `${this.#name()}: the card's answer does not prove it holds key ${this.keyNo} (PICCResponse mismatch)`)
+    if (!macEquals(authMac(keys, rndB, this.rndA, piccData), piccResponse))
+      throw new SecureMessagingError('mutual_auth', `${this.name}: the card's answer does not prove it holds key ${this.keyNo} (PICCResponse mismatch)`)
     if (first) {
       const plain = piccDataCrypt(keys, 'decrypt', Buffer.from(piccData))
       return new SecureSession({ keys, ti: plain.subarray(0, 4), keyNo: this.keyNo, cmdCtr: 0, encCtr: 1, pdCap2: plain.subarray(4, 10), pcdCap2: plain.subarray(10, 16) })
     }
-    const prev = this.#previous!
+    const prev = this.previous!
     return new SecureSession({ keys, ti: prev.ti, keyNo: this.keyNo, cmdCtr: prev.cmdCtr, encCtr: 0, pdCap2: prev.pdCap2 ?? undefined, pcdCap2: prev.pcdCap2 ?? undefined })
-  }
-
-  #name(): string {
-    return this.#previous === null ? 'AuthenticateLRPFirst' : 'AuthenticateLRPNonFirst'
   }
 }
 

@@ -67,6 +67,17 @@ describe('AuthenticateLRPFirst', () => {
     expect(() => reader.finish(response)).toThrow(expect.objectContaining({ status: 'AUTHENTICATION_ERROR' }))
   })
 
+  test('the parts in order, each once: finish before part2, part2 twice and finish twice are sequence errors', () => {
+    const card = CardLrpAuthentication.first({ key: Buffer.alloc(16), keyNo: 0 })
+    const reader = authenticateLrpFirst({ keyNo: 0, key: Buffer.alloc(16) })
+    expect(() => reader.finish(hex('9100'))).toThrow(expect.objectContaining({ kind: 'sequence', message: 'AuthenticateLRPFirst: finish called out of order' }))
+    const part2 = reader.part2(card.part1Response)
+    expect(() => reader.part2(card.part1Response)).toThrow(expect.objectContaining({ kind: 'sequence', message: 'AuthenticateLRPFirst: part2 called out of order' }))
+    const session = reader.finish(card.answer(part2.subarray(5, -1)).response)
+    expect(session.active).toBe(true)
+    expect(() => reader.finish(hex('9100'))).toThrow(expect.objectContaining({ kind: 'sequence' }))
+  })
+
   test('a chip in AES mode answers AuthenticateLRPFirst with an AES challenge: reported as a mode error', () => {
     const aesAnswer = hex('A04C124213C186F22399D33AC2A3021591AF')
     expect(() => authenticateLrpFirst({ keyNo: 0, key: Buffer.alloc(16) }).part2(aesAnswer)).toThrow(expect.objectContaining({ kind: 'mode' }))
