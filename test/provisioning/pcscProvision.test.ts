@@ -6,8 +6,8 @@
  *
  * and each provisioned card tapped again as a phone reads it (station/readTap.ts) and verified
  * by the gateway's own verifier. The in-process twin is test/provisioning/run/provisionChip.test.ts
- * (a card pulled after every command, both ways); here a card is pulled after each command from the
- * first authentication on. Each APDU over Debian's vpcd costs ~44 ms unless loopback ACKs quickly
+ * (a card pulled after every command, both ways); here too a card is pulled after every command,
+ * the write steps one way each. Each APDU over Debian's vpcd costs ~44 ms unless loopback ACKs quickly
  * (.ci/run turns that on as root); each placement ~0.8 s whatever the ACKs (pcscd polls every 400 ms).
  *
  * Needs pcscd, vsmartcard-vpcd and nfc-pcsc; under CI=true a missing part fails, elsewhere it skips.
@@ -180,7 +180,7 @@ describe.skipIf(missing.length > 0)('provisioning over PC/SC: blank virtual card
 
   // Over pcscd a card pulled mid-command answers with 0 bytes, not a CardRemovedError as in process:
   // CardLink turns that into CardRemovedError, so the run is journaled as pending and resumes.
-  test('a card pulled after each step of the run (authentication to the final read) resumes and ends provisioned', async () => {
+  test('a card pulled after any command of the run resumes and ends provisioned (each write step on a card of its own, the inspect on one card placed again and again)', async () => {
     const gw = setup('per_chip')
     // The commands of an uninterrupted run: the pulls are placed from these, not from a count that could drift.
     const probe = new VirtualNtag424({ uid: newUid(), blank: true })
@@ -207,6 +207,16 @@ describe.skipIf(missing.length > 0)('provisioning over PC/SC: blank virtual card
     }
     expect(ms.length).toBe(steps.length - first)
     timings.push(`pulled and resumed (${ms.length} cards, one per command from ${steps[first]} on, two placements each): ${stats(ms)}`)
+
+    // The read-only inspect before it: one card, pulled at its 1st command, then (put back) at its 2nd, …
+    // Nothing is written and no run is journaled until the inspect is whole; the placement after that provisions.
+    const card = new VirtualNtag424({ uid: newUid(), blank: true })
+    for (let n = 0; n < first; n++) {
+      card.removeAfterCommands(n)
+      await expect(gw.provision(card), `pulled at command ${n + 1}, ${steps[n]}`).rejects.toBeInstanceOf(ProvisioningStopped)
+    }
+    expect(gw.store.provisioning.latest(card.uid), 'a run journaled before the inspect was whole').toBeUndefined()
+    expect(await gw.provision(card)).toMatchObject({ uid: card.uid, how: 'new', counter: 1 })
   }, 180_000)
 
   test('a wrong stored key stops after one attempt and leaves the card unchanged', async () => {
