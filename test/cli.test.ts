@@ -599,6 +599,10 @@ describe('profile and chip commands', () => {
       [['chip', 'set', '--uid', HOODIE, '--team', '1', '--profile', 'nope'], 1, 'No chip profile named "nope" in this team'],
       [['chip', 'set', '--uid', HOODIE, '--team', '1', '--profile', 'Factory keys (demo)', '--key-version', '-1'], 2, '--key-version'],
       [['chip', 'set', '--uid', '04144682BA7380', '--team', '1', '--profile', 'Factory keys (demo)'], 1, '--profile: Chip 04144682BA7380 is an NTAG 21x'],
+      // A flag of another action is refused, not ignored; a --record path that cannot be written stops before any reader opens.
+      [['chip', 'inspect', '--batch', '--record', 'x.jsonl'], 2, '--batch, --record do not apply to chip inspect (it takes --reader, --json)'],
+      [['chip', 'set', '--uid', HOODIE, '--team', '1', '--profile', 'Factory keys (demo)', '--reader', 'ACR'], 2, '--reader does not apply to chip set'],
+      [['chip', 'provision', '--team', '1', '--profile', 'Factory keys (demo)', '--url', 'https://tap.example/t?e={picc}&c={mac}', '--record', path.join(dataDir, 'no', 'such', 'dir.jsonl')], 2, `--record: cannot create ${path.join(dataDir, 'no', 'such', 'dir.jsonl')} (ENOENT)`],
     ]
     const results = await Promise.all(cases.map(([args]) => runCli(args, dataDir)))
     results.forEach((result, i) => {

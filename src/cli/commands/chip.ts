@@ -50,6 +50,26 @@ function walletFlag(flags: Flags): string | null | undefined {
   return parsed.data
 }
 
+/** The flags each action reads (beside --data-dir, --config, --help): one option list serves all four in --help. */
+const ACTION_FLAGS = {
+  set: ['uid', 'team', 'profile', 'file-key', 'file-key-file', 'random-uid', 'no-random-uid', 'key-version', 'wallet'],
+  inspect: ['reader', 'json'],
+  provision: ['team', 'profile', 'url', 'reader', 'batch', 'dry-run', 'record', 'lrp', 'random-id', 'irreversible', 'allow-unverified'],
+  reset: ['uid', 'reader', 'record'],
+} as const
+type Action = keyof typeof ACTION_FLAGS
+const GLOBAL_FLAGS = ['data-dir', 'config', 'help']
+
+const isAction = (name: string): name is Action => Object.hasOwn(ACTION_FLAGS, name)
+
+/** A flag another action reads would be ignored here without a word (`chip inspect --batch`): refused instead. */
+function checkFlagsOf(action: Action, flags: Flags): void {
+  const allowed: readonly string[] = ACTION_FLAGS[action]
+  const stray = Object.keys(flags).filter((name) => flags[name] !== undefined && !allowed.includes(name) && !GLOBAL_FLAGS.includes(name))
+  if (stray.length > 0)
+    throw new UsageError(`${stray.map((f) => `--${f}`).join(', ')} ${stray.length === 1 ? 'does' : 'do'} not apply to chip ${action} (it takes ${allowed.map((f) => `--${f}`).join(', ')})`)
+}
+
 /**
  * `tapgate chip set`: puts a chip under a chip profile, with its own file key
  * for a per_chip profile, its random-UID flag and its Bolt Card key version.
@@ -57,8 +77,9 @@ function walletFlag(flags: Flags): string | null | undefined {
  */
 export async function run(positionals: string[], flags: Flags) {
   const action = onePositional(positionals, 'action (set, inspect, provision, reset)')
-  if (action === 'inspect' || action === 'provision' || action === 'reset') return runProvisioning(action, flags)
-  if (action !== 'set') throw new UsageError(`unknown action "chip ${action}" (set, inspect, provision, reset)`)
+  if (!isAction(action)) throw new UsageError(`unknown action "chip ${action}" (set, inspect, provision, reset)`)
+  checkFlagsOf(action, flags)
+  if (action !== 'set') return runProvisioning(action, flags)
   const parsed = ChipUid.safeParse(required(flags, 'uid'))
   if (!parsed.success) throw new UsageError(`--uid: ${parsed.error.issues[0]!.message}`)
   const uid = parsed.data
@@ -105,6 +126,15 @@ export async function run(positionals: string[], flags: Flags) {
       wallet: chip.wallet,
     })
   })
+}
+
+/** The --record file, created before any reader opens: a path that cannot be written is the user's to fix, not a crash. */
+function openRecorder(file: string, action: 'inspect' | 'provision' | 'reset'): TranscriptRecorder {
+  try {
+    return new TranscriptRecorder(file, `tapgate chip ${action}`)
+  } catch (error) {
+    throw new UsageError(`--record: cannot create ${file} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`)
+  }
 }
 
 /** PC/SC finds its readers a few hundred ms after it opens: "no reader" said sooner would be noise. */
@@ -189,7 +219,7 @@ async function runProvisioning(action: 'inspect' | 'provision' | 'reset', flags:
     const planned = action === 'provision' ? provisioningPlanOf(store, flags) : undefined
     for (const consequence of planned?.plan.consequences ?? []) console.error(`irreversible: ${consequence}`)
     const secret = action === 'inspect' ? null : openGatewaySecret(store, { dataDir: config.dataDir, secretHex: config.secret })
-    const recorder = record === undefined ? undefined : new TranscriptRecorder(record, `tapgate chip ${action}`)
+    const recorder = record === undefined ? undefined : openRecorder(record, action)
     const source = await openReaders(flags)
     const outcomes: CardOutcome[] = []
     const batch = flags.batch === true && action === 'provision'
