@@ -136,6 +136,11 @@ export function planNdefUrl(template: string, options: NdefUrlOptions = {}): Nde
     }
   }
 
+  // A phone (or, for lnurlw://, a Lightning wallet) opens the tap and the gateway reads it as a URL: a
+  // template without a scheme and host would be written to the chip and never reach a verifier.
+  if (!/^[a-z][a-z0-9+.-]*:\/\/[^/?#]+/i.test(url) || !URL.canParse(url))
+    throw new NdefUrlError(`the URL template must be an absolute URL such as https://tap.example/t?e={picc}&c={mac} (lnurlw:// for a Bolt Card), got ${JSON.stringify(template.slice(0, 40))}`)
+
   let uriPrefix: NdefUriPrefix | null
   try {
     uriPrefix = ndefUriPrefix(url, options.uriPrefixCode)

@@ -121,6 +121,10 @@ describe('planNdefUrl: templates a chip cannot hold', () => {
     ['https://example.com/?e={picc}&c={mac}', { uriPrefixCode: 1 }, /does not start with "http:\/\/www\."/],
     [`https://example.com/${'a'.repeat(200)}?e={picc}&c={mac}`, {}, /too long.*256/],
     ['https://example.com/?e={picc}&d={enc}&c={mac}', { encLength: 48 }, /multiple of 32/],
+    // Written to the chip, these would never reach a verifier: no scheme, or no host.
+    ['garbage?e={picc}&c={mac}', {}, /must be an absolute URL/],
+    ['/tap?e={picc}&c={mac}', {}, /must be an absolute URL/],
+    ['https://?e={picc}&c={mac}', {}, /must be an absolute URL/],
   ])('%s %j is refused', (template, options, reason) => {
     let thrown: unknown
     try {
