@@ -3,7 +3,7 @@ import type { Store } from '../db/store.js'
 import { NotFoundError, ValidationError } from '../errors.js'
 import { SealedKeyError } from '../keys/errors.js'
 import { openKey, sealKey } from '../keys/sealKey.js'
-import { planProvisioning, ProvisioningPlanError } from '../provisioning/run/planProvisioning.js'
+import { planProfileOf, planProvisioning, ProvisioningPlanError } from '../provisioning/run/planProvisioning.js'
 import { checkSunLayout, isSunOffsetLayout, SunLayoutError, type SunLayout } from '../sun/index.js'
 import { chipKeyContext, profileKeyContext } from './createKeyring.js'
 
@@ -142,7 +142,7 @@ function resolveUrlTemplate(
   if (template === null || errors.layout !== undefined || errors['layout.mode'] !== undefined) return template
   try {
     planProvisioning({
-      profile: { ...profile, layout: profile.layout === null ? null : (JSON.parse(profile.layout) as SunLayout) },
+      profile: planProfileOf(profile),
       template,
       lrp: profile.mode === 'lrp',
     })

@@ -52,10 +52,10 @@ describe('a chip profile holds its URL template', () => {
   test('dry-run uses the stored template when no --url is given; a --url wins for that run and leaves the stored one', () => {
     const gw = seed()
     gw.upsert({ urlTemplate: SHIFTED, layout: null })
-    const stored = dryRunPlan(gw.store, { teamId: gw.teamId, profileName: gw.profileName, template: provisionTemplate(undefined, gw.row()) })
+    const stored = dryRunPlan({ profile: gw.row(), template: provisionTemplate(undefined, gw.row()) })
     expect(stored.template).toBe(SHIFTED)
     expect(stored.url).toMatch(/^https:\/\/tap\.example\/tap\?e=0{32}&c=0{16}$/)
-    const flag = dryRunPlan(gw.store, { teamId: gw.teamId, profileName: gw.profileName, template: provisionTemplate(TEMPLATE, gw.row()) })
+    const flag = dryRunPlan({ profile: gw.row(), template: provisionTemplate(TEMPLATE, gw.row()) })
     expect(flag.template).toBe(TEMPLATE)
     expect(gw.row().urlTemplate).toBe(SHIFTED)
   })
@@ -125,7 +125,7 @@ describe('a chip profile holds its URL template', () => {
   test('a stored template is checked against the profile at run time too: --url still goes through the plan', () => {
     const gw = seed()
     gw.upsert({ layout: offsetLayoutOf(TEMPLATE), urlTemplate: TEMPLATE })
-    expect(() => dryRunPlan(gw.store, { teamId: gw.teamId, profileName: gw.profileName, template: provisionTemplate(SHIFTED, gw.row()) })).toThrow(ProvisioningPlanError)
+    expect(() => dryRunPlan({ profile: gw.row(), template: provisionTemplate(SHIFTED, gw.row()) })).toThrow(ProvisioningPlanError)
   })
 })
 

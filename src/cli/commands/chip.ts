@@ -4,7 +4,7 @@ import { setChipWallet } from '../../kiosk/chipWallet.js'
 import { Address, ChipUid } from '../../schemas/common.js'
 import { assertSecretOpensStoredKeys, setChipVerification } from '../../taps/chipProfiles.js'
 import type { Store } from '../../db/store.js'
-import type { ReaderSource } from '../../../station/reader.js'
+import { CardRemovedError, type ReaderSource } from '../../../station/reader.js'
 import {
   batchSummary,
   dryRunPlan,
@@ -188,7 +188,7 @@ function provisioningPlanOf(store: Store, flags: Flags) {
   const template = provisionTemplate(text(flags, 'url'), profile)
   const { lrp, randomId } = irreversibleFlags(flags)
   try {
-    const plan = dryRunPlan(store, { teamId, profileName: profile.name, template, lrp, randomId })
+    const plan = dryRunPlan({ profile, template, lrp, randomId })
     return { plan, run: { teamId, profile, template, lrp, randomId } }
   } catch (error) {
     if (error instanceof ProvisioningPlanError) throw new ValidationError(`cannot provision with profile ${JSON.stringify(profile.name)}: ${error.message}`, {}, 'provisioning_plan_invalid')
@@ -225,12 +225,18 @@ async function runProvisioning(action: 'inspect' | 'provision' | 'reset', flags:
     const batch = flags.batch === true && action === 'provision'
     console.error(batch ? 'Waiting for cards (Ctrl-C ends the batch)…' : 'Waiting for a card…')
     try {
-      await new Promise<void>((resolve) => {
+      await new Promise<void>((resolve, reject) => {
         const stop = () => resolve()
         process.once('SIGINT', stop)
         onCards(source, async (card) => {
           if (action === 'inspect') {
-            const report = await inspectCard(store, card)
+            let report: Awaited<ReturnType<typeof inspectCard>>
+            try {
+              report = await inspectCard(store, card)
+            } catch (error) {
+              if (!(error instanceof CardRemovedError)) throw error
+              return console.error('the card left the reader before it was read: put it back')
+            }
             if (flags.json === true) printJson(report)
             else console.log(`${report.uid ?? '(random ID)'}: ${report.verdict.kind}${'why' in report.verdict ? ` (${report.verdict.why})` : ''}; key versions ${report.keyVersions.join(',')}; originality ${ORIGINALITY_WORDS[String(report.originality)]}`)
             return resolve()
@@ -242,7 +248,7 @@ async function runProvisioning(action: 'inspect' | 'provision' | 'reset', flags:
           outcomes.push(outcome)
           console.log(outcomeLine(outcome))
           if (!batch) resolve()
-        })
+        }, reject)
       })
     } finally {
       recorder?.close()

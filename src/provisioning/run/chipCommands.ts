@@ -7,7 +7,7 @@ import { FIXTURE_FORMAT } from '../../../station/fixtures/format.js'
 import { CardLink } from './cardLink.js'
 import { classifyChip, readChip, type ChipReading, type Verdict } from './inspectChip.js'
 import { ProvisioningStopped } from './keySession.js'
-import { IRREVERSIBLE_CONSEQUENCES, planProvisioning, type ProvisioningPlan } from './planProvisioning.js'
+import { IRREVERSIBLE_CONSEQUENCES, planProfileOf, planProvisioning, type ProvisioningPlan } from './planProvisioning.js'
 import { provisionChip, type ProvisionResult } from './provisionChip.js'
 import { resetChip, type ResetResult } from './resetChip.js'
 
@@ -21,15 +21,9 @@ import { resetChip, type ResetResult } from './resetChip.js'
 export const RECORD_WARNING =
   '--record writes every APDU unredacted: given the old keys (factory keys are public), the secure-messaging traffic reveals the new ones. The file is created with mode 0600; keep it with the keys, or record only with test keys.'
 
-/** The plan for `--dry-run`: no card, no database write. */
-export function dryRunPlan(store: Store, p: { teamId: number; profileName: string; template: string; lrp?: boolean; randomId?: boolean }): ProvisioningPlan & { consequences: string[] } {
-  const profile = profileOf(store, p.teamId, p.profileName)
-  const plan = planProvisioning({
-    profile: { id: profile.id, name: profile.name, keyScheme: profile.keyScheme, mode: profile.mode, layout: profile.layout === null ? null : JSON.parse(profile.layout) },
-    template: p.template,
-    lrp: p.lrp,
-    randomId: p.randomId,
-  })
+/** The plan for `--dry-run` (and the check before a run): no card, no database write. */
+export function dryRunPlan(p: { profile: ChipProfileRow; template: string; lrp?: boolean; randomId?: boolean }): ProvisioningPlan & { consequences: string[] } {
+  const plan = planProvisioning({ profile: planProfileOf(p.profile), template: p.template, lrp: p.lrp, randomId: p.randomId })
   return { ...plan, consequences: plan.irreversible.map((i) => IRREVERSIBLE_CONSEQUENCES[i]) }
 }
 
@@ -56,12 +50,16 @@ export class TranscriptRecorder {
   }
 }
 
-/** Waits for cards on the source's readers (or only those whose name contains `filter`); calls `onCard` one card at a time. */
-export function onCards(source: ReaderSource, onCard: (card: CardSession) => Promise<void>): void {
+/**
+ * Waits for cards on the source's readers; calls `onCard` one card at a time. What `onCard` throws
+ * (a refusal is an outcome, so only the unexpected) goes to `onError`: swallowed, it left a
+ * single-card command waiting for ever.
+ */
+export function onCards(source: ReaderSource, onCard: (card: CardSession) => Promise<void>, onError: (error: unknown) => void): void {
   let queue = Promise.resolve()
   source.on('reader', (reader) => {
     reader.on('card', (card) => {
-      queue = queue.then(() => onCard(card)).catch(() => {})
+      queue = queue.then(() => onCard(card)).catch(onError)
     })
   })
 }

@@ -1,4 +1,4 @@
-import type { KeyScheme } from '../../db/chipProfiles.js'
+import type { ChipProfileRow, KeyScheme } from '../../db/chipProfiles.js'
 import { extractSunFields } from '../../sun/extractSunFields.js'
 import { isSunOffsetLayout, type SunLayout } from '../../sun/sunLayout.js'
 import { NTAG424_FILES } from '../apdu.js'
@@ -44,6 +44,11 @@ export type PlanProvisioningParameters = {
   /** Switch the chip to LRP (irreversible); the profile must be an LRP profile. */
   lrp?: boolean
   randomId?: boolean
+}
+
+/** A stored chip profile as the plan reads it: its layout parsed from the stored JSON. */
+export function planProfileOf(row: Pick<ChipProfileRow, 'id' | 'name' | 'keyScheme' | 'mode' | 'layout'>): PlanProvisioningParameters['profile'] {
+  return { id: row.id, name: row.name, keyScheme: row.keyScheme, mode: row.mode, layout: row.layout === null ? null : (JSON.parse(row.layout) as SunLayout) }
 }
 
 /** A template or profile that cannot be provisioned as asked; nothing was sent to a card. */

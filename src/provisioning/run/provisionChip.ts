@@ -17,7 +17,7 @@ import type { CardLink } from './cardLink.js'
 import { classifyChip, readChip, type ChipReading, type Verdict } from './inspectChip.js'
 import { resolveRandomUid } from './randomId.js'
 import { authenticateKey0, changeKeys, currentKey, openRunKeys, ProvisioningStopped, sealRunKeys } from './keySession.js'
-import { FILE_SLOT, planProvisioning, type ProvisioningPlan } from './planProvisioning.js'
+import { FILE_SLOT, planProfileOf, planProvisioning, ProvisioningPlanError, type ProvisioningPlan } from './planProvisioning.js'
 import { factoryKeys, FILE_KEY_CHANGES, nextKeyVersion, provisioningKeys, targetVersions, type SlotKeys } from './provisioningKeys.js'
 
 export type ProvisionChipParameters = {
@@ -98,7 +98,7 @@ function decide(p: ProvisionChipParameters, reading: ChipReading, verdict: Verdi
 function startRun(p: ProvisionChipParameters, uid: string, reading: ChipReading, previous: ProvisioningRun | undefined, how: 'new' | 'reprovisioned', now: number): ProvisioningRun {
   const store = p.store
   const plan = planProvisioning({
-    profile: { id: p.profile.id, name: p.profile.name, keyScheme: p.profile.keyScheme, mode: p.profile.mode, layout: p.profile.layout === null ? null : JSON.parse(p.profile.layout) },
+    profile: planProfileOf(p.profile),
     template: p.template,
     lrp: p.lrp,
     randomId: p.randomId,
@@ -166,7 +166,12 @@ export async function provisionChip(p: ProvisionChipParameters): Promise<Provisi
   const latest = store.provisioning.latest(uid)
   const verdict = classifyChip(reading, latest)
   const how = decide(p, reading, verdict, latest)
-  let run = how === 'resumed' ? latest! : startRun(p, uid, reading, latest, how, now())
+  let run: ProvisioningRun
+  try {
+    run = how === 'resumed' ? latest! : startRun(p, uid, reading, latest, how, now())
+  } catch (error) {
+    throw asStopped(error)
+  }
   const plan = JSON.parse(run.plan) as StoredPlan
   const keys = openRunKeys(p.secret, run)
   const journal = (step: { step: string; sw: string | null; ms: number; ok: boolean; detail: string | null }) =>
@@ -248,6 +253,8 @@ function finish(p: ProvisionChipParameters, run: ProvisioningRun, uid: string, u
 function asStopped(error: unknown): ProvisioningStopped {
   if (error instanceof ProvisioningStopped) return error
   if (error instanceof CardRemovedError) return new ProvisioningStopped('card_removed', 'the card left the reader mid-run: put it back to resume')
+  // The profile cannot give this chip its keys (no key, or a key left at factory): nothing was written yet.
+  if (error instanceof ProvisioningPlanError) return new ProvisioningStopped('refused', `${error.message}; nothing was written`)
   if (error instanceof NtagStatusError && error.command.startsWith('Authenticate'))
     return new ProvisioningStopped('auth_failed', `${error.message}: the stored key was refused; stopped after this one attempt, nothing else was tried`)
   if (error instanceof SecureMessagingError && error.kind === 'mutual_auth')

@@ -7,6 +7,7 @@ import { parseFixture } from '../../../station/fixtures/format.js'
 import { VIRTUAL_CARD_ORIGINALITY_PUBLIC_KEY, VirtualNtag424 } from '../../../station/virtual-card/ntag424.js'
 import { createVirtualReader } from '../../../station/virtual-card/virtualReader.js'
 import { testDir } from '../../helpers/gateway.js'
+import { upsertChipProfile } from '../../../src/taps/chipProfiles.js'
 import { seedGateway, TEMPLATE } from './runHelpers.js'
 
 /** Every table's rows, to compare before and after. */
@@ -21,7 +22,7 @@ describe('chip commands', () => {
   test('dry-run prints the plan and writes nothing', () => {
     const gw = seedGateway('per_chip')
     const before = snapshot(gw.store)
-    const plan = dryRunPlan(gw.store, { teamId: gw.teamId, profileName: gw.profileName, template: TEMPLATE })
+    const plan = dryRunPlan({ profile: gw.store.chipProfiles.getByName(gw.teamId, gw.profileName)!, template: TEMPLATE })
     expect(plan.url).toContain('?e=')
     expect(plan.consequences).toEqual([])
     expect(snapshot(gw.store)).toBe(before)
@@ -70,6 +71,18 @@ describe('chip commands', () => {
     // Re-provisioning under a static scheme would keep the file key: refused.
     const again = await provisionCard({ store: gw.store, secret: gw.secret, card: place(card), teamId: gw.teamId, profile, template: TEMPLATE, originalityKey: VIRTUAL_CARD_ORIGINALITY_PUBLIC_KEY })
     expect(again).toMatchObject({ ok: false, reason: 'refused' })
+  })
+
+  test('a profile whose keys would leave a slot at the factory key (the demo\'s zero keys) is refused as an outcome, before any write', async () => {
+    const gw = seedGateway('static')
+    upsertChipProfile(gw.store, gw.secret, { teamId: gw.teamId, name: 'zero', keyScheme: 'static', metaKey: '0'.repeat(32), fileKey: '0'.repeat(32), now: Date.now() })
+    const profile = gw.store.chipProfiles.getByName(gw.teamId, 'zero')!
+    const card = new VirtualNtag424({ uid: '04DE5F1EACC040', blank: true })
+    // An outcome, not a throw: the CLI prints it and ends, where a throw left the single-card run waiting.
+    const outcome = await provisionCard({ store: gw.store, secret: gw.secret, card: place(card), teamId: gw.teamId, profile, template: TEMPLATE, originalityKey: VIRTUAL_CARD_ORIGINALITY_PUBLIC_KEY })
+    expect(outcome).toMatchObject({ ok: false, reason: 'refused', message: expect.stringContaining('factory zero key') })
+    expect(gw.store.provisioning.latest('04DE5F1EACC040')).toBeUndefined()
+    expect((await inspectCard(gw.store, place(card), VIRTUAL_CARD_ORIGINALITY_PUBLIC_KEY)).keyVersions).toEqual([0, 0, 0, 0, 0])
   })
 
   test('a card without a valid originality signature is refused before any write', async () => {
