@@ -62,14 +62,7 @@ describe('a chip profile holds its URL template', () => {
 
   test('no --url and no stored template is a usage error naming both ways', () => {
     const gw = seed()
-    let error: unknown
-    try {
-      provisionTemplate(undefined, gw.row())
-    } catch (e) {
-      error = e
-    }
-    expect(error).toBeInstanceOf(UsageError)
-    expect((error as Error).message).toContain('give --url TEMPLATE, or store one on the profile: tapgate profile create ... --url TEMPLATE')
+    expect(thrownError(() => provisionTemplate(undefined, gw.row()), UsageError).message).toContain('give --url TEMPLATE, or store one on the profile: tapgate profile create ... --url TEMPLATE')
   })
 
   test("a template whose mirrors the profile's offset layout reads elsewhere is refused, with the other problems, and nothing is stored", () => {
