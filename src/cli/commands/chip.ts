@@ -128,12 +128,14 @@ export async function run(positionals: string[], flags: Flags) {
   })
 }
 
-/** The --record file, created before any reader opens: a path that cannot be written is the user's to fix, not a crash. */
+/** The --record file, created before any reader opens: a path that cannot be written (or already exists) is the user's to fix, not a crash. */
 function openRecorder(file: string, action: 'inspect' | 'provision' | 'reset'): TranscriptRecorder {
   try {
     return new TranscriptRecorder(file, `tapgate chip ${action}`)
   } catch (error) {
-    throw new UsageError(`--record: cannot create ${file} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`)
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'EEXIST') throw new UsageError(`--record: ${file} already exists; give a new file name (a transcript never writes over a file, nor through a link)`)
+    throw new UsageError(`--record: cannot create ${file} (${code ?? (error as Error).message})`)
   }
 }
 

@@ -33,11 +33,15 @@ export function profileOf(store: Store, teamId: number, name: string): ChipProfi
   return profile
 }
 
-/** A JSON Lines transcript in the tap-fixture form: one `tap` event per card. Mode 0600. */
+/**
+ * A JSON Lines transcript in the tap-fixture form: one `tap` event per card. Mode 0600.
+ * Always a new file (O_CREAT|O_EXCL): writing over one would lose an earlier transcript, and a
+ * symlink planted at the path would have us overwrite (and chmod) its target. Throws EEXIST then.
+ */
 export class TranscriptRecorder {
   readonly #fd: number
   constructor(file: string, note: string) {
-    this.#fd = fs.openSync(file, 'w', 0o600)
+    this.#fd = fs.openSync(file, 'wx', 0o600)
     fs.fchmodSync(this.#fd, 0o600)
     fs.writeSync(this.#fd, `${JSON.stringify({ type: 'meta', format: FIXTURE_FORMAT, createdAt: new Date().toISOString(), note })}\n`)
   }
