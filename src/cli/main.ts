@@ -162,7 +162,8 @@ const commands: Record<string, CommandSpec> = {
       'station --gateway URL --token T [--reader S] [--record FILE] [--queue-dir D] | station --replay FILE [--gateway URL --token T] | ' +
       'station create --team ID [--name N] | station list --team ID | station revoke --prefix P | ' +
       'station set --station ID --mode checkin --event EVENT_ID | station set --station ID --mode claim|closed|none | ' +
-      'station kiosk-url --station ID [--base-url URL] | station staff-pin --station ID (PIN on stdin)',
+      'station kiosk-url --station ID [--base-url URL] | station staff-pin --station ID (PIN on stdin) | ' +
+      'station kiosk-tokens --station ID [--revoke PREFIX]',
     summary: "Run a station on the local PC/SC readers (or replay a fixture); create, list or revoke station tokens; a station's mode, kiosk URL and staff PIN",
     options: {
       team: teamOption,
@@ -174,10 +175,11 @@ const commands: Record<string, CommandSpec> = {
       record: { type: 'string', value: 'FILE', description: 'Also record every tap (APDU transcripts) to this JSON Lines fixture' },
       replay: { type: 'string', value: 'FILE', description: 'Feed a recorded fixture through the station instead of live readers' },
       'queue-dir': { type: 'string', value: 'D', description: 'Where taps wait while the gateway is unreachable (default <data dir>/station-queue)' },
-      station: { type: 'string', value: 'ID', description: 'Station id, as `station list` shows it (set, kiosk-url, staff-pin)' },
+      station: { type: 'string', value: 'ID', description: 'Station id, as `station list` shows it (set, kiosk-url, staff-pin, kiosk-tokens)' },
       mode: { type: 'string', value: 'M', description: 'checkin (with --event), claim, closed, or none (set)' },
       event: { type: 'string', value: 'ID', description: 'The guestbook event a check-in station counts and mints (set)' },
       'base-url': { type: 'string', value: 'URL', description: "The kiosk page's base (kiosk-url; default publicBaseUrl, else http://127.0.0.1:<port>)" },
+      revoke: { type: 'string', value: 'PREFIX', description: 'Revoke the kiosk token with this prefix (as kiosk-tokens lists it) or the whole token; the station goes on (kiosk-tokens)' },
     },
     load: () => import('./commands/station.js'),
   },

@@ -11,8 +11,8 @@ import { checkStaffSession } from '../kiosk/staffAuth.js'
 /** The page's first message must come within this long. */
 export const HELLO_TIMEOUT_MS = 5000
 /**
- * How often an open socket checks its credentials again: the kiosk token (a revoked station stops
- * its kiosks) and, for the staff view, the session (it ends a minute after the last staff request).
+ * How often an open socket checks its credentials again: the kiosk token (a revoked token, or
+ * station, stops its kiosks) and, for the staff view, the session (it ends a minute after the last staff request).
  */
 const RECHECK_MS = 1000
 
@@ -55,7 +55,7 @@ const kioskSocket: FastifyPluginAsync = async (app) => {
     const hello = (token: string, since: number | undefined, staffSession: string | undefined) => {
       let station: StationRow
       try {
-        station = authenticateKiosk(store, token)
+        station = authenticateKiosk(store, token, { seenAt: now() })
         if (staffSession !== undefined) checkStaffSession(store, { stationId: station.id, token: staffSession, now: now(), touch: true })
       } catch (error) {
         if (!(error instanceof BaseError)) throw error
@@ -82,7 +82,8 @@ const kioskSocket: FastifyPluginAsync = async (app) => {
       })
       recheckTimer = setInterval(() => {
         try {
-          authenticateKiosk(store, token)
+          // A page that stays open is still seen (written once a minute at most).
+          authenticateKiosk(store, token, { seenAt: now() })
         } catch (error) {
           if (!(error instanceof BaseError)) throw error
           return refuse(KIOSK_CLOSE.unauthorized, error.code, error.message)

@@ -15,7 +15,7 @@ import { configFrom, onePositional, printJson, required, teamIdOf, text, withSto
 export async function run(positionals: string[], flags: Flags) {
   // No action: run a station (live readers or a replayed fixture).
   if (positionals.length === 0) return runStation(flags)
-  const action = onePositional(positionals, 'action (create, list, revoke, set, kiosk-url, staff-pin)')
+  const action = onePositional(positionals, 'action (create, list, revoke, set, kiosk-url, staff-pin, kiosk-tokens)')
   if (action === 'create') {
     const teamId = teamIdOf(flags)
     await withStore(flags, (store) => {
@@ -49,7 +49,8 @@ export async function run(positionals: string[], flags: Flags) {
   } else if (action === 'set') await setMode(flags)
   else if (action === 'kiosk-url') await kioskUrl(flags)
   else if (action === 'staff-pin') await staffPin(flags)
-  else throw new UsageError(`unknown action "station ${action}" (create, list, revoke, set, kiosk-url, staff-pin)`)
+  else if (action === 'kiosk-tokens') await (await import('./stationKioskTokens.js')).run(stationIdOf(flags), flags)
+  else throw new UsageError(`unknown action "station ${action}" (create, list, revoke, set, kiosk-url, staff-pin, kiosk-tokens)`)
 }
 
 function stationIdOf(flags: Flags): number {
