@@ -35,11 +35,13 @@ export async function mergeJsonBodyIntoQuery(request: FastifyRequest): Promise<v
   request.query = query
 }
 
-/** Equal as the schema will read them: addresses and names in any case, numbers in any notation (`02`, `2`). */
+/**
+ * Equal as the schema will read them: addresses and names in any case, a JSON number as its digits.
+ * Nothing else is forgiven: `02` or `" 2"` beside `2` is a conflict, since the schema would refuse
+ * either one alone.
+ */
 function sameParameter(a: unknown, b: unknown): boolean {
-  const [x, y] = [String(a).trim(), String(b).trim()]
-  if (/^\d+$/.test(x) && /^\d+$/.test(y)) return BigInt(x) === BigInt(y)
-  return x.toLowerCase() === y.toLowerCase()
+  return String(a).toLowerCase() === String(b).toLowerCase()
 }
 
 async function readBody(request: FastifyRequest): Promise<string> {

@@ -11,23 +11,22 @@ z.config({
 })
 
 /**
- * Patterns the OpenAPI document gives for inputs the server reads more leniently
- * (`.meta({ pattern })`, which zod copies into the JSON schema without checking it):
- * a value matching one is always accepted, so a generated client sends what the
- * server takes. The zod checks beside them stay the rule, and their messages.
+ * The patterns the OpenAPI document gives, which the checks below use as they are: the server takes
+ * exactly what the document allows, so a value the document forbids (`02`, `" 2"`, `"2\n"`) is 400
+ * validation_failed, never quietly read as something else (docs/decisions.md, "Inputs exactly as
+ * the document says"). JS `$` without the m flag does not match before a trailing newline.
  */
-const UID_PATTERN = '^[0-9A-Fa-f]{2}(?::?[0-9A-Fa-f]{2}){6}$'
-const UINT256_PATTERN = decimalAtMost(2n ** 256n - 1n)
-const POSITIVE_SAFE_INT_PATTERN = decimalAtMost(BigInt(Number.MAX_SAFE_INTEGER), { min: 1 })
-// As resolveRecipient reads a recipient (after trimming): a 20-byte address other than zero, or a dotted ENS name.
+const UID_PATTERN = new RegExp('^[0-9A-Fa-f]{2}(?::?[0-9A-Fa-f]{2}){6}$')
+const UINT256_PATTERN = new RegExp(decimalAtMost(2n ** 256n - 1n))
+const POSITIVE_SAFE_INT_PATTERN = new RegExp(decimalAtMost(BigInt(Number.MAX_SAFE_INTEGER), { min: 1 }))
+// As resolveRecipient reads a recipient: a 20-byte address other than zero, or a dotted ENS name.
 const RECIPIENT_PATTERN = '^(?:(?!0x0{40}$)0x[0-9a-fA-F]{40}|(?!0x)(?:[A-Za-z0-9-]+\\.)+[A-Za-z0-9-]+)$'
 
 /** Accepts any case, with or without `:` separators; yields 14 uppercase hex digits. */
 export const ChipUid = z
   .string()
-  .meta({ pattern: UID_PATTERN })
+  .regex(UID_PATTERN, 'A chip UID is 7 bytes: 14 hex digits, optionally separated by ":"')
   .transform((raw) => raw.replaceAll(':', '').toUpperCase())
-  .pipe(z.string().regex(/^[0-9A-F]{14}$/, 'A chip UID is 7 bytes: 14 hex digits, optionally separated by ":"'))
   .meta({ description: 'Chip UID: 14 hex digits (7 bytes), any case, ":" separators allowed', example: '04DE5F1EACC040' })
 
 export const UidOut = z.string().meta({ description: 'Chip UID, 14 uppercase hex digits', example: '04DE5F1EACC040' })
@@ -41,9 +40,18 @@ export const Address = z
 
 const MAX_UINT256 = 2n ** 256n - 1n
 
-/** A uint256 token id as a decimal string (a JSON number is accepted too). */
+/** A uint256 token id as a canonical decimal string (a JSON number is accepted too). */
 export const TokenId = z
-  .union([z.string().meta({ pattern: UINT256_PATTERN }), z.number().int().nonnegative()])
+  .union([z.string().regex(UINT256_PATTERN, 'Must be a decimal uint256: digits only, no leading zeros or spaces'), z.number().int().nonnegative()])
+  .transform((raw) => String(raw))
+  .meta({ description: 'Token id (uint256) as a decimal string', example: '1' })
+
+/**
+ * A token id in a hand-written import file: as TokenId, and also with leading zeros or spaces
+ * (`"003"`), stored in the canonical form. The file is the team's own, not the API.
+ */
+export const TokenIdInFile = z
+  .union([z.string(), z.number().int().nonnegative()])
   .transform((raw) => String(raw).trim())
   .refine((s) => /^\d{1,78}$/.test(s) && BigInt(s) <= MAX_UINT256, 'Must be a decimal uint256')
   .transform((s) => BigInt(s).toString())
@@ -54,7 +62,7 @@ export const IntId = z
   .union([
     // The pipe enforces these bounds; zod documents only the union's input, so the document is told here.
     z.number().meta({ type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
-    z.string().regex(/^\d+$/, 'Must be a positive integer').meta({ pattern: POSITIVE_SAFE_INT_PATTERN }).transform(Number),
+    z.string().regex(POSITIVE_SAFE_INT_PATTERN, 'Must be a positive integer: digits only, no leading zeros or spaces').transform(Number),
   ])
   .pipe(z.number().int().positive('Must be a positive integer').max(Number.MAX_SAFE_INTEGER))
 
@@ -69,12 +77,13 @@ export const QueryBool = z
 /**
  * A recipient as given: a 0x address or an ENS name. `resolveRecipient` checks
  * which (400 invalid_recipient otherwise); the pattern tells clients the same.
+ * Spaces or a line break around it are refused here (400 validation_failed), not trimmed.
  */
 export const Recipient = z
   .string()
-  .trim()
   .min(1)
   .max(255)
+  .refine((raw) => raw === raw.trim(), 'No spaces or line breaks before or after the recipient')
   .meta({ description: 'ETH address or ENS name', example: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8', pattern: RECIPIENT_PATTERN })
 
 export const Iso = z.string().meta({ description: 'ISO 8601 timestamp', example: '2026-11-21T10:00:00.000Z' })

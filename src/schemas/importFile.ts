@@ -2,7 +2,7 @@ import { z } from 'zod'
 import { keySchemes } from '../db/chipProfiles.js'
 import { proofEventStatuses } from '../db/proofEvents.js'
 import { checkSunLayout, SunLayoutError, type SunLayout } from '../sun/index.js'
-import { Address, ChainId, ChipUid, IntId, TokenId } from './common.js'
+import { Address, ChainId, ChipUid, IntId, TokenIdInFile } from './common.js'
 import { GuestbookMetadata, PhygitalMetadata } from './metadata.js'
 import { RedirectUrl } from './redirectUrl.js'
 
@@ -111,7 +111,7 @@ export const ImportFile = z
                     /** The token's contract: its address, or the name of one of this team's phygitalContracts. */
                     contractAddress: Address.optional(),
                     contract: z.string().min(1).max(200).optional(),
-                    tokenId: TokenId,
+                    tokenId: TokenIdInFile,
                     chips: z.array(ChipUid).default([]),
                     metadata: PhygitalMetadata.optional(),
                     twoTapClaim: TwoTapClaim.default(false),
@@ -142,7 +142,7 @@ export const ImportFile = z
                         z
                           .object({
                             name: z.string().min(1).max(200),
-                            tokenId: TokenId,
+                            tokenId: TokenIdInFile,
                             metadata: GuestbookMetadata,
                             chips: z.array(ChipUid).default([]),
                           })

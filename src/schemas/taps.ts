@@ -17,10 +17,9 @@ export const TapRedirect = {
  */
 const RfUid = z
   .string()
-  // The canonical forms, for the document; the pipe below is the rule (it also takes ":" anywhere).
-  .meta({ pattern: '^(?:[0-9A-Fa-f]{2}(?::?[0-9A-Fa-f]{2}){6}|08(?::?[0-9A-Fa-f]{2}){3})$' })
+  // The rule and the document's pattern (common.ts: inputs exactly as the document says).
+  .regex(/^(?:[0-9A-Fa-f]{2}(?::?[0-9A-Fa-f]{2}){6}|08(?::?[0-9A-Fa-f]{2}){3})$/, 'An RF UID is 7 bytes (14 hex digits) or a 4-byte random ID (08 + 6 hex digits)')
   .transform((raw) => raw.replaceAll(':', '').toUpperCase())
-  .pipe(z.string().regex(/^([0-9A-F]{14}|08[0-9A-F]{6})$/, 'An RF UID is 7 bytes (14 hex digits) or a 4-byte random ID (08 + 6 hex digits)'))
   .meta({ description: 'The UID the reader saw over RF: 14 hex digits (or a random ID, 08 + 6), any case, ":" allowed', example: '04DE5F1EACC040' })
 
 export const StationTapBody = z

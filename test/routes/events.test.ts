@@ -162,15 +162,17 @@ describe('POST /events', () => {
     }
   })
 
-  test('tokenId is normalised ("007" → "7") and a duplicate in the same contract is 409 event_exists', async () => {
+  test('tokenId is canonical ("007" is 400, as the document says); 7 and "7" are one token: a duplicate is 409 event_exists', async () => {
     const s = await setup()
     const meta = JSON.stringify(eventMetadata())
-    const first = await create(s.headers, { name: 'Seven', tokenId: '007', contractId: s.confirmed, metadata: meta })
+    const padded = await create(s.headers, { name: 'Seven', tokenId: '007', contractId: s.confirmed, metadata: meta })
+    expect(padded).toMatchObject({ status: 400, body: { error: 'validation_failed', errors: { tokenId: expect.any(String) } } })
+    const first = await create(s.headers, { name: 'Seven', tokenId: 7, contractId: s.confirmed, metadata: meta })
     expect(first.status).toBe(200)
     const list = await call(gw, { url: `/events?contractId=${s.confirmed}`, headers: s.headers })
     expect(list.body.find((e: { id: number }) => e.id === first.body.id).contract.tokenId).toBe('7')
 
-    for (const tokenId of ['7', '0007', 7]) {
+    for (const tokenId of ['7', 7]) {
       const dup = await create(s.headers, { name: 'Again', tokenId, contractId: s.confirmed, metadata: meta })
       expect(dup.status).toBe(409)
       expect(dup.body).toMatchObject({ success: false, error: 'event_exists' })
@@ -238,7 +240,7 @@ describe('PATCH /events/metadata', () => {
 
     const second = eventMetadata({ name: 'By token', kept: { a: 1 } })
     const byToken = await patch(s.headers, {
-      tokenId: '01',
+      tokenId: '1',
       contractAddress: GUESTBOOK.toLowerCase(),
       chainId: String(CHAIN),
       metadata: JSON.stringify(second),
