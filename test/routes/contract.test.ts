@@ -245,6 +245,59 @@ function invalidRequest(path: string, op: Operation): { request: Request; what: 
   return undefined
 }
 
+/** The string form a schema allows, where it has a pattern: the schema itself, or one branch of its anyOf / oneOf. */
+function patternedString(schema: Schema): Schema | undefined {
+  const branches = [schema, ...((schema.anyOf ?? schema.oneOf ?? []) as Schema[])]
+  return branches.find((s) => s.type === 'string' && typeof s.pattern === 'string')
+}
+
+// What a generator from the patterns never makes, and a lenient server reads anyway (an OpenAPI fuzzer
+// found `02`, `" 2"` and `"2\n"` taken as token id 2, and a recipient with a trailing newline taken).
+const BOUNDARY: Array<[string, (value: string) => string]> = [
+  ['a leading zero', (v) => `0${v}`],
+  ['a leading space', (v) => ` ${v}`],
+  ['a trailing space', (v) => `${v} `],
+  ['a trailing newline', (v) => `${v}\n`],
+  ['a tab around it', (v) => `\t${v}\t`],
+]
+
+/**
+ * The valid request with each string parameter or body property that has a pattern (and each array
+ * of them) turned into the boundary values its pattern forbids, one at a time: every one of them
+ * must be refused.
+ */
+function boundaryRequests(path: string, op: Operation): Array<{ request: Request; what: string }> {
+  const base = validRequest(path, op)
+  if (!base) return []
+  const out: Array<{ request: Request; what: string }> = []
+  const variants = (schema: Schema, current: unknown): Array<[string, string]> => {
+    const text = patternedString(schema)
+    if (!text) return []
+    const value = typeof current === 'string' && isValid(text, current) ? current : String(fake(text))
+    return BOUNDARY.map(([what, change]): [string, string] => [what, change(value)]).filter(([, v]) => !isValid(schema, v))
+  }
+  for (const where of ['path', 'query'] as const)
+    for (const p of parametersOf(op, where))
+      for (const [what, value] of variants(p.schema, base[where][p.name]))
+        out.push({ request: { ...base, [where]: { ...base[where], [p.name]: value } }, what: `${where} ${p.name} with ${what}: ${JSON.stringify(value)}` })
+  const bodySchema = bodySchemaOf(op)
+  if (bodySchema && typeof base.body === 'object' && base.body !== null && !Array.isArray(base.body)) {
+    const body = base.body as Record<string, unknown>
+    for (const [name, schema] of Object.entries((bodySchema.properties ?? {}) as Record<string, Schema>)) {
+      const items = schema.type === 'array' ? (schema.items as Schema | undefined) : undefined
+      const current = body[name]
+      if (items) {
+        const list = Array.isArray(current) && current.length > 0 ? current : [undefined]
+        for (const [what, value] of variants(items, list[0]))
+          out.push({ request: { ...base, body: { ...body, [name]: [value, ...list.slice(1)] } }, what: `body ${name}[0] with ${what}: ${JSON.stringify(value)}` })
+      } else
+        for (const [what, value] of variants(schema, current))
+          out.push({ request: { ...base, body: { ...body, [name]: value } }, what: `body ${name} with ${what}: ${JSON.stringify(value)}` })
+    }
+  }
+  return out.filter((b) => !documentValid(op, b.request))
+}
+
 /**
  * Credentials as the operation's security requirement asks: `mixed` mostly good ones (sometimes
  * another team's key or an unknown code), `good` only good ones, `none` none, `wrong` unknown ones.
@@ -321,6 +374,7 @@ test('every operation answers generated requests as its OpenAPI document says', 
   expect(operations.length).toBeGreaterThan(25)
   let validSent = 0
   let invalidSent = 0
+  let boundarySent = 0
 
   for (const { path, method, op } of operations) {
     const label = `${method.toUpperCase()} ${path}`
@@ -350,6 +404,16 @@ test('every operation answers generated requests as its OpenAPI document says', 
       const sent = toInject(method, path, withCredentials(op, broken.request, 'good'))
       const { status } = await send(`invalid: ${broken.what}`, method, path, op, sent)
       if (status !== 400) failures.push(`${label} [invalid: ${broken.what}]: answered ${status}, not 400\n    ${described(sent)}`)
+    }
+
+    // The boundaries of every pattern, with good credentials: what the document forbids is refused as malformed.
+    for (const broken of boundaryRequests(path, op)) {
+      boundarySent++
+      const sent = toInject(method, path, withCredentials(op, broken.request, 'good'))
+      const { status, body } = await send(`boundary: ${broken.what}`, method, path, op, sent)
+      const error = (body as { error?: string } | undefined)?.error
+      if (status !== 400 || !error || !MALFORMED_CODES.has(error))
+        failures.push(`${label} [boundary: ${broken.what}]: answered ${status} ${error ?? ''}, not 400 as malformed\n    ${described(sent)}`)
     }
 
     // The security requirement is what the server asks for.
@@ -399,12 +463,14 @@ test('every operation answers generated requests as its OpenAPI document says', 
 
   const elapsed = Date.now() - started
   console.log(
-    `contract: seed ${SEED}, ${operations.length} operations, ${validSent} valid and ${invalidSent} invalid requests in ${elapsed} ms; statuses seen:\n` +
+    `contract: seed ${SEED}, ${operations.length} operations, ${validSent} valid, ${invalidSent} invalid and ${boundarySent} boundary requests in ${elapsed} ms; statuses seen:\n` +
       [...seen].map(([op, statuses]) => `  ${op}: ${[...statuses].sort().join(' ')}`).join('\n'),
   )
   expect(failures.slice(0, 25).join('\n'), `${failures.length} failures (seed ${SEED})`).toBe('')
   // Generated ids reach real rows: most operations succeeded at least once (the others need a 2-tap
   // registration, a mined token, a signed request or a chip's real tap, which random data does not make).
+  // Every pattern's boundaries were sent: path, query and body (tokenId, chainId, recipient, UIDs, addresses…).
+  expect(boundarySent).toBeGreaterThan(200)
   const succeeded = [...seen].filter(([, statuses]) => [...statuses].some((s) => s < 300)).length
   expect(succeeded).toBeGreaterThanOrEqual(18)
 })
