@@ -5,7 +5,28 @@ import type { Store } from '../db/store.js'
 import { BaseError, ConflictError, NotFoundError, UnauthorizedError, ValidationError } from '../errors.js'
 
 export const MAX_PIN_TRIES = 5
+/** The first lock; each lock in a row lasts twice the one before, up to PIN_LOCK_MAX_MS. */
 export const PIN_LOCK_MS = 5 * 60_000
+/**
+ * The longest lock. A fixed 5-minute lock let 5 guesses through every 5 minutes (1,440 a day: a
+ * 4-digit PIN in about a week); at the cap it is 5 a day. Staff who locked themselves out set
+ * the PIN again (`tapgate station staff-pin`), which clears the lock.
+ */
+export const PIN_LOCK_MAX_MS = 24 * 60 * 60_000
+
+/** How long the `lock`-th lock in a row lasts (1-based): 5, 10, 20 … minutes, at most a day. */
+export function pinLockMs(lock: number): number {
+  // 2^min(…, 20): past the cap anyway, and no Infinity from a huge count.
+  return Math.min(PIN_LOCK_MS * 2 ** Math.min(lock - 1, 20), PIN_LOCK_MAX_MS)
+}
+
+/** "20 minutes", "2 h 40 min", "24 hours": how the staff feed says a lock's length. */
+function lockLength(ms: number): string {
+  const minutes = Math.round(ms / 60_000)
+  if (minutes < 60) return `${minutes} minutes`
+  const hours = Math.floor(minutes / 60)
+  return minutes % 60 === 0 ? `${hours} hours` : `${hours} h ${minutes % 60} min`
+}
 /** A staff session ends after this long without a request. */
 export const STAFF_IDLE_MS = 60_000
 
@@ -65,9 +86,11 @@ const hashSession = (token: string) => crypto.createHash('sha256').update(token)
 
 /**
  * Opens a staff session with the station's PIN. Every wrong PIN counts, and is logged to the
- * feed; the fifth in a row locks the PIN for 5 minutes (423, the right PIN included). The tries
- * are counted in one BEGIN IMMEDIATE transaction after the slow hash, so parallel guesses cannot
- * each see the same count.
+ * feed; the fifth in a row locks the PIN (423, the right PIN included), for 5 minutes the first
+ * time and twice as long at each lock in a row after (pinLockMs), until the right PIN. The lock
+ * count is stored, so a restart does not shorten the next lock. The tries are counted in one
+ * BEGIN IMMEDIATE transaction after the slow hash, so parallel guesses cannot each see the same
+ * count.
  *
  * @throws ConflictError pin_not_set; PinError invalid_pin (401) / pin_locked (423)
  */
@@ -82,16 +105,18 @@ export async function openStaffSession(store: Store, p: { station: StationRow; p
     if (!ok) {
       const tries = pin.failedTries + 1
       if (tries >= MAX_PIN_TRIES) {
-        const until = p.now + PIN_LOCK_MS
-        store.staffAuth.setTries(p.station.id, 0, until)
-        store.stationEvents.append(p.station.id, 'staff', { action: 'locked', summary: `${tries} wrong PINs: locked for 5 minutes` }, p.now)
+        const lock = pin.consecutiveLocks + 1
+        const until = p.now + pinLockMs(lock)
+        store.staffAuth.setTries(p.station.id, { failedTries: 0, lockedUntil: until, consecutiveLocks: lock })
+        const summary = `${tries} wrong PINs: locked for ${lockLength(until - p.now)}${lock > 1 ? ` (lock ${lock} in a row)` : ''}`
+        store.stationEvents.append(p.station.id, 'staff', { action: 'locked', summary }, p.now)
         return { error: locked(until) }
       }
-      store.staffAuth.setTries(p.station.id, tries, null)
+      store.staffAuth.setTries(p.station.id, { failedTries: tries, lockedUntil: null, consecutiveLocks: pin.consecutiveLocks })
       store.stationEvents.append(p.station.id, 'staff', { action: 'login_failed', summary: `wrong PIN (${MAX_PIN_TRIES - tries} tries left)` }, p.now)
       return { error: new PinError(401, 'invalid_pin', 'Wrong staff PIN', { triesLeft: MAX_PIN_TRIES - tries }) }
     }
-    store.staffAuth.setTries(p.station.id, 0, null)
+    store.staffAuth.setTries(p.station.id, { failedTries: 0, lockedUntil: null, consecutiveLocks: 0 })
     const session = `tgss_${crypto.randomBytes(24).toString('base64url')}`
     store.staffAuth.insertSession(hashSession(session), p.station.id, p.now)
     store.stationEvents.append(p.station.id, 'staff', { action: 'login', summary: 'staff session opened' }, p.now)

@@ -8,7 +8,7 @@ import { ChipGroup } from '../schemas/events.js'
 const chipGroups: FastifyPluginAsyncZod = async (app) => {
   app.get('/chip-groups', {
     onRequest: app.requireApiKey,
-    schema: { tags: ['chips'], summary: "The team's chip groups", security: security.apiKey, response: { 200: z.array(ChipGroup), ...errorResponses } },
+    schema: { tags: ['chips'], summary: "The team's chip groups", security: security.apiKey, response: { 200: z.array(ChipGroup), ...errorResponses(401) } },
     handler: async (request) =>
       app.services.store.chipGroups
         .listByTeam(teamOf(request).id)

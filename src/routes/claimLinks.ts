@@ -6,7 +6,6 @@ import { resolveRecipient } from '../phygitals/resolveRecipient.js'
 import { CLAIM_HTML } from '../kiosk/web/claimPage.js'
 import { KIOSK_CSP } from '../kiosk/web/pages.js'
 import {
-  claimErrorResponses,
   LinkParams,
   PhoneClaimResponse,
   PhoneOpenBody,
@@ -16,7 +15,7 @@ import {
   PhoneResolveResponse,
   PhoneSessionBody,
 } from '../schemas/claims.js'
-import { security } from '../schemas/common.js'
+import { BODY_ERRORS, errorResponses, PATH_ERRORS, security } from '../schemas/common.js'
 
 const tags = ['claim links']
 
@@ -44,7 +43,7 @@ const claimLinks: FastifyPluginAsyncZod = async (app) => {
       security: security.none,
       params: LinkParams,
       body: PhoneOpenBody,
-      response: { 200: PhoneOpenResponse, ...claimErrorResponses },
+      response: { 200: PhoneOpenResponse, ...errorResponses(...BODY_ERRORS, ...PATH_ERRORS, 404, 409, 410, 429) },
     },
     handler: async (request, reply) => {
       noStore(reply)
@@ -53,7 +52,7 @@ const claimLinks: FastifyPluginAsyncZod = async (app) => {
   })
 
   app.post('/c/:token/status', {
-    schema: { tags, summary: 'Where the claim stands (the phone follows its transaction)', security: security.none, params: LinkParams, body: PhoneSessionBody, response: { 200: PhoneClaimResponse, ...claimErrorResponses } },
+    schema: { tags, summary: 'Where the claim stands (the phone follows its transaction)', security: security.none, params: LinkParams, body: PhoneSessionBody, response: { 200: PhoneClaimResponse, ...errorResponses(...BODY_ERRORS, ...PATH_ERRORS, 403, 404, 429) } },
     handler: async (request, reply) => {
       noStore(reply)
       const claim = claimOfPhone(store, { token: request.params.token, session: request.body.session })
@@ -62,7 +61,7 @@ const claimLinks: FastifyPluginAsyncZod = async (app) => {
   })
 
   app.post('/c/:token/resolve', {
-    schema: { tags, summary: 'Resolve an ENS name before sending (shown to the customer first)', security: security.none, params: LinkParams, body: PhoneResolveBody, response: { 200: PhoneResolveResponse, ...claimErrorResponses } },
+    schema: { tags, summary: 'Resolve an ENS name before sending (shown to the customer first)', security: security.none, params: LinkParams, body: PhoneResolveBody, response: { 200: PhoneResolveResponse, ...errorResponses(...BODY_ERRORS, ...PATH_ERRORS, 403, 404, 429) } },
     handler: async (request, reply) => {
       noStore(reply)
       claimOfPhone(store, { token: request.params.token, session: request.body.session })
@@ -78,7 +77,7 @@ const claimLinks: FastifyPluginAsyncZod = async (app) => {
       security: security.none,
       params: LinkParams,
       body: PhoneRecipientBody,
-      response: { 200: PhoneClaimResponse, ...claimErrorResponses },
+      response: { 200: PhoneClaimResponse, ...errorResponses(...BODY_ERRORS, ...PATH_ERRORS, 403, 404, 409, 410, 429) },
     },
     handler: async (request, reply) => {
       noStore(reply)

@@ -9,7 +9,7 @@ import {
 } from '../guestbook/guestbookEvents.js'
 import { deployGuestbook, mintGuestbookEvent, mintGuestbookEventSelf, setGuestbookPaused } from '../guestbook/guestbookChain.js'
 import { otpCodeOf, teamOf } from '../plugins/auth.js'
-import { bodyErrorResponses, errorResponses, security, Success } from '../schemas/common.js'
+import { BODY_ERRORS, errorResponses, security, Success } from '../schemas/common.js'
 import { RecipientBody } from '../schemas/phygitals.js'
 import { recipientOf } from './transfers.js'
 import {
@@ -37,7 +37,7 @@ const withApiKey: FastifyPluginAsyncZod = async (app) => {
       summary: 'Deploy a guestbook contract (pending until mined)',
       body: DeployContractBody,
       security: security.apiKey,
-      response: { 200: Success.extend({ contractId: z.number() }), ...bodyErrorResponses },
+      response: { 200: Success.extend({ contractId: z.number() }), ...errorResponses(...BODY_ERRORS, 401) },
     },
     handler: async (request) => {
       const { contractId } = deployGuestbook(app.services, { ...request.body, teamId: teamOf(request).id })
@@ -47,7 +47,7 @@ const withApiKey: FastifyPluginAsyncZod = async (app) => {
   })
 
   app.post('/events/mint', {
-    schema: { tags, summary: 'Mint an event token to a recipient (API key)', body: MintEventBody, security: security.apiKey, response: { 200: TxnResponse, ...bodyErrorResponses } },
+    schema: { tags, summary: 'Mint an event token to a recipient (API key)', body: MintEventBody, security: security.apiKey, response: { 200: TxnResponse, ...errorResponses(...BODY_ERRORS, 401, 404, 409) } },
     handler: async (request) => {
       const { recipient, ...selector } = request.body
       const result = await mintGuestbookEvent(app.services, { teamId: teamOf(request).id, selector, recipient: await recipientOf(app, recipient) })
@@ -62,7 +62,7 @@ const withApiKey: FastifyPluginAsyncZod = async (app) => {
       summary: 'Pause (soulbound) or unpause transfers of a guestbook contract',
       body: TogglePauseBody,
       security: security.apiKey,
-      response: { 200: TxnResponse, ...bodyErrorResponses },
+      response: { 200: TxnResponse, ...errorResponses(...BODY_ERRORS, 401, 404, 409) },
     },
     handler: async (request) => {
       const result = setGuestbookPaused(app.services, { ...request.body, teamId: teamOf(request).id })
@@ -72,12 +72,12 @@ const withApiKey: FastifyPluginAsyncZod = async (app) => {
   })
 
   app.get('/events/contracts', {
-    schema: { tags, summary: "The team's guestbook contracts", security: security.apiKey, response: { 200: z.array(GuestbookContract), ...errorResponses } },
+    schema: { tags, summary: "The team's guestbook contracts", security: security.apiKey, response: { 200: z.array(GuestbookContract), ...errorResponses(401) } },
     handler: async (request) => listGuestbookContracts(store, { teamId: teamOf(request).id }),
   })
 
   app.post('/events', {
-    schema: { tags, summary: 'Create a guestbook event', body: CreateEventBody, security: security.apiKey, response: { 200: Success.extend({ id: z.number() }), ...bodyErrorResponses } },
+    schema: { tags, summary: 'Create a guestbook event', body: CreateEventBody, security: security.apiKey, response: { 200: Success.extend({ id: z.number() }), ...errorResponses(...BODY_ERRORS, 401, 404, 409) } },
     handler: async (request) => {
       const { id } = createGuestbookEvent(store, { ...request.body, teamId: teamOf(request).id, now: now() })
       return { success: true as const, id }
@@ -85,12 +85,12 @@ const withApiKey: FastifyPluginAsyncZod = async (app) => {
   })
 
   app.get('/events', {
-    schema: { tags, summary: "The team's guestbook events", querystring: ListEventsQuery, security: security.apiKey, response: { 200: z.array(GuestbookEvent), ...errorResponses } },
+    schema: { tags, summary: "The team's guestbook events", querystring: ListEventsQuery, security: security.apiKey, response: { 200: z.array(GuestbookEvent), ...errorResponses(400, 401, 404) } },
     handler: async (request) => listGuestbookEvents(store, { teamId: teamOf(request).id, contractId: request.query.contractId }),
   })
 
   app.patch('/events/metadata', {
-    schema: { tags, summary: "Replace a guestbook event's metadata", body: EventMetadataBody, security: security.apiKey, response: { 200: Success, ...bodyErrorResponses } },
+    schema: { tags, summary: "Replace a guestbook event's metadata", body: EventMetadataBody, security: security.apiKey, response: { 200: Success, ...errorResponses(...BODY_ERRORS, 401, 404) } },
     handler: async (request) => {
       const { metadata, ...selector } = request.body
       updateGuestbookEventMetadata(store, { teamId: teamOf(request).id, selector, metadata, now: now() })
@@ -99,7 +99,7 @@ const withApiKey: FastifyPluginAsyncZod = async (app) => {
   })
 
   app.post('/events/assign/legacy', {
-    schema: { tags, summary: 'Assign a guestbook event to chips', body: AssignEventBody, security: security.apiKey, response: { 200: Success, ...bodyErrorResponses } },
+    schema: { tags, summary: 'Assign a guestbook event to chips', body: AssignEventBody, security: security.apiKey, response: { 200: Success, ...errorResponses(...BODY_ERRORS, 401, 404) } },
     handler: async (request) => {
       const { tagUIDs, guestbookEventId } = request.body
       assignGuestbookEvent(store, { teamId: teamOf(request).id, eventId: guestbookEventId, uids: tagUIDs, now: now() })
@@ -112,7 +112,7 @@ const withApiKey: FastifyPluginAsyncZod = async (app) => {
 const withOtp: FastifyPluginAsyncZod = async (app) => {
   app.post('/events/mint/self', {
     preHandler: app.requireOtp,
-    schema: { tags, summary: 'Mint an event token with the OTP of a tap', body: RecipientBody, security: security.otp, response: { 200: TxnResponse, ...bodyErrorResponses } },
+    schema: { tags, summary: 'Mint an event token with the OTP of a tap', body: RecipientBody, security: security.otp, response: { 200: TxnResponse, ...errorResponses(...BODY_ERRORS, 401, 403, 404, 409) } },
     handler: async (request) => {
       const recipient = await recipientOf(app, request.body.recipient)
       const result = await mintGuestbookEventSelf(app.services, { code: otpCodeOf(request), recipient })

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
-import { ErrorBody, security } from '../schemas/common.js'
+import { errorResponses, security } from '../schemas/common.js'
 
 const ChainHealth = z.object({
   chainId: z.number(),
@@ -20,8 +20,8 @@ const health: FastifyPluginAsyncZod = async (app) => {
       summary: 'Liveness, with a database round trip and the state of each chain',
       description: 'Always 200 while the gateway serves: a chain outage delays transactions but loses none.',
       security: security.none,
-      // No 4xx of its own: only a request not received in time, or the database gone.
-      response: { 200: Health, 408: ErrorBody, 500: ErrorBody },
+      // No 4xx of its own: only what any request can meet (a request not received in time, the database gone, shutting down).
+      response: { 200: Health, ...errorResponses() },
     },
     handler: async () => {
       store.ping()

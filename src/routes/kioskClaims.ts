@@ -6,8 +6,8 @@ import { publicClaimSummary } from '../claims/claimViews.js'
 import { giveClaimAddress } from '../claims/giveClaimAddress.js'
 import { NotFoundError } from '../errors.js'
 import { authenticateKiosk } from '../kiosk/kioskTokens.js'
-import { ClaimIdParams, claimErrorResponses, HandoffResponse, KioskClaimResponse, KioskRecipientBody } from '../schemas/claims.js'
-import { security } from '../schemas/common.js'
+import { ClaimIdParams, HandoffResponse, KioskClaimResponse, KioskRecipientBody } from '../schemas/claims.js'
+import { BODY_ERRORS, errorResponses, PATH_ERRORS, security } from '../schemas/common.js'
 
 const tags = ['kiosk']
 const kioskToken = (request: FastifyRequest): string | undefined => {
@@ -36,7 +36,7 @@ const kioskClaims: FastifyPluginAsyncZod = async (app) => {
       summary: 'A one-time link to finish the claim on a phone, and its QR code (a new one replaces the last)',
       security: security.kiosk,
       params: ClaimIdParams,
-      response: { 200: HandoffResponse, ...claimErrorResponses },
+      response: { 200: HandoffResponse, ...errorResponses(...BODY_ERRORS, ...PATH_ERRORS, 401, 404, 409, 410) },
     },
     handler: async (request) => {
       const station = request.kioskStation!
@@ -53,7 +53,7 @@ const kioskClaims: FastifyPluginAsyncZod = async (app) => {
       security: security.kiosk,
       params: ClaimIdParams,
       body: KioskRecipientBody,
-      response: { 200: KioskClaimResponse, ...claimErrorResponses },
+      response: { 200: KioskClaimResponse, ...errorResponses(...BODY_ERRORS, ...PATH_ERRORS, 401, 404, 409, 410) },
     },
     handler: async (request) => {
       const station = request.kioskStation!

@@ -7,7 +7,7 @@ import { kioskStation } from '../kiosk/kioskViews.js'
 import { dismissAlert, manualCheckIn, retryCheckInTx, staffState, startTestChip, undoLastCheckIn } from '../kiosk/staffActions.js'
 import { checkStaffSession, endStaffSession, openStaffSession, PinError } from '../kiosk/staffAuth.js'
 import { setStationMode } from '../kiosk/stationModes.js'
-import { bodyErrorResponses, errorResponses, security, Success } from '../schemas/common.js'
+import { BODY_ERRORS, errorResponses, security, Success } from '../schemas/common.js'
 import {
   ManualCheckInBody,
   ManualCheckInResponse,
@@ -62,7 +62,7 @@ const kioskStaff: FastifyPluginAsyncZod = async (app) => {
       summary: "Open a staff session with the station's PIN (5 wrong: locked for 5 minutes)",
       security: security.kiosk,
       body: StaffSessionBody,
-      response: { 200: StaffSessionResponse, ...bodyErrorResponses, 401: PinErrorBody, 423: PinErrorBody },
+      response: { 200: StaffSessionResponse, ...errorResponses(...BODY_ERRORS, 409), 401: PinErrorBody, 423: PinErrorBody },
     },
     handler: async (request, reply) => {
       try {
@@ -79,13 +79,13 @@ const kioskStaff: FastifyPluginAsyncZod = async (app) => {
 
   app.get('/kiosk/staff/state', {
     preHandler: requireStaff,
-    schema: { tags, summary: 'Counts per event and station, health, the recent feed (whole events)', security: security.staff, response: { 200: StaffStateResponse, ...errorResponses } },
+    schema: { tags, summary: 'Counts per event and station, health, the recent feed (whole events)', security: security.staff, response: { 200: StaffStateResponse, ...errorResponses(401) } },
     handler: async (request) => ({ success: true as const, ...staffState(deps, { stationId: stationOf(request).id }) }),
   })
 
   app.post('/kiosk/staff/mode', {
     preHandler: requireStaff,
-    schema: { tags, summary: 'Switch the station to check-in (for an event) or close it', security: security.staff, body: StaffModeBody, response: { 200: StaffModeResponse, ...bodyErrorResponses } },
+    schema: { tags, summary: 'Switch the station to check-in (for an event) or close it', security: security.staff, body: StaffModeBody, response: { 200: StaffModeResponse, ...errorResponses(...BODY_ERRORS, 401, 404, 409) } },
     handler: async (request) => {
       const station = setStationMode(store, { stationId: stationOf(request).id, mode: request.body.mode, eventId: request.body.eventId, now: now(), byStaff: true })
       app.services.feed.changed()
@@ -95,19 +95,19 @@ const kioskStaff: FastifyPluginAsyncZod = async (app) => {
 
   app.post('/kiosk/staff/check-in', {
     preHandler: requireStaff,
-    schema: { tags, summary: 'Check a chip in by UID (a dead badge), marked manual', security: security.staff, body: ManualCheckInBody, response: { 200: ManualCheckInResponse, ...bodyErrorResponses } },
+    schema: { tags, summary: 'Check a chip in by UID (a dead badge), marked manual', security: security.staff, body: ManualCheckInBody, response: { 200: ManualCheckInResponse, ...errorResponses(...BODY_ERRORS, 401, 404, 409) } },
     handler: async (request) => ({ success: true as const, ...manualCheckIn(deps, { stationId: stationOf(request).id, uid: request.body.uid }) }),
   })
 
   app.post('/kiosk/staff/undo', {
     preHandler: requireStaff,
-    schema: { tags, summary: "Undo the station's last check-in (within 2 minutes); a minted token stays", security: security.staff, response: { 200: UndoResponse, ...errorResponses } },
+    schema: { tags, summary: "Undo the station's last check-in (within 2 minutes); a minted token stays", security: security.staff, response: { 200: UndoResponse, ...errorResponses(...BODY_ERRORS, 401, 404, 409) } },
     handler: async (request) => ({ success: true as const, ...undoLastCheckIn(deps, { stationId: stationOf(request).id }) }),
   })
 
   app.post('/kiosk/staff/retry', {
     preHandler: requireStaff,
-    schema: { tags, summary: "Queue a failed check-in mint or claim transfer of this station again", security: security.staff, body: RetryBody, response: { 200: RetryResponse, ...bodyErrorResponses } },
+    schema: { tags, summary: "Queue a failed check-in mint or claim transfer of this station again", security: security.staff, body: RetryBody, response: { 200: RetryResponse, ...errorResponses(...BODY_ERRORS, 401, 404, 409) } },
     handler: async (request) => {
       const p = { stationId: stationOf(request).id, txId: request.body.txId }
       // A check-in's mint (its own, or collected through the hand-off), else a claim's transfer.
@@ -118,7 +118,7 @@ const kioskStaff: FastifyPluginAsyncZod = async (app) => {
 
   app.post('/kiosk/staff/test-chip', {
     preHandler: requireStaff,
-    schema: { tags, summary: 'For a while, accepted taps are test taps: shown, never counted', security: security.staff, body: TestChipBody, response: { 200: TestChipResponse, ...bodyErrorResponses } },
+    schema: { tags, summary: 'For a while, accepted taps are test taps: shown, never counted', security: security.staff, body: TestChipBody, response: { 200: TestChipResponse, ...errorResponses(...BODY_ERRORS, 401) } },
     handler: async (request) => {
       const { testUntil } = startTestChip(deps, { stationId: stationOf(request).id, seconds: request.body.seconds })
       return { success: true as const, testUntil: new Date(testUntil).toISOString() }
@@ -127,7 +127,7 @@ const kioskStaff: FastifyPluginAsyncZod = async (app) => {
 
   app.post('/kiosk/staff/dismiss', {
     preHandler: requireStaff,
-    schema: { tags, summary: 'Dismiss the alert (a replayed or cloned tap) on the check-in screen', security: security.staff, response: { 200: Success, ...errorResponses } },
+    schema: { tags, summary: 'Dismiss the alert (a replayed or cloned tap) on the check-in screen', security: security.staff, response: { 200: Success, ...errorResponses(...BODY_ERRORS, 401) } },
     handler: async (request) => {
       dismissAlert(deps, { stationId: stationOf(request).id })
       return { success: true as const }
@@ -136,7 +136,7 @@ const kioskStaff: FastifyPluginAsyncZod = async (app) => {
 
   app.post('/kiosk/staff/end', {
     preHandler: requireStaff,
-    schema: { tags, summary: 'End the staff session', security: security.staff, response: { 200: Success, ...errorResponses } },
+    schema: { tags, summary: 'End the staff session', security: security.staff, response: { 200: Success, ...errorResponses(...BODY_ERRORS, 401) } },
     handler: async (request) => {
       endStaffSession(store, { token: header(request, 'x-staff-session')!, now: now() })
       return { success: true as const }

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { deleteOtp, getOtp } from '../otps/getOtp.js'
 import { teamOf } from '../plugins/auth.js'
-import { pathErrorResponses, security, Success } from '../schemas/common.js'
+import { BODY_ERRORS, errorResponses, PATH_ERRORS, security, Success } from '../schemas/common.js'
 import { OtpParams, OtpResponse } from '../schemas/otps.js'
 import { publicRateLimit } from './rateLimit.js'
 
@@ -13,7 +13,7 @@ const otps: FastifyPluginAsyncZod = async (app) => {
       summary: 'Read an OTP',
       params: OtpParams,
       security: security.none,
-      response: { 200: OtpResponse, ...pathErrorResponses },
+      response: { 200: OtpResponse, ...errorResponses(...PATH_ERRORS, 404, 429) },
     },
     handler: async (request) => getOtp(app.services.store, { code: request.params.id, now: app.services.now() }),
   })
@@ -25,7 +25,7 @@ const otps: FastifyPluginAsyncZod = async (app) => {
       summary: "Delete one of the team's OTPs",
       params: OtpParams,
       security: security.apiKey,
-      response: { 200: Success, ...pathErrorResponses },
+      response: { 200: Success, ...errorResponses(...BODY_ERRORS, ...PATH_ERRORS, 401, 404) },
     },
     handler: async (request) => {
       deleteOtp(app.services.store, { code: request.params.id, teamId: teamOf(request).id })

@@ -8,7 +8,7 @@ import {
 import { getTokenChips } from '../phygitals/findTeamToken.js'
 import { updateTokenMetadata } from '../phygitals/updateTokenMetadata.js'
 import { otpCodeOf, teamOf } from '../plugins/auth.js'
-import { bodyErrorResponses, errorResponses, security, Success } from '../schemas/common.js'
+import { BODY_ERRORS, errorResponses, security, Success } from '../schemas/common.js'
 import {
   ChipResponse,
   ClaimRegistration,
@@ -30,7 +30,7 @@ const phygitals: FastifyPluginAsyncZod = async (app) => {
 
   app.get('/phygitals/chip', {
     onRequest: app.requireApiKey,
-    schema: { tags, summary: 'The chip linked to a token', querystring: TokenKeyQuery, security: security.apiKey, response: { 200: ChipResponse, ...errorResponses } },
+    schema: { tags, summary: 'The chip linked to a token', querystring: TokenKeyQuery, security: security.apiKey, response: { 200: ChipResponse, ...errorResponses(400, 401, 404) } },
     handler: async (request) => getTokenChips(store, { key: request.query, teamId: teamOf(request).id }),
   })
 
@@ -41,7 +41,7 @@ const phygitals: FastifyPluginAsyncZod = async (app) => {
       summary: 'Whether a 2-tap claim applies and whether the recipient may claim now',
       querystring: ClaimRegistrationQuery,
       security: security.none,
-      response: { 200: ClaimRegistrationStatus, ...errorResponses },
+      response: { 200: ClaimRegistrationStatus, ...errorResponses(400, 404, 429) },
     },
     handler: async (request) => {
       const { recipient, ...key } = request.query
@@ -51,7 +51,7 @@ const phygitals: FastifyPluginAsyncZod = async (app) => {
 
   app.post('/phygitals/claim-registration', {
     onRequest: app.requireApiKey,
-    schema: { tags, summary: 'Register a recipient for a 2-tap claim (API key)', body: ClaimRegistrationBody, security: security.apiKey, response: { 200: ClaimRegistration, ...bodyErrorResponses } },
+    schema: { tags, summary: 'Register a recipient for a 2-tap claim (API key)', body: ClaimRegistrationBody, security: security.apiKey, response: { 200: ClaimRegistration, ...errorResponses(...BODY_ERRORS, 401, 404, 409) } },
     handler: async (request) => {
       const { recipient, ...key } = request.body
       return createClaimRegistration(store, { key, teamId: teamOf(request).id, recipient: await recipientOf(recipient), now: now() })
@@ -60,14 +60,14 @@ const phygitals: FastifyPluginAsyncZod = async (app) => {
 
   app.post('/phygitals/claim-registration/pullable', {
     preHandler: app.requireOtp,
-    schema: { tags, summary: 'Register a recipient for a 2-tap claim (OTP)', body: RecipientBody, security: security.otp, response: { 200: ClaimRegistration, ...bodyErrorResponses } },
+    schema: { tags, summary: 'Register a recipient for a 2-tap claim (OTP)', body: RecipientBody, security: security.otp, response: { 200: ClaimRegistration, ...errorResponses(...BODY_ERRORS, 401, 403, 409) } },
     handler: async (request) =>
       createClaimRegistrationWithOtp(store, { code: otpCodeOf(request), recipient: await recipientOf(request.body.recipient), now: now() }),
   })
 
   app.delete('/phygitals/claim-registration', {
     onRequest: app.requireApiKey,
-    schema: { tags, summary: "Delete a recipient's unused claim registration", body: ClaimRegistrationBody, security: security.apiKey, response: { 200: Success, ...bodyErrorResponses } },
+    schema: { tags, summary: "Delete a recipient's unused claim registration", body: ClaimRegistrationBody, security: security.apiKey, response: { 200: Success, ...errorResponses(...BODY_ERRORS, 401, 404) } },
     handler: async (request) => {
       const { recipient, ...key } = request.body
       deleteClaimRegistration(store, { key, teamId: teamOf(request).id, recipient: await recipientOf(recipient) })
@@ -77,7 +77,7 @@ const phygitals: FastifyPluginAsyncZod = async (app) => {
 
   app.patch('/phygitals/metadata', {
     onRequest: app.requireApiKey,
-    schema: { tags, summary: "Replace a token's metadata", body: MetadataBody, security: security.apiKey, response: { 200: Success, ...bodyErrorResponses } },
+    schema: { tags, summary: "Replace a token's metadata", body: MetadataBody, security: security.apiKey, response: { 200: Success, ...errorResponses(...BODY_ERRORS, 401, 404) } },
     handler: async (request) => {
       const { metadata, ...key } = request.body
       const { refreshTxHash, chainId } = updateTokenMetadata(app.services, { key, teamId: teamOf(request).id, metadata })

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { readTokenOwner } from '../phygitals/tokenOwner.js'
 import { queryRef } from '../refs/queryRef.js'
-import { pathErrorResponses, security } from '../schemas/common.js'
+import { errorResponses, PATH_ERRORS, security } from '../schemas/common.js'
 import { RefParams, RefQuery, RefResponse } from '../schemas/refs.js'
 import { publicRateLimit } from './rateLimit.js'
 
@@ -15,7 +15,7 @@ const refs: FastifyPluginAsyncZod = async (app) => {
       params: RefParams,
       querystring: RefQuery,
       security: security.optionalApiKey,
-      response: { 200: RefResponse, ...pathErrorResponses },
+      response: { 200: RefResponse, ...errorResponses(...PATH_ERRORS, 401, 404, 429) },
     },
     handler: async (request) => {
       const { store, config, now, chains } = app.services

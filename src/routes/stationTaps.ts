@@ -1,8 +1,8 @@
 import type { FastifyRequest } from 'fastify'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import type { StationRow } from '../db/stations.js'
-import { security } from '../schemas/common.js'
-import { StationTapBody, StationTapResponse, tapErrorResponses } from '../schemas/taps.js'
+import { BODY_ERRORS, errorResponses, security } from '../schemas/common.js'
+import { StationTapBody, StationTapResponse, tapRefusals } from '../schemas/taps.js'
 import { authenticateStation } from '../stations/stations.js'
 import { submitStationTap } from '../stations/submitStationTap.js'
 
@@ -37,7 +37,7 @@ const stationTaps: FastifyPluginAsyncZod = async (app) => {
       summary: "A station tap: verify the URL a reader read, against the chip's RF UID",
       security: security.station,
       body: StationTapBody,
-      response: { 200: StationTapResponse, ...tapErrorResponses },
+      response: { 200: StationTapResponse, ...errorResponses(...BODY_ERRORS, 401), ...tapRefusals },
     },
     handler: async (request, reply) => {
       const station = stationOf(request)

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { errorResponses, security } from '../schemas/common.js'
-import { TapHtml, TapRedirect } from '../schemas/taps.js'
+import { TapHtml, TapRedirect, TapUnavailable } from '../schemas/taps.js'
 import { SealedKeyError } from '../keys/errors.js'
 import { renderRejectedTapPage, renderTapPage, renderUnavailableTapPage, tapPageView, tapRedirectUrl } from '../taps/tapPage.js'
 import { TapRejectedError } from '../taps/tapErrors.js'
@@ -49,11 +49,9 @@ const tap: FastifyPluginAsyncZod = async (app) => {
       response: {
         200: TapHtml('The tap page: the chip, its linked token and events, and serviceRef'),
         302: TapRedirect,
+        ...errorResponses(429),
         400: TapHtml('Refused (any reason): a plain "not accepted" page'),
-        408: errorResponses[408],
-        429: errorResponses[429],
-        500: errorResponses[500],
-        503: TapHtml('The gateway cannot check taps: the keys of a chip profile do not open (docs/keys.md)'),
+        503: TapUnavailable,
       },
     },
     handler: async (request, reply) => {

@@ -4,7 +4,7 @@ import { refuseZeroAddress } from '../chain/recipientCheck.js'
 import { editChipsBySelfService } from '../phygitals/selfServiceEdit.js'
 import { resolveRecipient } from '../phygitals/resolveRecipient.js'
 import { otpCodeOf, teamOf } from '../plugins/auth.js'
-import { bodyErrorResponses, ErrorBody, errorResponses, security } from '../schemas/common.js'
+import { BODY_ERRORS, errorResponses, security } from '../schemas/common.js'
 import {
   SelfServiceEditBody,
   SelfServiceEditResponse,
@@ -24,8 +24,8 @@ import { publicRateLimit } from './rateLimit.js'
 
 const tags = ['transfers']
 const bodyNote = 'The parameters may come in the query string or, as the spec documents, in a JSON body (or both, if they agree).'
-// That body is read by mergeJsonBodyIntoQuery, whatever its content type: it can be too large (413), never unsupported.
-const getBodyErrors = { ...errorResponses, 413: ErrorBody } as const
+// That body is read by mergeJsonBodyIntoQuery, whatever its content type: not JSON (400) or too large (413), never unsupported.
+const GET_BODY_ERRORS = [400, 413] as const
 
 /** The recipient of a transfer, signature or mint as a checksummed address (ENS only with a mainnet RPC); never the zero address. */
 export async function recipientOf(app: FastifyInstance, raw: string): Promise<`0x${string}`> {
@@ -45,7 +45,7 @@ const transfers: FastifyPluginAsyncZod = async (app) => {
 
   app.post('/phygitals/transfer', {
     onRequest: app.requireApiKey,
-    schema: { tags, summary: "Transfer a team's phygital NFT (API key)", body: TransferBody, security: security.apiKey, response: { 200: TransferResponse, ...bodyErrorResponses } },
+    schema: { tags, summary: "Transfer a team's phygital NFT (API key)", body: TransferBody, security: security.apiKey, response: { 200: TransferResponse, ...errorResponses(...BODY_ERRORS, 401, 404, 409) } },
     handler: async (request) => {
       const { recipient, ...key } = request.body
       const accepted = await sent(transferWithApiKey(deps, { key, teamId: teamOf(request).id, recipient: await recipientOf(app, recipient) }))
@@ -55,7 +55,7 @@ const transfers: FastifyPluginAsyncZod = async (app) => {
 
   app.post('/phygitals/transfer/pullable', {
     preHandler: app.requireOtp,
-    schema: { tags, summary: 'Transfer the tapped phygital NFT (OTP)', body: TransferPullableBody, security: security.otp, response: { 200: TransferResponse, ...bodyErrorResponses } },
+    schema: { tags, summary: 'Transfer the tapped phygital NFT (OTP)', body: TransferPullableBody, security: security.otp, response: { 200: TransferResponse, ...errorResponses(...BODY_ERRORS, 401, 403, 409) } },
     handler: async (request) => {
       const recipient = await recipientOf(app, request.body.recipient)
       const accepted = await sent(transferWithOtp(deps, { code: otpCodeOf(request), recipient }))
@@ -70,7 +70,7 @@ const transfers: FastifyPluginAsyncZod = async (app) => {
       summary: 'Transfer the NFT linked to a tag (API key)',
       body: SelfServiceTransferBody,
       security: security.apiKey,
-      response: { 200: SelfServiceTransferResponse, ...bodyErrorResponses },
+      response: { 200: SelfServiceTransferResponse, ...errorResponses(...BODY_ERRORS, 401, 404, 409) },
     },
     handler: async (request) => {
       const recipient = await recipientOf(app, request.body.recipient)
@@ -88,7 +88,7 @@ const transfers: FastifyPluginAsyncZod = async (app) => {
       description: bodyNote,
       querystring: TransferSignatureQuery,
       security: security.apiKey,
-      response: { 200: TransferSignatureResponse, ...getBodyErrors },
+      response: { 200: TransferSignatureResponse, ...errorResponses(...GET_BODY_ERRORS, 401, 404, 409) },
     },
     handler: async (request) => {
       const { recipient, ...key } = request.query
@@ -105,7 +105,7 @@ const transfers: FastifyPluginAsyncZod = async (app) => {
       description: bodyNote,
       querystring: TransferSignaturePullableQuery,
       security: security.otp,
-      response: { 200: TransferSignatureResponse, ...getBodyErrors },
+      response: { 200: TransferSignatureResponse, ...errorResponses(...GET_BODY_ERRORS, 401, 403, 409) },
     },
     handler: async (request) =>
       transferSignatureWithOtp(deps, { code: otpCodeOf(request), recipient: await recipientOf(app, request.query.recipient) }),
@@ -118,7 +118,7 @@ const transfers: FastifyPluginAsyncZod = async (app) => {
       summary: "Set the redirect URL of a token's chips, signed by the token's owner (EIP-712)",
       body: SelfServiceEditBody,
       security: security.none,
-      response: { 200: SelfServiceEditResponse, ...bodyErrorResponses },
+      response: { 200: SelfServiceEditResponse, ...errorResponses(...BODY_ERRORS, 403, 404, 409, 429) },
     },
     handler: async (request) => {
       const { ownerSignature, updates, requestExpiryTime, ...key } = request.body

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { bodyErrorResponses, ErrorBody, IntId, Iso, Success } from './common.js'
+import { IntId, Iso, Success } from './common.js'
 
 // The claim hand-off's HTTP shapes: the kiosk's (/kiosk/claims/*) and the phone page's (/c/*).
 // The kiosk's feed events carry the same ClaimSummary (src/kiosk/protocol.ts).
@@ -64,6 +64,3 @@ export const PhoneResolveResponse = Success.extend({ name: z.string(), address: 
 export const PhoneRecipientBody = z.object({ session: Session, recipient: RecipientText }).strict()
 export const PhoneSessionBody = z.object({ session: Session }).strict()
 export const PhoneClaimResponse = Success.extend({ claim: PhoneClaim })
-
-/** The claim routes' refusals: a body, a path parameter (414 when too long) and a link past its OTP's lifetime (410). */
-export const claimErrorResponses = { ...bodyErrorResponses, 410: ErrorBody, 414: ErrorBody } as const

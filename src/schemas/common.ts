@@ -105,28 +105,31 @@ export const ErrorBody = z
   })
   .meta({ id: 'Error' })
 
+/** The error statuses an operation can name for itself (errorResponses adds 408, 500 and 503). */
+export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 410 | 413 | 414 | 415 | 423 | 429
+
 /**
- * The error statuses every route can send, for its `response` schema: its own
- * (400…409, 429, 503), a request not received in time (408, see
- * plugins/transportErrors.ts), and a bug (500).
+ * What a POST, PATCH or DELETE can be refused for before its route runs, whether or not the route
+ * reads a body (Fastify parses one if sent): not valid JSON (400), over 1 MiB (413), not JSON (415).
  */
-export const errorResponses = {
-  400: ErrorBody,
-  401: ErrorBody,
-  403: ErrorBody,
-  404: ErrorBody,
-  408: ErrorBody,
-  409: ErrorBody,
-  429: ErrorBody,
-  500: ErrorBody,
-  503: ErrorBody,
-} as const
+export const BODY_ERRORS = [400, 413, 415] as const
 
-/** Routes that read a body: too large (413), not JSON (415). */
-export const bodyErrorResponses = { ...errorResponses, 413: ErrorBody, 415: ErrorBody } as const
+/** What a path parameter can be refused for: malformed (400), over the router's 100 characters (414). */
+export const PATH_ERRORS = [400, 414] as const
 
-/** Routes with path parameters: one over Fastify's maxParamLength (414). */
-export const pathErrorResponses = { ...errorResponses, 414: ErrorBody } as const
+/**
+ * An operation's error responses, for its `response` schema: the statuses it names, declared next to
+ * the route from what it is (401: a credential; 400: input; 403/404/409/410: what its domain throws;
+ * 429: a rate limit), plus the three any request can meet: not received in time (408,
+ * plugins/transportErrors.ts), a bug (500), and 503 (the gateway shutting down, or a chain, ENS or
+ * sealed keys out of reach). test/routes/errorStatuses.test.ts holds the lists to what the routes do.
+ *
+ * @example
+ * response: { 200: ChipResponse, ...errorResponses(400, 401, 404) }
+ */
+export function errorResponses<const S extends ErrorStatus>(...statuses: readonly S[]): Record<S | 408 | 500 | 503, typeof ErrorBody> {
+  return Object.fromEntries([...statuses, 408, 500, 503].map((status) => [status, ErrorBody])) as Record<S | 408 | 500 | 503, typeof ErrorBody>
+}
 
 /**
  * A route's credential, as an OpenAPI security requirement (the schemes are

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { bodyErrorResponses, ErrorBody, UidOut } from './common.js'
+import { ErrorBody, UidOut } from './common.js'
 import { TapCheckIn } from './kiosk.js'
 
 /** The HTML a person's phone shows after a tap (the tap page, or why the tap was refused). */
@@ -52,4 +52,11 @@ export const TapErrorBody = ErrorBody.extend({
   detail: z.string().optional().meta({ description: 'For operators: what exactly failed (never key material)' }),
 }).meta({ id: 'TapError' })
 
-export const tapErrorResponses = { ...bodyErrorResponses, 400: TapErrorBody, 403: TapErrorBody, 404: TapErrorBody, 409: TapErrorBody } as const
+/** A station tap's refusals, with their diagnosis (the route adds its other statuses). */
+export const tapRefusals = { 400: TapErrorBody, 403: TapErrorBody, 404: TapErrorBody, 409: TapErrorBody } as const
+
+/** 503: the tap page for sealed keys that do not open, or JSON (shutting_down) from a gateway that stops. */
+export const TapUnavailable = {
+  description: 'The gateway cannot check taps: the keys of a chip profile do not open (docs/keys.md); or, as JSON, it is shutting down',
+  content: { 'text/html': { schema: z.string() }, 'application/json': { schema: ErrorBody } },
+}
