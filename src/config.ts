@@ -2,6 +2,7 @@ import fs from 'node:fs'
 import net from 'node:net'
 import path from 'node:path'
 import { z } from 'zod'
+import { parseAllowEntry } from './media/allowHosts.js'
 
 const port = z.coerce.number().int().min(0).max(65535)
 const positiveInt = z.coerce.number().int().positive()
@@ -81,7 +82,20 @@ const chainDefaults = {
   selfServiceMaxSeconds: 3600,
 }
 
-const mediaDefaults = { ipfsGateway: 'https://ipfs.io/ipfs/', maxBytes: 5 * 1024 * 1024, fetchTimeoutMs: 5000 }
+const mediaDefaults = { ipfsGateway: 'https://ipfs.io/ipfs/', maxBytes: 5 * 1024 * 1024, fetchTimeoutMs: 5000, cacheMaxBytes: 256 * 1024 * 1024, allowHosts: [] }
+/** media.allowHosts: a JSON array, or a comma list from env; each entry as parseAllowEntry reads it. */
+const allowHosts = z.unknown().transform((value, ctx): string[] => {
+  const list = typeof value === 'string' ? value.split(',').map((part) => part.trim()).filter((part) => part !== '') : value
+  if (!Array.isArray(list) || !list.every((entry) => typeof entry === 'string')) {
+    ctx.addIssue({ code: 'custom', message: 'Must be a list of host names, IP addresses or CIDR ranges (a comma list in env)' })
+    return z.NEVER
+  }
+  for (const entry of list) {
+    const parsed = parseAllowEntry(entry)
+    if (typeof parsed === 'string') ctx.addIssue({ code: 'custom', message: `Each entry is a host[:port], an IP address[:port] or a CIDR range: ${parsed}` })
+  }
+  return list.map((entry) => entry.trim())
+})
 
 /** The whole configuration. Defaults here are the documented defaults. */
 export const ConfigSchema = z
@@ -186,8 +200,13 @@ export const ConfigSchema = z
         maxBytes: positiveInt.default(mediaDefaults.maxBytes),
         /** One image fetch, redirects and body included. */
         fetchTimeoutMs: positiveInt.default(mediaDefaults.fetchTimeoutMs),
+        /** All cached images together: past it the least recently used are deleted (fetched again when shown). */
+        cacheMaxBytes: positiveInt.default(mediaDefaults.cacheMaxBytes),
+        /** Exceptions to "public addresses only" for image fetches (e.g. a LAN image server). */
+        allowHosts: allowHosts.default(mediaDefaults.allowHosts),
       })
       .strict()
+      .refine((m) => m.cacheMaxBytes >= m.maxBytes, { message: 'Must be at least media.maxBytes (one image must fit)', path: ['cacheMaxBytes'] })
       .default(mediaDefaults),
     /** Chains reached over an RPC, by chain ID. */
     chains: z.record(z.string().regex(/^[1-9]\d*$/, 'Chain IDs are positive integers'), ChainSettings).default({}),
@@ -231,6 +250,8 @@ const envSettings: ReadonlyArray<readonly [string, readonly string[]]> = [
   ['TAPGATE_IPFS_GATEWAY', ['media', 'ipfsGateway']],
   ['TAPGATE_MEDIA_MAX_BYTES', ['media', 'maxBytes']],
   ['TAPGATE_MEDIA_FETCH_TIMEOUT_MS', ['media', 'fetchTimeoutMs']],
+  ['TAPGATE_MEDIA_CACHE_MAX_BYTES', ['media', 'cacheMaxBytes']],
+  ['TAPGATE_MEDIA_ALLOW_HOSTS', ['media', 'allowHosts']],
 ]
 
 export class ConfigError extends Error {

@@ -20,7 +20,7 @@ const defaults: Config = {
   claim: { delaySeconds: 0, windowSeconds: 86_400 },
   taps: { maxCounterJump: 1000 },
   kiosk: { customerIdleSeconds: 60, customerWarnSeconds: 20 },
-  media: { ipfsGateway: 'https://ipfs.io/ipfs/', maxBytes: 5_242_880, fetchTimeoutMs: 5000 },
+  media: { ipfsGateway: 'https://ipfs.io/ipfs/', maxBytes: 5_242_880, fetchTimeoutMs: 5000, cacheMaxBytes: 268_435_456, allowHosts: [] },
   chain: {
     embedded: true,
     saveEveryBlocks: 100,

@@ -1,4 +1,10 @@
+import type http from 'node:http'
+import type { AddressPolicy } from './allowHosts.js'
+import { guardedGet, systemResolve, type Resolve } from './guardedGet.js'
 import { checkImage, type ImageType } from './imageType.js'
+import { MediaFetchError } from './mediaFetchError.js'
+
+export { MediaFetchError, type MediaFetchErrorCode } from './mediaFetchError.js'
 
 export type FetchLimits = {
   /** The whole fetch, redirects and body included. */
@@ -9,17 +15,11 @@ export type FetchLimits = {
   userAgent: string
 }
 
-export type MediaFetchErrorCode = 'http_status' | 'timeout' | 'too_large' | 'wrong_type' | 'redirects' | 'bad_url' | 'network' | 'aborted'
-
-/** Why an image could not be fetched: `message` is the sentence staff see on the media row. */
-export class MediaFetchError extends Error {
-  override name = 'MediaFetchError'
-  constructor(
-    readonly code: MediaFetchErrorCode,
-    message: string,
-  ) {
-    super(message)
-  }
+export type FetchImageOptions = FetchLimits & {
+  /** Where a request may connect (media.allowHosts over "public addresses only"), checked on every hop. */
+  permits: AddressPolicy
+  /** Default: the system resolver. */
+  resolve?: Resolve
 }
 
 export type FetchedImage = { contentType: ImageType; body: Buffer }
@@ -28,55 +28,50 @@ const ACCEPT = 'image/avif,image/webp,image/png,image/jpeg,image/gif,image/svg+x
 const isRedirect = (status: number) => status === 301 || status === 302 || status === 303 || status === 307 || status === 308
 
 /**
- * GETs an image over http(s) with Node's fetch, within the limits: redirects are followed by hand
- * (each hop must stay http/https, at most `maxRedirects`), one deadline covers everything, and the
- * body is counted as it streams in so an endless one is cut off at `maxBytes`.
+ * GETs an image over http(s) within the limits, from public addresses only (or the allow list's):
+ * each hop's address is checked where its socket connects, redirects are followed by hand (each
+ * must stay http/https, at most `maxRedirects`), one deadline covers everything, and the body is
+ * counted as it streams in so an endless one is cut off at `maxBytes`.
  *
  * @throws MediaFetchError
  */
-export async function fetchImage(start: URL, limits: FetchLimits, cancel?: AbortSignal): Promise<FetchedImage> {
+export async function fetchImage(start: URL, options: FetchImageOptions, cancel?: AbortSignal): Promise<FetchedImage> {
+  const { permits, resolve = systemResolve } = options
   const controller = new AbortController()
   const timer = setTimeout(
-    () => controller.abort(new MediaFetchError('timeout', `No image within ${limits.timeoutMs} ms`)),
-    limits.timeoutMs,
+    () => controller.abort(new MediaFetchError('timeout', `No image within ${options.timeoutMs} ms`)),
+    options.timeoutMs,
   )
   const onCancel = () => controller.abort(new MediaFetchError('aborted', 'The gateway stopped'))
   cancel?.addEventListener('abort', onCancel, { once: true })
   if (cancel?.aborted) onCancel()
+  const headers = { accept: ACCEPT, 'user-agent': options.userAgent }
+  let response: http.IncomingMessage | undefined
   try {
     let url = start
     for (let hops = 0; ; hops++) {
       if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new MediaFetchError('bad_url', `Not an http(s) URL: ${url.protocol}`)
-      const response = await fetch(url.href, {
-        redirect: 'manual',
-        signal: controller.signal,
-        headers: { accept: ACCEPT, 'user-agent': limits.userAgent },
-      })
-      const location = response.headers.get('location')
-      if (isRedirect(response.status) && location !== null) {
-        await response.body?.cancel()
-        if (hops >= limits.maxRedirects) throw new MediaFetchError('redirects', `More than ${limits.maxRedirects} redirects`)
+      if (url.username !== '' || url.password !== '') throw new MediaFetchError('bad_url', 'A URL with credentials')
+      response = await guardedGet(url, { permits, resolve, signal: controller.signal, headers })
+      const status = response.statusCode ?? 0
+      const location = response.headers.location
+      if (isRedirect(status) && location !== undefined) {
+        response.destroy()
+        if (hops >= options.maxRedirects) throw new MediaFetchError('redirects', `More than ${options.maxRedirects} redirects`)
         if (!URL.canParse(location, url.href)) throw new MediaFetchError('bad_url', 'A redirect to an invalid URL')
         url = new URL(location, url)
         continue
       }
-      if (!response.ok) {
-        await response.body?.cancel()
-        throw new MediaFetchError('http_status', `HTTP ${response.status} from ${url.host}`)
-      }
-      const declared = response.headers.get('content-type')
-      const length = Number(response.headers.get('content-length') ?? Number.NaN)
-      if (length > limits.maxBytes) {
-        await response.body?.cancel()
-        throw tooLarge(limits.maxBytes)
-      }
-      const body = await readAtMost(response, limits.maxBytes, controller)
-      const check = checkImage(declared, body)
+      if (status < 200 || status > 299) throw new MediaFetchError('http_status', `HTTP ${status} from ${url.host}`)
+      const length = Number(response.headers['content-length'] ?? Number.NaN)
+      if (length > options.maxBytes) throw tooLarge(options.maxBytes)
+      const body = await readAtMost(response, options.maxBytes)
+      const check = checkImage(response.headers['content-type'], body)
       if (!check.ok) throw new MediaFetchError('wrong_type', check.reason)
       return { contentType: check.type, body }
     }
   } catch (error) {
-    // An abort surfaces as whatever the stream threw; the reason says what happened.
+    // An abort surfaces as whatever the socket threw; the reason says what happened.
     const reason: unknown = controller.signal.aborted ? controller.signal.reason : error
     if (reason instanceof MediaFetchError) throw reason
     throw new MediaFetchError('network', `Cannot fetch from ${start.host}: ${describe(error)}`)
@@ -84,35 +79,25 @@ export async function fetchImage(start: URL, limits: FetchLimits, cancel?: Abort
     clearTimeout(timer)
     cancel?.removeEventListener('abort', onCancel)
     // Frees the connection of a body left unread on an error path; a no-op after success.
-    controller.abort()
+    response?.destroy()
   }
 }
 
 const tooLarge = (maxBytes: number) => new MediaFetchError('too_large', `Larger than ${maxBytes} bytes`)
 
-async function readAtMost(response: Response, maxBytes: number, controller: AbortController): Promise<Buffer> {
-  const chunks: Uint8Array[] = []
+async function readAtMost(response: http.IncomingMessage, maxBytes: number): Promise<Buffer> {
+  const chunks: Buffer[] = []
   let size = 0
-  if (response.body === null) return Buffer.alloc(0)
-  // A reader rather than `for await`: the DOM lib's ReadableStream (the browser tests' tsconfig) has no async iterator.
-  const reader = response.body.getReader()
-  for (let next = await reader.read(); !next.done; next = await reader.read()) {
-    const chunk = next.value
+  for await (const chunk of response as AsyncIterable<Buffer>) {
     size += chunk.byteLength
-    if (size > maxBytes) {
-      const error = tooLarge(maxBytes)
-      controller.abort(error)
-      throw error
-    }
+    if (size > maxBytes) throw tooLarge(maxBytes)
     chunks.push(chunk)
   }
   return Buffer.concat(chunks, size)
 }
 
-// undici wraps the socket error (ECONNREFUSED, ENOTFOUND…) as the cause of "fetch failed".
+// The socket's error code (ECONNREFUSED, ENOTFOUND…) says more to staff than its message.
 function describe(error: unknown): string {
   if (!(error instanceof Error)) return String(error)
-  const cause = error.cause
-  if (cause instanceof Error) return (cause as NodeJS.ErrnoException).code ?? cause.message
-  return error.message
+  return (error as NodeJS.ErrnoException).code ?? error.message
 }

@@ -1,8 +1,12 @@
 import type { Config } from '../config.js'
 import type { Store } from '../db/store.js'
 import type { MediaRow } from '../db/media.js'
-import { fetchImage, MediaFetchError, type FetchedImage } from './fetchImage.js'
+import { createAddressPolicy } from './allowHosts.js'
+import { fetchImage, type FetchedImage } from './fetchImage.js'
+import type { Resolve } from './guardedGet.js'
 import { checkImage } from './imageType.js'
+import { createMediaBudget } from './mediaBudget.js'
+import { MediaFetchError } from './mediaFetchError.js'
 import { mediaFileSize, readMediaFile, writeMediaFile } from './mediaFiles.js'
 import { decodeDataPayload, ipfsGatewayUrl, isMediaKey, parseMediaUrl } from './mediaUrl.js'
 
@@ -38,6 +42,17 @@ export type MediaCacheOptions = {
   now: () => number
   log: Log
   userAgent: string
+  /** Host name → addresses for the fetcher; default: the system resolver. */
+  resolve?: Resolve
+}
+
+/**
+ * The fetcher's allow list: media.allowHosts, and the IPFS gateway the operator configured (often
+ * a local node, http://127.0.0.1:8080/ipfs/), by its host and port only.
+ */
+function allowedHosts(media: Config['media']): string[] {
+  const gateway = new URL(media.ipfsGateway)
+  return [...media.allowHosts, `${gateway.hostname}:${gateway.port || (gateway.protocol === 'https:' ? 443 : 80)}`]
 }
 
 /**
@@ -45,10 +60,14 @@ export type MediaCacheOptions = {
  * <dataDir>/media/<key>. A key is fetched at most once at a time however many callers ask (a claim's
  * prefetch, the kiosk and a phone loading the card together all wait on the same fetch).
  */
-export function createMediaCache({ store, config, now, log, userAgent }: MediaCacheOptions): MediaCache {
+export function createMediaCache({ store, config, now, log, userAgent, resolve }: MediaCacheOptions): MediaCache {
   const inFlight = new Map<string, Promise<MediaLookup>>()
   const stop = new AbortController()
   const limits = { timeoutMs: config.media.fetchTimeoutMs, maxBytes: config.media.maxBytes, maxRedirects: MAX_REDIRECTS, userAgent }
+  const permits = createAddressPolicy(allowedHosts(config.media))
+  const budget = createMediaBudget({ dataDir: config.dataDir, maxBytes: config.media.cacheMaxBytes, now })
+  // The cap is housekeeping: a failure to evict or to note a use must not fail the image.
+  const keepBudget = (change: Promise<void>) => change.catch((error: unknown) => log.warn({ err: error }, 'media cache cap not kept'))
 
   // A row says fetched and the file holds exactly its bytes (a crash or a hand-deleted file means fetch again).
   const isCached = (row: MediaRow, size: number | null) => row.fetchedAt !== null && row.contentType !== null && size === row.bytes
@@ -65,7 +84,7 @@ export function createMediaCache({ store, config, now, log, userAgent }: MediaCa
       return { contentType: check.type, body }
     }
     const url = source.kind === 'ipfs' ? ipfsGatewayUrl(config.media.ipfsGateway, source.path) : source.url
-    return fetchImage(url, limits, stop.signal)
+    return fetchImage(url, { ...limits, permits, resolve }, stop.signal)
   }
 
   async function fetchAndStore(row: MediaRow): Promise<MediaLookup> {
@@ -74,6 +93,7 @@ export function createMediaCache({ store, config, now, log, userAgent }: MediaCa
       await writeMediaFile(config.dataDir, row.key, image.body)
       if (stop.signal.aborted) return { status: 'unavailable', error: 'The gateway stopped' }
       store.tx(() => store.media.setFetched(row.key, { contentType: image.contentType, bytes: image.body.length, now: now() }))
+      await keepBudget(budget.added(row.key, image.body.length))
       return { status: 'ok', contentType: image.contentType, body: image.body }
     } catch (caught) {
       const error = caught instanceof MediaFetchError ? caught.message : `Cannot store the image: ${(caught as Error).message}`
@@ -106,8 +126,12 @@ export function createMediaCache({ store, config, now, log, userAgent }: MediaCa
     if (row.fetchedAt !== null && row.contentType !== null) {
       if (wantBytes) {
         const body = await readMediaFile(config.dataDir, key)
-        if (body !== null && isCached(row, body.length)) return { status: 'ok', contentType: row.contentType, body }
+        if (body !== null && isCached(row, body.length)) {
+          void keepBudget(budget.used(key, body.length))
+          return { status: 'ok', contentType: row.contentType, body }
+        }
       } else if (isCached(row, await mediaFileSize(config.dataDir, key))) {
+        void keepBudget(budget.used(key, row.bytes!))
         return { status: 'ok', contentType: row.contentType, body: Buffer.alloc(0) }
       }
     }
@@ -129,10 +153,12 @@ export function createMediaCache({ store, config, now, log, userAgent }: MediaCa
     },
     async idle() {
       while (inFlight.size > 0) await Promise.allSettled([...inFlight.values()])
+      await budget.idle()
     },
     async close() {
       stop.abort()
       while (inFlight.size > 0) await Promise.allSettled([...inFlight.values()])
+      await budget.idle()
     },
   }
 }

@@ -60,7 +60,7 @@ beforeAll(async () => {
   canvasPage = await scratch.newPage()
   origin = await startOrigin()
   origin.route('/tee.png', serve('image/png', await drawPicture()))
-  gw = await createChainGateway({ config: { kiosk: { wifiName: WIFI } } })
+  gw = await createChainGateway({ config: { kiosk: { wifiName: WIFI }, media: { allowHosts: [origin.host] } } })
   shop = await setUpClaimStation(gw, { image: origin.url('/tee.png') })
   ctx = await kioskContext(browser, shop.origin)
   page = await ctx.newPage()

@@ -18,9 +18,10 @@ afterEach(async () => {
 
 const SANDBOX_CSP = "default-src 'none'; style-src 'unsafe-inline'; sandbox"
 
+/** The gateway, with the loopback origin (its port only) opened by media.allowHosts. */
 async function setup(media: Record<string, unknown> = {}) {
   origin = await startOrigin()
-  gw = await createTestGateway({ config: { media } })
+  gw = await createTestGateway({ config: { media: { allowHosts: [origin.host], ...media } } })
 }
 
 /** Records a URL as a card would (mediaPath in a store.tx) and returns its /media path. */
@@ -67,7 +68,7 @@ describe('GET /media/:key', () => {
     origin = await startOrigin()
     origin.route('/card.png', serve('image/png', PNG))
     const dataDir = makeTempDir()
-    const config = ConfigSchema.parse({ logLevel: 'silent', demo: false, dataDir })
+    const config = ConfigSchema.parse({ logLevel: 'silent', demo: false, dataDir, media: { allowHosts: [origin.host] } })
     const start = async () => {
       const store = openStore({ dataDir })
       const app = await buildApp({ config, store })
@@ -148,7 +149,7 @@ describe('GET /media/:key', () => {
     expect(row(fake).error).toMatch(/not the image\/png/)
   })
 
-  test('ipfs:// goes through media.ipfsGateway, in both URL forms', async () => {
+  test('ipfs:// goes through media.ipfsGateway, in both URL forms (the configured gateway needs no allowHosts entry)', async () => {
     origin = await startOrigin()
     gw = await createTestGateway({ config: { media: { ipfsGateway: `${origin.base}/ipfs` } } })
     const cid = 'bafybeigdyrzt5sfp7udm7hu76uh7y26nf3efuylqabf3oclgtqy55fbzdi'

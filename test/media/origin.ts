@@ -12,6 +12,9 @@ type Handler = (req: http.IncomingMessage, res: http.ServerResponse) => void
 export type Origin = {
   /** http://127.0.0.1:<port> */
   base: string
+  /** 127.0.0.1:<port> (or [::1]:<port>), as media.allowHosts takes it */
+  host: string
+  port: number
   url: (path: string) => string
   /** Requests seen per path. */
   hits: Map<string, number>
@@ -20,8 +23,8 @@ export type Origin = {
   stop: () => Promise<void>
 }
 
-/** A real HTTP server on the loopback, the image origin of the tests. */
-export async function startOrigin(): Promise<Origin> {
+/** A real HTTP server on the loopback (127.0.0.1, or ::1), the image origin of the tests. */
+export async function startOrigin(address: '127.0.0.1' | '::1' = '127.0.0.1'): Promise<Origin> {
   const routes = new Map<string, Handler>()
   const hits = new Map<string, number>()
   const server = http.createServer((req, res) => {
@@ -31,8 +34,10 @@ export async function startOrigin(): Promise<Origin> {
     if (handler) handler(req, res)
     else res.writeHead(404, { 'content-type': 'text/plain' }).end('not found')
   })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  await new Promise<void>((resolve) => server.listen(0, address, resolve))
+  const port = (server.address() as AddressInfo).port
+  const host = address === '::1' ? `[::1]:${port}` : `${address}:${port}`
+  const base = `http://${host}`
   let stopped = false
   const stop = async () => {
     if (stopped) return
@@ -40,7 +45,7 @@ export async function startOrigin(): Promise<Origin> {
     server.closeAllConnections()
     await new Promise<void>((resolve) => server.close(() => resolve()))
   }
-  return { base, url: (path) => base + path, hits, route: (path, handler) => routes.set(path, handler), stop }
+  return { base, host, port, url: (path) => base + path, hits, route: (path, handler) => routes.set(path, handler), stop }
 }
 
 /** A handler sending `body` with a content type, after `delayMs`. */
