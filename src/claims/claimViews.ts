@@ -3,6 +3,7 @@ import type { Store } from '../db/store.js'
 import { txStatusOf } from '../kiosk/checkIns.js'
 import type { ClaimStep, ClaimSummary, ProductCard, TxStatus } from '../kiosk/protocol.js'
 import { mediaPath } from '../media/mediaCache.js'
+import { tokenMovedSince } from '../otps/tokenOtp.js'
 
 const MAX_TEXT = 600
 const MAX_ATTRIBUTES = 12
@@ -47,10 +48,22 @@ export function claimCard(store: Store, claim: ClaimRow, now: number): ProductCa
   return productCard(store, event.metadata, event.name, now)
 }
 
-/** The step a claim is at now: an open one past its OTP's lifetime has expired. */
-export function claimStep(claim: ClaimRow, now: number): ClaimStep {
-  if ((claim.step === 'open' || claim.step === 'opened') && now >= claim.expiresAt) return 'expired'
-  return claim.step
+/**
+ * The step a claim is at now: an open one past its OTP's lifetime has expired; one whose token
+ * moved since its tap (`moved`, from claimMoved) was claimed meanwhile and can no longer take an address.
+ */
+export function claimStep(claim: Pick<ClaimRow, 'step' | 'expiresAt'>, now: number, moved = false): ClaimStep {
+  if (claim.step !== 'open' && claim.step !== 'opened') return claim.step
+  if (now >= claim.expiresAt) return 'expired'
+  return moved ? 'moved' : claim.step
+}
+
+/** Whether a token claim's token moved after its tap: its OTP would be refused (token_moved). */
+export function claimMoved(store: Store, claim: ClaimRow): boolean {
+  if (claim.kind !== 'token' || claim.tokenId === null) return false
+  const otp = store.otps.get(claim.otpCode)
+  const token = store.tokens.get(claim.tokenId)
+  return otp !== undefined && token !== undefined && tokenMovedSince(otp, token)
 }
 
 /** A claim's transaction now (a re-signed transfer's latest one). */
@@ -77,7 +90,7 @@ export function claimSummary(store: Store, claim: ClaimRow, now: number, extra: 
     id: claim.id,
     kind: claim.kind,
     product: claimCard(store, claim, now),
-    step: extra.step ?? claimStep(claim, now),
+    step: extra.step ?? claimStep(claim, now, (claim.step === 'open' || claim.step === 'opened') && claimMoved(store, claim)),
     expiresAt: new Date(claim.expiresAt).toISOString(),
     twoTap: token?.twoTapClaim === 1,
     allowedAt: extra.allowedAt === undefined ? allowedAt(store, claim) : new Date(extra.allowedAt).toISOString(),

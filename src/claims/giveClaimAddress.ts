@@ -11,7 +11,8 @@ import { createClaimRegistrationWithOtp } from '../phygitals/claimRegistrations.
 import type { Relayer } from '../relayer/relayer.js'
 import { checkClaimRegistration } from '../transfers/claimGate.js'
 import { checkRecipient, transferWithOtp } from '../transfers/transferToken.js'
-import { claimSummary } from './claimViews.js'
+import { tokenMovedError } from '../otps/tokenOtp.js'
+import { claimMoved, claimSummary } from './claimViews.js'
 
 export type ClaimDeps = ChainDeps & { feed?: FeedHub; relayer?: Relayer }
 
@@ -28,11 +29,13 @@ export type GiveClaimAddressParameters = {
   tapRow?: Omit<TapEventData, 'state' | 'claim'>
 }
 
-/** Whether a claim can take an address from this source now. @throws the claim_* refusals */
+/** Whether a claim can take an address from this source now. @throws the claim_* refusals, token_moved */
 export function checkClaimOpen(store: Store, claim: ClaimRow | undefined, p: { via: ClaimVia; phoneHash?: string; now: number }): ClaimRow {
   if (!claim) throw new NotFoundError('claim_not_found', 'No such claim at this station')
   if (claim.step === 'claimed' || claim.step === 'registered') throw new ConflictError('claim_used', 'This claim was already used')
   if (p.now >= claim.expiresAt) throw new GoneError('claim_expired', 'This claim expired with its tap: tap the tag again')
+  // Its OTP would be refused too (inside the transfer's transaction): said before anything is read or spent.
+  if (claimMoved(store, claim)) throw tokenMovedError()
   if (claim.step === 'opened') {
     if (p.via !== 'phone') throw new ConflictError('claim_not_open', 'This claim was opened on a phone: it is finished there')
     if (p.phoneHash !== claim.phoneHash) throw new ForbiddenError('claim_session_mismatch', 'This link was opened on another phone')

@@ -34,7 +34,7 @@ export function openTokenClaim(deps: OpenClaimDeps, p: { station: StationRow; ui
   if (!token || token.teamId !== p.station.teamId) return { nothing: 'chip_not_linked', detail: `chip ${p.uid} is linked to no phygital token of this team` }
   const ref = takeRef(store, p.refId, now)
   if (!ref) return { nothing: 'ref_used', detail: `ref ${p.refId} was queried before the station could take it` }
-  const otpCode = issueOtp(store, ref, 'PHYGITAL_CLAIM', { tokenId: token.id }, { now, ttlMs: deps.otpTtlMs })
+  const otpCode = issueOtp(store, ref, 'PHYGITAL_CLAIM', { token }, { now, ttlMs: deps.otpTtlMs })
   const id = store.claims.insert({
     stationId: p.station.id,
     kind: 'token',

@@ -16,11 +16,13 @@ export type OtpRow = {
   expiresAt: number
   usedAt: number | null
   usedFor: string | null
+  /** The token's moves when the OTP was issued (migration 011); null: no token then. */
+  tokenMoves: number | null
 }
 
 const columns = `code, team_id AS teamId, ref_id AS refId, chip_uid AS chipUid, type, token_id AS tokenId,
   proof_event_id AS proofEventId, guestbook_event_id AS guestbookEventId, created_at AS createdAt,
-  expires_at AS expiresAt, used_at AS usedAt, used_for AS usedFor`
+  expires_at AS expiresAt, used_at AS usedAt, used_for AS usedFor, token_moves AS tokenMoves`
 
 export type OtpInsert = Omit<OtpRow, 'usedAt' | 'usedFor'>
 
@@ -42,8 +44,8 @@ export type OtpDetailRow = Pick<OtpRow, 'code' | 'type' | 'createdAt' | 'expires
 
 export function createOtpsRepository(db: Db) {
   const insert = db.prepare(
-    `INSERT INTO otps (code, team_id, ref_id, chip_uid, type, token_id, proof_event_id, guestbook_event_id, created_at, expires_at)
-     VALUES (@code, @teamId, @refId, @chipUid, @type, @tokenId, @proofEventId, @guestbookEventId, @createdAt, @expiresAt)`,
+    `INSERT INTO otps (code, team_id, ref_id, chip_uid, type, token_id, proof_event_id, guestbook_event_id, created_at, expires_at, token_moves)
+     VALUES (@code, @teamId, @refId, @chipUid, @type, @tokenId, @proofEventId, @guestbookEventId, @createdAt, @expiresAt, @tokenMoves)`,
   )
   const byCode = db.prepare<[string], OtpRow>(`SELECT ${columns} FROM otps WHERE code = ?`)
   const detail = db.prepare<[string], OtpDetailRow>(
@@ -64,6 +66,7 @@ export function createOtpsRepository(db: Db) {
   )
   const unuse = db.prepare<[string]>('UPDATE otps SET used_at = NULL, used_for = NULL WHERE code = ? AND used_at IS NOT NULL')
   const remove = db.prepare<[string, number]>('DELETE FROM otps WHERE code = ? AND team_id = ?')
+  const rebind = db.prepare<[number, string]>('UPDATE otps SET token_moves = ? WHERE code = ?')
   return {
     insert: (o: OtpInsert) => insert.run(o),
     get: (code: string) => byCode.get(code),
@@ -73,5 +76,7 @@ export function createOtpsRepository(db: Db) {
     /** Gives a spent code back (its write reverted on chain and will not be retried); its expiry is unchanged. */
     release: (code: string) => unuse.run(code).changes === 1,
     delete: (code: string, teamId: number) => remove.run(code, teamId).changes === 1,
+    /** The OTP's own transfer is the token's newest move: given back (a transfer given up), it works until the next one. */
+    bindToMoves: (code: string, moves: number) => rebind.run(moves, code),
   }
 }

@@ -14,6 +14,8 @@ export type TokenRow = {
   updatedAt: number
   /** 1 once a mint was queued by us or seen on chain: the next transfer is a claimNFT. */
   minted: number
+  /** The moves of the token the gateway knows of (migration 011): an OTP issued before the last one is stale. */
+  moves: number
 }
 
 /** The on-chain identity of a token: what API callers send. */
@@ -22,7 +24,7 @@ export type TokenKey = { chainId: number; contractAddress: string; tokenId: stri
 const columns = `t.id, t.team_id AS teamId, t.chain_id AS chainId, t.contract_address AS contractAddress,
   t.token_id AS tokenId, t.metadata, t.two_tap_claim AS twoTapClaim,
   t.claim_delay_seconds AS claimDelaySeconds, t.claim_window_seconds AS claimWindowSeconds,
-  t.created_at AS createdAt, t.updated_at AS updatedAt, t.minted`
+  t.created_at AS createdAt, t.updated_at AS updatedAt, t.minted, t.moves`
 
 export type TokenWrite = TokenKey & {
   teamId: number
@@ -60,6 +62,14 @@ export function createTokensRepository(db: Db) {
   )
   const setMetadata = db.prepare<[string, number, number]>('UPDATE tokens SET metadata = ?, updated_at = ? WHERE id = ?')
   const setMinted = db.prepare<[number, number]>('UPDATE tokens SET minted = ? WHERE id = ?')
+  const moved = db.prepare<[number], { moves: number }>('UPDATE tokens SET moves = moves + 1 WHERE id = ? RETURNING moves')
+  // Only a rise of the outside count is a move: a lower one is a chain that lost blocks, not a token moving back.
+  const outside = db.prepare<{ id: number; outside: number }, { moves: number }>(
+    `UPDATE tokens SET
+       moves = moves + CASE WHEN outside_moves IS NOT NULL AND @outside > outside_moves THEN @outside - outside_moves ELSE 0 END,
+       outside_moves = CASE WHEN outside_moves IS NULL OR @outside > outside_moves THEN @outside ELSE outside_moves END
+     WHERE id = @id RETURNING moves`,
+  )
   const toParams = (t: TokenWrite) => ({ ...t, twoTapClaim: t.twoTapClaim ? 1 : 0 })
   return {
     insert: (t: TokenWrite) => Number(insert.run(toParams(t)).lastInsertRowid),
@@ -71,5 +81,13 @@ export function createTokensRepository(db: Db) {
     linkChip: (tokenRowId: number, uid: string, now: number) => link.run(tokenRowId, uid, now),
     setMetadata: (id: number, metadata: string, now: number) => setMetadata.run(metadata, now, id),
     setMinted: (id: number, minted: boolean) => setMinted.run(minted ? 1 : 0, id),
+    /** A move the gateway accepted (a relayed transfer). @returns the token's moves now */
+    addMove: (id: number) => moved.get(id)!.moves,
+    /**
+     * The moves made outside the gateway as a quiet chain read counts them (its nonce minus our
+     * landed transfers): a rise adds to `moves`; the first read only sets the baseline.
+     * @returns the token's moves now
+     */
+    noteOutsideMoves: (id: number, outsideMoves: number) => outside.get({ id, outside: outsideMoves })!.moves,
   }
 }

@@ -32,6 +32,10 @@ export function createTransfersRepository(db: Db) {
     `SELECT count(*) AS n FROM transfers tr JOIN chain_txs c ON c.id = tr.chain_tx_id
      WHERE tr.token_id = ? AND c.status <> 'mined'`,
   )
+  const landedOfToken = db.prepare<[number], { n: number }>(
+    `SELECT count(*) AS n FROM transfers tr JOIN chain_txs c ON c.id = tr.chain_tx_id
+     WHERE tr.token_id = ? AND c.status = 'mined' AND c.reverted = 0`,
+  )
   const later = db.prepare<[number, number], { id: number }>('SELECT id FROM transfers WHERE token_id = ? AND id > ? LIMIT 1')
   const insertMint = db.prepare(
     `INSERT INTO guestbook_mints (event_id, recipient, chip_uid, otp_code, chain_tx_id, created_at)
@@ -52,6 +56,8 @@ export function createTransfersRepository(db: Db) {
     resign: (id: number, chainTxId: number, method: TransferRow['method']) => resign.run(chainTxId, method, id),
     /** Relayed transfers of the token (our tokens row id) not mined yet: each will advance its token nonce once. */
     countPendingOfToken: (tokenRowId: number) => pendingOfToken.get(tokenRowId)!.n,
+    /** Relayed transfers of the token (our tokens row id) that landed: each advanced its token nonce once. */
+    countLandedOfToken: (tokenRowId: number) => landedOfToken.get(tokenRowId)!.n,
     /** Was the token (our tokens row id) transferred again after transfer `id` was accepted? */
     hasLaterOfToken: (tokenRowId: number, id: number) => later.get(tokenRowId, id) !== undefined,
     insertGuestbookMint: (m: { eventId: number; recipient: string; chipUid: string | null; otpCode: string | null; chainTxId: number; createdAt: number }) =>

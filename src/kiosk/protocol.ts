@@ -35,6 +35,8 @@ export type KioskState =
   | 'claimed'
   /** Its transaction is confirmed on chain. */
   | 'confirmed'
+  /** The token moved after this tap (another claim or path took it first): nothing was sent. */
+  | 'moved'
 
 /** The steps of a transaction as the relayer takes it (chain_txs), for the kiosk's strip. */
 export type TxStatus = 'queued' | 'sent' | 'replaced' | 'confirmed' | 'failed'
@@ -79,9 +81,10 @@ export type ProductCard = {
  * Where a claim stands. open: waiting for an address; opened: its link was opened on a phone
  * (the phone finishes it); registered: a 2-tap token's address is registered, the second tap
  * claims from allowedAt; early: a second tap came before allowedAt (nothing spent); claimed: the
- * transfer or mint was accepted (its tx follows); expired: the tap's OTP ran out first.
+ * transfer or mint was accepted (its tx follows); expired: the tap's OTP ran out first; moved: the
+ * token moved after the tap (claimed meanwhile, by another claim or path), so this one takes no address.
  */
-export type ClaimStep = 'open' | 'opened' | 'registered' | 'early' | 'claimed' | 'expired'
+export type ClaimStep = 'open' | 'opened' | 'registered' | 'early' | 'claimed' | 'expired' | 'moved'
 
 export type ClaimSummary = {
   id: number

@@ -1,9 +1,11 @@
 import type { OtpRow, OtpType } from '../db/otps.js'
 import type { RefRow } from '../db/refs.js'
 import type { Store } from '../db/store.js'
+import type { TokenRow } from '../db/tokens.js'
 import { newPublicId } from '../ids.js'
 
-export type OtpTarget = { tokenId?: number; proofEventId?: number; guestbookEventId?: number }
+/** What an OTP authorizes; a token's OTP is bound to the token's moves now (src/otps/tokenOtp.ts). */
+export type OtpTarget = { token?: Pick<TokenRow, 'id' | 'moves'>; proofEventId?: number; guestbookEventId?: number }
 
 /**
  * Issues one OTP of a consumed ref, inside the caller's store.tx: the first query of a ref
@@ -17,11 +19,12 @@ export function issueOtp(store: Store, ref: Pick<RefRow, 'id' | 'teamId' | 'chip
     refId: ref.id,
     chipUid: ref.chipUid,
     type,
-    tokenId: target.tokenId ?? null,
+    tokenId: target.token?.id ?? null,
     proofEventId: target.proofEventId ?? null,
     guestbookEventId: target.guestbookEventId ?? null,
     createdAt: p.now,
     expiresAt: p.now + p.ttlMs,
+    tokenMoves: target.token?.moves ?? null,
   })
   return code
 }

@@ -1,9 +1,11 @@
+import type { ChainDeps } from '../chain/chainDeps.js'
 import type { ClaimRegistrationRow } from '../db/claimRegistrations.js'
 import type { Store } from '../db/store.js'
 import type { TokenKey, TokenRow } from '../db/tokens.js'
 import { ConflictError, NotFoundError } from '../errors.js'
 import { iso } from '../ids.js'
-import { spendOtp } from '../otps/spendOtp.js'
+import { checkTokenOtp, spendTokenOtp } from '../otps/tokenOtp.js'
+import { refreshTokenMoves } from '../transfers/tokenMoves.js'
 import { findToken } from './findTeamToken.js'
 
 export type ClaimRegistrationView = {
@@ -82,22 +84,28 @@ export function createClaimRegistration(
   return store.tx(() => register(store, findToken(store, p.key, p.teamId), p.recipient, p.now).view)
 }
 
+type RegisterWithOtpParameters = { code: string | undefined; recipient: string; now: number; onRegistered?: (registrationId: number, view: ClaimRegistrationView) => void }
+
 /**
- * POST /phygitals/claim-registration/pullable: the OTP from the first tap
- * registers the recipient. The OTP is spent only if the registration is made.
+ * The OTP from the first tap registers the recipient, inside one store.tx. The
+ * OTP is spent only if the registration is made; an OTP issued before the
+ * token's last move is refused (409 token_moved). The caller has read the
+ * chain for moves made outside the gateway (registerWithOtp, a kiosk claim).
  */
-export function createClaimRegistrationWithOtp(
-  store: Store,
-  p: { code: string | undefined; recipient: string; now: number; onRegistered?: (registrationId: number, view: ClaimRegistrationView) => void },
-): ClaimRegistrationView {
+export function createClaimRegistrationWithOtp(store: Store, p: RegisterWithOtpParameters): ClaimRegistrationView {
   return store.tx(() => {
-    const otp = spendOtp(store, { code: p.code, type: 'PHYGITAL_CLAIM', usedFor: 'claim-registration', now: p.now })
-    const token = otp.tokenId === null ? store.tokens.findByChip(otp.chipUid) : store.tokens.get(otp.tokenId)
-    if (!token) throw new ConflictError('chip_not_linked', 'The tapped chip is not linked to a phygital token')
+    const { token } = spendTokenOtp(store, { code: p.code, usedFor: 'claim-registration', now: p.now })
     const { id, view } = register(store, token, p.recipient, p.now)
     p.onRegistered?.(id, view)
     return view
   })
+}
+
+/** POST /phygitals/claim-registration/pullable: a stale OTP is refused before the chain is read for the token's moves. */
+export async function registerWithOtp(deps: Pick<ChainDeps, 'store' | 'chains'>, p: RegisterWithOtpParameters): Promise<ClaimRegistrationView> {
+  const { token } = checkTokenOtp(deps.store, { code: p.code, now: p.now })
+  await refreshTokenMoves(deps, token)
+  return createClaimRegistrationWithOtp(deps.store, p)
 }
 
 /** DELETE /phygitals/claim-registration: removes the recipient's unused registration. */

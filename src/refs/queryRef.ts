@@ -78,7 +78,7 @@ function loadTargets(store: Store, chipUid: string): Targets {
 function issueOtps(store: Store, ref: RefRow, targets: Targets, p: QueryRefParameters): Codes {
   const issue = (type: OtpType, target: OtpTarget) => issueOtp(store, ref, type, target, { now: p.now, ttlMs: p.otpTtlMs })
   const codes: Codes = { proofEvents: new Map(), guestbookEvents: new Map() }
-  if (targets.token) codes.token = issue('PHYGITAL_CLAIM', { tokenId: targets.token.id })
+  if (targets.token) codes.token = issue('PHYGITAL_CLAIM', { token: targets.token })
   for (const event of targets.proofEvents)
     if (event.status === 'active') codes.proofEvents.set(event.id, issue('PROOF_EVENT', { proofEventId: event.id }))
   for (const event of targets.guestbookEvents)

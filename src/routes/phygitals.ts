@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import {
   createClaimRegistration,
-  createClaimRegistrationWithOtp,
   deleteClaimRegistration,
   getClaimRegistration,
+  registerWithOtp,
 } from '../phygitals/claimRegistrations.js'
 import { getTokenChips } from '../phygitals/findTeamToken.js'
 import { updateTokenMetadata } from '../phygitals/updateTokenMetadata.js'
@@ -62,7 +62,7 @@ const phygitals: FastifyPluginAsyncZod = async (app) => {
     preHandler: app.requireOtp,
     schema: { tags, summary: 'Register a recipient for a 2-tap claim (OTP)', body: RecipientBody, security: security.otp, response: { 200: ClaimRegistration, ...errorResponses(...BODY_ERRORS, 401, 403, 409) } },
     handler: async (request) =>
-      createClaimRegistrationWithOtp(store, { code: otpCodeOf(request), recipient: await recipientOf(request.body.recipient), now: now() }),
+      registerWithOtp(app.services, { code: otpCodeOf(request), recipient: await recipientOf(request.body.recipient), now: now() }),
   })
 
   app.delete('/phygitals/claim-registration', {

@@ -5,7 +5,8 @@ import { IntId, Iso, Success } from './common.js'
 // The kiosk's feed events carry the same ClaimSummary (src/kiosk/protocol.ts).
 
 const TxStatus = z.enum(['queued', 'sent', 'replaced', 'confirmed', 'failed'])
-const ClaimStep = z.enum(['open', 'opened', 'registered', 'early', 'claimed', 'expired'])
+// moved: the token moved after the claim's tap (claimed meanwhile, by another claim or path): it takes no address.
+const ClaimStep = z.enum(['open', 'opened', 'registered', 'early', 'claimed', 'expired', 'moved'])
 
 export const ProductCard = z
   .object({

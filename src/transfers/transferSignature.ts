@@ -7,10 +7,10 @@ import { checkRecipientCanReceive } from '../chain/recipientCheck.js'
 import { ContractRevertError } from '../chain/rpc.js'
 import type { TokenKey, TokenRow } from '../db/tokens.js'
 import { ConflictError } from '../errors.js'
-import { checkOtp, spendOtp } from '../otps/spendOtp.js'
-import { tokenOfOtp } from './transferToken.js'
+import { checkTokenOtp, spendTokenOtp } from '../otps/tokenOtp.js'
 import { findToken } from '../phygitals/findTeamToken.js'
 import { checkClaimRegistration } from './claimGate.js'
+import { noteChainNonce } from './tokenMoves.js'
 
 export type TransferSignature = {
   signature: string
@@ -39,6 +39,8 @@ async function sign(deps: ChainDeps, chain: Chain, token: TokenRow, recipient: A
       checkRecipientCanReceive(chain.rpc, { standard: 'erc721', contract, operator: chain.relayer.address, tokenId, recipient }),
     ]),
   )
+  // The read also tells whether the token moved outside the gateway (a pull with an earlier signature).
+  deps.store.tx(() => noteChainNonce(deps.store, deps.store.tokens.get(token.id) ?? token, onChainNonce))
   const nonce = onChainNonce + BigInt(deps.store.transfers.countPendingOfToken(token.id))
   const blockExpiry = head + BigInt(deps.config.chain.signatureBlocks)
   const signature = signClaim(chain.signer.key, { blockExpiry, recipient, tokenId, contract, chainId: BigInt(chain.chainId), nonce })
@@ -58,16 +60,17 @@ export async function transferSignatureWithApiKey(deps: ChainDeps, p: { key: Tok
 
 /**
  * GET /phygitals/transfer-signature/pullable (OTP). The chain is read first and
- * the OTP spent after, so an outage does not burn the tap.
+ * the OTP spent after, so an outage does not burn the tap. An OTP issued before
+ * the token's last move is refused (409 token_moved), also when the read finds
+ * that move.
  */
 export async function transferSignatureWithOtp(deps: ChainDeps, p: { code: string | undefined; recipient: Address }): Promise<TransferSignature> {
   const { store } = deps
-  const otp = checkOtp(store, { code: p.code, type: 'PHYGITAL_CLAIM', now: deps.now() })
-  const token = tokenOfOtp(store, otp)
+  const { token } = checkTokenOtp(store, { code: p.code, now: deps.now() })
   const chain = deps.chains.require(token.chainId)
   checkClaimRegistration(store, token, p.recipient, deps.now())
   const { signature, blockExpiry } = await sign(deps, chain, token, p.recipient)
   // Spent only now; a second request racing this one gets 409 otp_used and no signature.
-  store.tx(() => spendOtp(store, { code: p.code, type: 'PHYGITAL_CLAIM', usedFor: 'transfer-signature', now: deps.now() }))
+  store.tx(() => spendTokenOtp(store, { code: p.code, usedFor: 'transfer-signature', now: deps.now() }))
   return { signature, blockExpiry, tokenRef: tokenRef(token) }
 }

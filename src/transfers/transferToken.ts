@@ -1,15 +1,14 @@
 import type { Address } from 'viem'
 import type { ChainDeps } from '../chain/chainDeps.js'
 import { checkRecipientCanReceive } from '../chain/recipientCheck.js'
-import type { OtpRow } from '../db/otps.js'
-import type { Store } from '../db/store.js'
 import type { TokenKey, TokenRow } from '../db/tokens.js'
 import type { TransferRow } from '../db/transfers.js'
 import { ConflictError, NotFoundError } from '../errors.js'
-import { checkOtp, spendOtp } from '../otps/spendOtp.js'
+import { checkTokenOtp, spendTokenOtp } from '../otps/tokenOtp.js'
 import { findToken } from '../phygitals/findTeamToken.js'
 import { useClaimRegistration } from './claimGate.js'
 import { signTransferTx } from './signTransferTx.js'
+import { refreshTokenMoves } from './tokenMoves.js'
 
 export type AcceptedTransfer = { initialTxHash: string; token: TokenRow; txId: number; transferId: number; recipient: Address }
 
@@ -19,17 +18,17 @@ export type OnAccepted = (accepted: AcceptedTransfer) => void
 /**
  * Accepts a transfer: the 2-tap gate, the relayed mintNFT/claimNFT and the
  * transfer record commit together (with the OTP, when one authorized it), so
- * the answer's hash always names a transaction that will be sent.
+ * the answer's hash always names a transaction that will be sent. The transfer
+ * is a move of the token: every OTP issued before it is stale from now on.
  */
 function accept(
   deps: ChainDeps,
-  p: { token: () => TokenRow; recipient: Address; via: TransferRow['via']; otp?: () => string; onAccepted?: OnAccepted },
+  p: { token: () => { token: TokenRow; otpCode?: string }; recipient: Address; via: TransferRow['via']; onAccepted?: OnAccepted },
 ): AcceptedTransfer {
   const { store, config } = deps
   const now = deps.now()
   return store.tx(() => {
-    const otpCode = p.otp?.() ?? null
-    const token = p.token()
+    const { token, otpCode = null } = p.token()
     const chain = deps.chains.signer(token.chainId)
     const registration = useClaimRegistration(store, token, p.recipient, now)
     const method = token.minted ? 'claimNFT' : 'mintNFT'
@@ -46,6 +45,9 @@ function accept(
       createdAt: now,
     })
     store.tokens.setMinted(token.id, true)
+    const moves = store.tokens.addMove(token.id)
+    // Given back (its transfer given up, src/relayer/recoverTransfer.ts), this OTP works again until the token's next move.
+    if (otpCode !== null) store.otps.bindToMoves(otpCode, moves)
     const accepted = { initialTxHash: tx.hash, token, txId: tx.id, transferId, recipient: p.recipient }
     p.onAccepted?.(accepted)
     return accepted
@@ -56,42 +58,38 @@ function accept(
  * Before anything is spent: a recipient the chain says cannot take the token
  * (400 recipient_cannot_receive). The chain's signer is required first, so a
  * chain this gateway has no keys for is refused as before; an RPC that is down
- * skips the check (the write is still accepted).
+ * skips the check (the write is still accepted). The same reads count the
+ * token's moves made outside the gateway (src/transfers/tokenMoves.ts).
  */
 export async function checkRecipient(deps: ChainDeps, token: TokenRow, recipient: Address): Promise<void> {
   const signer = deps.chains.signer(token.chainId)
   const chain = deps.chains.get(token.chainId)
   const check = { standard: 'erc721', contract: token.contractAddress as Address, operator: signer.relayer.address, tokenId: BigInt(token.tokenId), recipient } as const
-  if (chain) await checkRecipientCanReceive(chain.rpc, check)
+  if (chain) await Promise.all([checkRecipientCanReceive(chain.rpc, check), refreshTokenMoves(deps, token)])
 }
 
 /** POST /phygitals/transfer: the team's token, by its on-chain key. */
 export async function transferWithApiKey(deps: ChainDeps, p: { key: TokenKey; teamId: number; recipient: Address }): Promise<AcceptedTransfer> {
   await checkRecipient(deps, findToken(deps.store, p.key, p.teamId), p.recipient)
-  return accept(deps, { token: () => findToken(deps.store, p.key, p.teamId), recipient: p.recipient, via: 'api_key' })
+  return accept(deps, { token: () => ({ token: findToken(deps.store, p.key, p.teamId) }), recipient: p.recipient, via: 'api_key' })
 }
 
-/** The token a PHYGITAL_CLAIM OTP is for: the one linked at tap time, else the chip's token now. */
-export function tokenOfOtp(store: Store, otp: OtpRow): TokenRow {
-  const token = otp.tokenId === null ? store.tokens.findByChip(otp.chipUid) : store.tokens.get(otp.tokenId)
-  if (!token) throw new ConflictError('chip_not_linked', 'The tapped chip is not linked to a phygital token')
-  return token
-}
-
-/** POST /phygitals/transfer/pullable: the token of the tapped chip, authorized by its OTP (spent only if the transfer is accepted). */
+/**
+ * POST /phygitals/transfer/pullable: the token of the tapped chip, authorized by its OTP (spent
+ * only if the transfer is accepted). An OTP issued before the token's last move is refused (409
+ * token_moved), before and again inside the transaction, with nothing spent.
+ */
 export async function transferWithOtp(deps: ChainDeps, p: { code: string | undefined; recipient: Address; onAccepted?: OnAccepted }): Promise<AcceptedTransfer> {
-  const unspent = checkOtp(deps.store, { code: p.code, type: 'PHYGITAL_CLAIM', now: deps.now() })
-  await checkRecipient(deps, tokenOfOtp(deps.store, unspent), p.recipient)
-  let otp: OtpRow | undefined
+  const { token } = checkTokenOtp(deps.store, { code: p.code, now: deps.now() })
+  await checkRecipient(deps, token, p.recipient)
   return accept(deps, {
     recipient: p.recipient,
     via: 'otp',
     onAccepted: p.onAccepted,
-    otp: () => {
-      otp = spendOtp(deps.store, { code: p.code, type: 'PHYGITAL_CLAIM', usedFor: 'transfer', now: deps.now() })
-      return otp.code
+    token: () => {
+      const spent = spendTokenOtp(deps.store, { code: p.code, usedFor: 'transfer', now: deps.now() })
+      return { token: spent.token, otpCode: spent.otp.code }
     },
-    token: () => tokenOfOtp(deps.store, otp!),
   })
 }
 
@@ -105,5 +103,5 @@ export async function transferBySelfService(deps: ChainDeps, p: { tagUid: string
     return linked
   }
   await checkRecipient(deps, token(), p.recipient)
-  return accept(deps, { recipient: p.recipient, via: 'self_service', token })
+  return accept(deps, { recipient: p.recipient, via: 'self_service', token: () => ({ token: token() }) })
 }

@@ -307,9 +307,13 @@ describe('2-tap claim', () => {
     expect(transferOf(ok.body.initialTxHash).transfer.claimRegistrationId).toBe(registration.id)
 
     expectError(await expectNothingQueued(() => transfer({ ...tokenKey('10'), recipient: ALICE })), 409, 'claim_registration_used')
-    // The same through the tap: the OTP is refused without being spent.
-    expectError(await expectNothingQueued(() => pullable(otp, { recipient: ALICE })), 409, 'claim_registration_used')
+    // The same through the tap: the OTP of the tap before the transfer is stale (the token moved
+    // since), a tap after it meets the used registration; neither is spent.
+    expectError(await expectNothingQueued(() => pullable(otp, { recipient: ALICE })), 409, 'token_moved')
     expect(otpUsedAt(otp)).toBeNull()
+    const fresh = await otpOf('04AA0000000010')
+    expectError(await expectNothingQueued(() => pullable(fresh, { recipient: ALICE })), 409, 'claim_registration_used')
+    expect(otpUsedAt(fresh)).toBeNull()
   })
 
   test('a delay: 409 claim_not_allowed_yet until allowedAt, then the transfer goes through', async () => {

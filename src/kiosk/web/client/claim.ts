@@ -10,7 +10,7 @@ import { $, countdown, type Outcome, renderOutcome, renderProduct, renderTimer }
 import { clockTime } from './states.js'
 
 /** The state element's data-state (issue 11): what the page is showing now. */
-type PageState = 'loading' | 'form' | 'invalid' | 'sending' | 'confirmed' | 'used' | 'expired' | 'registered' | 'failed'
+type PageState = 'loading' | 'form' | 'invalid' | 'sending' | 'confirmed' | 'used' | 'expired' | 'moved' | 'registered' | 'failed'
 
 /** How often the page asks for the transaction while it is on its way (the contract's second). */
 const POLL_MS = 1000
@@ -21,7 +21,7 @@ const RETRY_MS = 3000
 /** A name is looked up once typing pauses this long. */
 const LOOKUP_DELAY_MS = 350
 
-type Ended = { state: 'used' | 'expired'; word: string; detail: string; icon: 'padlock' | 'brokenLink' | 'timeUp' }
+type Ended = { state: 'used' | 'expired' | 'moved'; word: string; detail: string; icon: 'padlock' | 'brokenLink' | 'timeUp' | 'tag' }
 
 const USED: Ended = {
   state: 'used',
@@ -31,6 +31,13 @@ const USED: Ended = {
 }
 const NOT_VALID: Ended = { state: 'used', icon: 'brokenLink', word: 'This link is not valid', detail: 'Tap the tag on the kiosk again for a new link, or ask staff.' }
 const EXPIRED: Ended = { state: 'expired', icon: 'timeUp', word: 'This link has expired', detail: 'Tap the tag on the kiosk again for a new link.' }
+/** The token moved after this link's tap (another claim, or the shop, took it): nothing is sent from here. */
+const MOVED: Ended = {
+  state: 'moved',
+  icon: 'tag',
+  word: 'This product was claimed meanwhile',
+  detail: 'Someone finished claiming it after your tap, so nothing was sent from this link. If it is yours, please ask staff.',
+}
 
 const token = tokenFromPath()
 const api = claimApi(token ?? '')
@@ -67,6 +74,7 @@ function stateOf(): PageState {
   const claim = view.claim
   if (!claim) return 'loading'
   if (claim.step === 'expired') return 'expired'
+  if (claim.step === 'moved') return 'moved'
   if (claim.step === 'registered' || claim.step === 'early') return 'registered'
   if (claim.step === 'claimed') {
     if (claim.tx?.status === 'confirmed') return 'confirmed'
@@ -174,8 +182,9 @@ function outcomeOf(state: PageState): Outcome | null {
     case 'invalid':
       return null
     case 'used':
-    case 'expired': {
-      const ended = view.ended ?? EXPIRED
+    case 'expired':
+    case 'moved': {
+      const ended = view.ended ?? (state === 'moved' ? MOVED : EXPIRED)
       return { icon: ended.icon, word: ended.word, lines: [{ text: ended.detail }], alert: true }
     }
     case 'sending': {
@@ -261,6 +270,7 @@ function endedBy(answer: Answer<unknown>): Ended | null {
   if (answer.ok) return null
   if (answer.status === 410) return EXPIRED
   if (answer.error === 'claim_link_not_found') return NOT_VALID
+  if (answer.error === 'token_moved') return MOVED
   if (answer.error === 'claim_link_used' || answer.error === 'claim_session_mismatch') return USED
   return null
 }

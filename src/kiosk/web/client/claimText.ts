@@ -35,6 +35,8 @@ export function claimStepText(step: ClaimSummary['step']): string {
       return 'Claimed'
     case 'expired':
       return 'Expired'
+    case 'moved':
+      return 'Claimed meanwhile'
   }
 }
 
@@ -47,6 +49,7 @@ const RECIPIENT_ERRORS: Record<string, string> = {
   claim_not_open: 'This claim is being finished on a phone',
   claim_used: 'This claim was already finished',
   claim_expired: 'Time ran out: tap the tag again',
+  token_moved: 'This product was claimed meanwhile: nothing was sent',
   network: 'The kiosk lost the gateway: try again in a moment',
 }
 
@@ -57,6 +60,7 @@ export function recipientError(error: string, message: string): string {
 export function handoffError(error: string, message: string): string {
   if (error === 'claim_not_open' || error === 'claim_used') return 'This claim is already being finished elsewhere'
   if (error === 'claim_expired') return 'Time ran out: tap the tag again'
+  if (error === 'token_moved') return RECIPIENT_ERRORS.token_moved!
   if (error === 'network') return RECIPIENT_ERRORS.network!
   return message || 'No link right now: use the address field'
 }

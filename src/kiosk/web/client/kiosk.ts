@@ -224,6 +224,11 @@ function expiredShown(claim: ClaimSummary, test: boolean): Shown {
   return { state: 'retry', word: 'Time ran out', detail: 'Tap the tag again to start over', test, holdMs: RESULT_MS, claim }
 }
 
+/** The token moved after this tap (another claim, or the shop, took it): said plainly, nothing was sent. */
+function movedShown(claim: ClaimSummary, test: boolean): Shown {
+  return { state: 'moved', word: STATES.moved.word, detail: STATES.moved.detail, test, holdMs: STATES.moved.holdMs, claim: { ...claim, step: 'moved' } }
+}
+
 /** What a claim at its current step shows, when it is the customer's (a tap, the kiosk's own call). */
 function claimView(claim: ClaimSummary, test: boolean): Shown {
   switch (claim.step) {
@@ -238,6 +243,8 @@ function claimView(claim: ClaimSummary, test: boolean): Shown {
       return claimedShown(claim, test)
     case 'expired':
       return expiredShown(claim, test)
+    case 'moved':
+      return movedShown(claim, test)
   }
 }
 
@@ -290,6 +297,7 @@ async function finishOnPhone(): Promise<void> {
   if (view.shown !== shown) return
   if (res.ok) show({ ...shown, state: 'handoff', word: STATES.handoff.word, detail: STATES.handoff.detail, handoff: res.body }, false)
   else if (res.error === 'claim_expired') show(expiredShown(claim, shown.test), true)
+  else if (res.error === 'token_moved') show(movedShown(claim, shown.test), true)
   else panel.phoneError(handoffError(res.error, res.message))
 }
 
@@ -307,6 +315,7 @@ async function sendAddress(recipient: string): Promise<void> {
   }
   if (view.shown?.claim?.id !== claim.id || !CUSTOMER_FLOW.has(view.shown.state)) return
   if (res.error === 'claim_expired') show(expiredShown(claim, shown.test), true)
+  else if (res.error === 'token_moved') show(movedShown(claim, shown.test), true)
   // The field keeps its text: the customer corrects it.
   else panel.addressError(recipientError(res.error, res.message))
 }
@@ -441,6 +450,7 @@ const STRIP_WORD: Record<KioskState, string> = {
   registered: '',
   claimed: '',
   confirmed: '',
+  moved: 'Claimed meanwhile',
 }
 
 function setChain(li: HTMLLIElement, status: TxStatus | 'waiting' | 'undone', text: string): void {

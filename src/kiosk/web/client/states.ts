@@ -75,6 +75,8 @@ export const STATES: Record<KioskState, StateLook> = {
   registered: { icon: 'stopwatch', word: 'Registered', detail: 'Your address is noted: nothing is sent before then', sound: 'twoTones', alert: false, holdMs: REGISTERED_MS },
   claimed: { icon: 'plane', word: 'On its way to your wallet', detail: 'Sending…', sound: 'tick', alert: false, holdMs: CLAIMED_MS },
   confirmed: { icon: 'wallet', word: 'In your wallet ✓', detail: 'It is yours now', sound: 'chime', alert: false, holdMs: RESULT_MS },
+  // Another claim (or the shop) took the token after this tap: nothing was sent; staff sort it out.
+  moved: { icon: 'tag', word: 'This product was claimed meanwhile', detail: 'Nothing was sent from this tap: please ask staff', sound: 'twoTones', alert: true, holdMs: RESULT_MS * 2 },
 }
 
 const PATHS: Record<IconName, string> = {

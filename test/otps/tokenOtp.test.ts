@@ -1,0 +1,178 @@
+import { type Address, type Hex } from 'viem'
+import { privateKeyToAccount } from 'viem/accounts'
+import { foundry } from 'viem/chains'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { phygitalTokenAbi } from '../../contracts/artifacts/PhygitalToken.js'
+import { createApiKey } from '../../src/auth/apiKeys.js'
+import { importData, parseImportFile } from '../../src/importer/importData.js'
+import { loadGatewaySecret } from '../../src/keys/gatewaySecret.js'
+import { type ChainGateway, contractOf, createChainGateway, phygitalTeam, USER_KEY } from '../helpers/chainGateway.js'
+import { ALICE, BOB, call, tapChip } from '../helpers/gateway.js'
+
+// Issue 17 §2: an OTP is bound to its token's state when its ref was queried. After a move of the
+// token by any path, every earlier OTP is refused with 409 token_moved on every endpoint that takes
+// one, before anything is spent; an OTP of a tap after the move works.
+
+let gw: ChainGateway
+let apiKey: string
+let contract: Address
+
+const CHIP = {
+  otp: '04CC0000000001',
+  apiKey: '04CC0000000002',
+  selfService: '04CC0000000003',
+  pull: '04CC0000000004',
+  twoTap: '04CC0000000005',
+  pullRelayed: '04CC0000000006',
+} as const
+const TOKEN = { otp: '1', apiKey: '2', selfService: '3', pull: '4', twoTap: '5', pullRelayed: '6' } as const
+
+beforeAll(async () => {
+  gw = await createChainGateway()
+  const secret = loadGatewaySecret({ dataDir: gw.dataDir })
+  const team = phygitalTeam('M', [
+    { tokenId: TOKEN.otp, chips: [CHIP.otp] },
+    { tokenId: TOKEN.apiKey, chips: [CHIP.apiKey] },
+    { tokenId: TOKEN.selfService, chips: [CHIP.selfService] },
+    { tokenId: TOKEN.pull, chips: [CHIP.pull] },
+    { tokenId: TOKEN.twoTap, chips: [CHIP.twoTap], twoTapClaim: { delaySeconds: 0, windowSeconds: 3600 } },
+    { tokenId: TOKEN.pullRelayed, chips: [CHIP.pullRelayed] },
+  ])
+  const summary = importData(gw.store, parseImportFile({ teams: [team] }), { config: gw.config, now: Date.now(), secret })
+  const teamId = summary.teams[0]!.id
+  apiKey = gw.store.tx(() => createApiKey(gw.store, { teamId, label: 'm', now: Date.now() })).apiKey
+  contract = contractOf(gw, teamId)
+  gw.relayer.wake(31337)
+  await gw.settle()
+}, 60_000)
+afterAll(async () => gw?.close())
+
+const ownerOf = (tokenId: string) => gw.publicClient.readContract({ address: contract, abi: phygitalTokenAbi, functionName: 'ownerOf', args: [BigInt(tokenId)] })
+const key = (tokenId: string) => ({ contractAddress: contract, chainId: '31337', tokenId })
+const count = (table: 'chain_txs' | 'transfers' | 'claim_registrations') => (gw.store.db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n
+const counts = () => ({ chainTxs: count('chain_txs'), transfers: count('transfers'), registrations: count('claim_registrations') })
+const otpUsedAt = (code: string) => gw.store.otps.get(code)!.usedAt
+
+const pullable = (otp: string, recipient: string) =>
+  call(gw, { method: 'POST', url: '/phygitals/transfer/pullable', headers: { 'x-service-code': otp }, payload: { recipient } })
+const registerPullable = (otp: string, recipient: string) =>
+  call(gw, { method: 'POST', url: '/phygitals/claim-registration/pullable', headers: { 'x-service-code': otp }, payload: { recipient } })
+const signaturePullable = (otp: string, recipient: string) =>
+  call(gw, { url: `/phygitals/transfer-signature/pullable?${new URLSearchParams({ recipient })}`, headers: { 'x-service-code': otp } })
+const transferByKey = (tokenId: string, recipient: string) =>
+  call(gw, { method: 'POST', url: '/phygitals/transfer', headers: { 'x-service-api-key': apiKey }, payload: { ...key(tokenId), recipient } })
+
+/** A fresh tap of the chip and the PHYGITAL_CLAIM OTP its ref hands out. */
+async function otpOf(uid: string): Promise<string> {
+  const ref = tapChip({ store: gw.store, clock: { now: Date.now() } }, uid)
+  const res = await call(gw, { url: `/refs/${ref}` })
+  expect(res.status, JSON.stringify(res.body)).toBe(200)
+  return res.body.linkedToken.otp as string
+}
+
+/** The refusal every stale OTP gets, with nothing queued, recorded or spent. */
+async function expectStale(otp: string, request: () => Promise<{ status: number; body: { error?: string } }>): Promise<void> {
+  const before = counts()
+  const res = await request()
+  expect(res.status, JSON.stringify(res.body)).toBe(409)
+  expect(res.body.error).toBe('token_moved')
+  expect(counts()).toEqual(before)
+  expect(otpUsedAt(otp)).toBeNull()
+}
+
+/** A signature from GET /phygitals/transfer-signature (API key), pulled by a user's own wallet. */
+async function userPull(tokenId: string, recipient: Address, functionName: 'mintNFT' | 'claimNFT'): Promise<void> {
+  const sig = await call(gw, { url: `/phygitals/transfer-signature?${new URLSearchParams({ ...key(tokenId), recipient })}`, headers: { 'x-service-api-key': apiKey } })
+  expect(sig.status, JSON.stringify(sig.body)).toBe(200)
+  const hash = await gw.wallet(USER_KEY).writeContract({
+    address: contract,
+    abi: phygitalTokenAbi,
+    functionName,
+    args: [sig.body.signature as Hex, BigInt(sig.body.blockExpiry), recipient, BigInt(tokenId)],
+    account: privateKeyToAccount(USER_KEY),
+    chain: foundry,
+  })
+  expect((await gw.publicClient.waitForTransactionReceipt({ hash })).status).toBe('success')
+}
+
+describe('an OTP from a ref queried before the token moved', () => {
+  test('OTP transfer: of two taps, the first OTP moves the token; the second is refused on pullable, signature and registration; a tap after works', async () => {
+    const first = await otpOf(CHIP.otp)
+    const second = await otpOf(CHIP.otp)
+    expect((await pullable(first, ALICE)).status).toBe(200)
+    await expectStale(second, () => pullable(second, BOB))
+    await expectStale(second, () => signaturePullable(second, BOB))
+    await expectStale(second, () => registerPullable(second, BOB))
+    expect((await call(gw, { url: `/otps/${second}` })).body).toMatchObject({ isExpired: false })
+    await gw.settle()
+    expect(await ownerOf(TOKEN.otp)).toBe(ALICE)
+    const fresh = await otpOf(CHIP.otp)
+    expect((await pullable(fresh, BOB)).status).toBe(200)
+    await gw.settle()
+    expect(await ownerOf(TOKEN.otp)).toBe(BOB)
+  })
+
+  test('API-key transfer (POST /phygitals/transfer): the older OTP is refused; a tap after works', async () => {
+    const stale = await otpOf(CHIP.apiKey)
+    expect((await transferByKey(TOKEN.apiKey, ALICE)).status).toBe(200)
+    await expectStale(stale, () => pullable(stale, BOB))
+    await gw.settle()
+    expect(await ownerOf(TOKEN.apiKey)).toBe(ALICE)
+    const fresh = await otpOf(CHIP.apiKey)
+    expect((await pullable(fresh, BOB)).status).toBe(200)
+    await gw.settle()
+    expect(await ownerOf(TOKEN.apiKey)).toBe(BOB)
+  })
+
+  test('chip self-service (POST /phygitals/transfer/self-service): the older OTP is refused', async () => {
+    const stale = await otpOf(CHIP.selfService)
+    const moved = await call(gw, { method: 'POST', url: '/phygitals/transfer/self-service', headers: { 'x-service-api-key': apiKey }, payload: { tagUID: CHIP.selfService, recipient: ALICE } })
+    expect(moved.status, JSON.stringify(moved.body)).toBe(200)
+    await expectStale(stale, () => pullable(stale, BOB))
+    await gw.settle()
+    expect(await ownerOf(TOKEN.selfService)).toBe(ALICE)
+  })
+
+  test('signature pull (a user submits mintNFT with a signature): the gateway finds the move on chain and refuses the older OTP; a tap after works', async () => {
+    const stale = await otpOf(CHIP.pull)
+    await userPull(TOKEN.pull, ALICE, 'mintNFT')
+    await expectStale(stale, () => pullable(stale, BOB))
+    expect(await ownerOf(TOKEN.pull)).toBe(ALICE)
+    // The move found stays counted: refused again on the other endpoints.
+    await expectStale(stale, () => registerPullable(stale, BOB))
+    await expectStale(stale, () => signaturePullable(stale, BOB))
+    const fresh = await otpOf(CHIP.pull)
+    expect((await pullable(fresh, BOB)).status).toBe(200)
+    await gw.settle()
+    expect(await ownerOf(TOKEN.pull)).toBe(BOB)
+  })
+
+  test('a pull after relayed transfers of ours: only the outside move counts, so OTPs of taps after it still work', async () => {
+    expect((await transferByKey(TOKEN.pullRelayed, ALICE)).status).toBe(200)
+    await gw.settle()
+    const before = await otpOf(CHIP.pullRelayed)
+    // Our own landed transfer is not counted twice when the chain is read.
+    expect((await pullable(before, BOB)).status).toBe(200)
+    await gw.settle()
+    const stale = await otpOf(CHIP.pullRelayed)
+    await userPull(TOKEN.pullRelayed, ALICE, 'claimNFT')
+    await expectStale(stale, () => signaturePullable(stale, BOB))
+    const fresh = await otpOf(CHIP.pullRelayed)
+    expect((await pullable(fresh, BOB)).status).toBe(200)
+    await gw.settle()
+    expect(await ownerOf(TOKEN.pullRelayed)).toBe(BOB)
+  })
+
+  test('2-tap registration (POST /phygitals/claim-registration/pullable): a first tap from before the move is refused; one after registers', async () => {
+    const stale = await otpOf(CHIP.twoTap)
+    const registered = await call(gw, { method: 'POST', url: '/phygitals/claim-registration', headers: { 'x-service-api-key': apiKey }, payload: { ...key(TOKEN.twoTap), recipient: ALICE } })
+    expect(registered.status, JSON.stringify(registered.body)).toBe(200)
+    expect((await transferByKey(TOKEN.twoTap, ALICE)).status).toBe(200)
+    await expectStale(stale, () => registerPullable(stale, BOB))
+    const fresh = await otpOf(CHIP.twoTap)
+    const again = await registerPullable(fresh, BOB)
+    expect(again.status, JSON.stringify(again.body)).toBe(200)
+    await gw.settle()
+    expect(await ownerOf(TOKEN.twoTap)).toBe(ALICE)
+  })
+})
