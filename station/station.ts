@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events'
-import { FixtureRecorder, type RecordedOutcome, type RecordingSession } from './fixtures/recorder.js'
+import type { RecordedOutcome } from './fixtures/format.js'
+import type { FixtureRecorder, RecordingSession } from './fixtures/recorder.js'
 import { readTap as defaultReadTap } from './readTap.js'
 import { CardRemovedError, type CardSession, type Reader, type ReaderSource } from './reader.js'
 import type { ReaderStatus, StationTap, TapSink, TapVerdict } from './tap.js'
@@ -23,7 +24,10 @@ export type StationOptions = {
   log: StationLog
   /** Also record every tap (APDU transcript and verdict) to this fixture. */
   recorder?: FixtureRecorder
-  /** Print ref ids shortened (for a log others read: a ref is a bearer secret, valid once). Default false. */
+  /**
+   * Print ref ids shortened (default true): a console or log is read by others, and a ref is a
+   * bearer secret until its first query. False prints them whole.
+   */
   redactRefs?: boolean
   /** Default: ./readTap.js. */
   readTap?: ReadTap
@@ -45,6 +49,11 @@ export type StationEvents = {
   status: [status: ReaderStatus]
   /** A read or a submit failed (the station carries on). */
   failed: [event: { readerName: string; stage: 'read' | 'submit' | 'reader'; error: Error }]
+  /**
+   * What became of a card, once known: `placed` numbers the cards in the order they were placed
+   * (from 1), so a replay matches each outcome to its fixture line whatever order they finish in.
+   */
+  outcome: [event: { placed: number; readerName: string; tap: StationTap | null; outcome: RecordedOutcome }]
 }
 
 /** "Tap again" on the reader's console: the one message for a card pulled too soon. */
@@ -98,6 +107,8 @@ export class Station extends EventEmitter<StationEvents> {
   /** Resolves when every tap placed so far has been handed to the sink (or given up). */
   private submitTurn: Promise<void> = Promise.resolve()
   private closing = false
+  /** Cards placed so far. */
+  private placed = 0
   /** Readers with a card on them now. */
   private readonly cardOn = new Set<Reader>()
   private pcscd = true
@@ -113,7 +124,7 @@ export class Station extends EventEmitter<StationEvents> {
     this.recorder = opts.recorder
     this.readTap = opts.readTap ?? defaultReadTap
     this.now = opts.now ?? (() => new Date())
-    this.redactRefs = opts.redactRefs ?? false
+    this.redactRefs = opts.redactRefs ?? true
     this.firstStatus = setTimeout(() => this.reported === null && this.reportStatus(), FIRST_STATUS_MS)
     this.firstStatus.unref()
     if (isReader(this.source)) this.addReader(this.source)
@@ -256,7 +267,7 @@ export class Station extends EventEmitter<StationEvents> {
     const previous = this.submitTurn
     let handedOver!: () => void
     this.submitTurn = new Promise<void>((resolve) => (handedOver = resolve))
-    const task = this.handleCard(card, previous, handedOver).catch((error: unknown) => {
+    const task = this.handleCard(card, ++this.placed, previous, handedOver).catch((error: unknown) => {
       handedOver()
       this.log.error(`${card.readerName}: ${errorOf(error).message}`)
     })
@@ -264,12 +275,14 @@ export class Station extends EventEmitter<StationEvents> {
     void task.finally(() => this.inFlight.delete(task))
   }
 
-  private async handleCard(card: CardSession, previous: Promise<void>, handedOver: () => void) {
+  private async handleCard(card: CardSession, placed: number, previous: Promise<void>, handedOver: () => void) {
     const session: CardSession | RecordingSession = this.recorder ? this.recorder.begin(card) : card
+    const readerName = card.readerName
+    let tap: StationTap | null = null
     const record = (outcome: RecordedOutcome) => {
       if (this.recorder && session !== card) this.recorder.finish(session as RecordingSession, outcome)
+      this.safeEmit('outcome', { placed, readerName, tap, outcome })
     }
-    const readerName = card.readerName
     let read: Awaited<ReturnType<ReadTap>>
     try {
       read = await this.readTap(session)
@@ -289,7 +302,7 @@ export class Station extends EventEmitter<StationEvents> {
       }
       return
     }
-    const tap: StationTap = { rfUid: read.rfUid, url: read.url, chip: read.chip, readerName, readAt: this.now().toISOString() }
+    tap = { rfUid: read.rfUid, url: read.url, chip: read.chip, readerName, readAt: this.now().toISOString() }
     this.safeEmit('read', tap)
     if (!this.sink) {
       handedOver()

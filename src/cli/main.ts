@@ -159,7 +159,7 @@ const commands: Record<string, CommandSpec> = {
   },
   station: {
     usage:
-      'station --gateway URL --token T [--reader S] [--record FILE] [--queue-dir D] | station --replay FILE [--gateway URL --token T] | ' +
+      'station --gateway URL --token T [--reader S] [--record FILE] [--queue-dir D] | station --replay FILE [--gateway URL --token T [--rewind-counters] [--no-check] [--json]] | ' +
       'station create --team ID [--name N] | station list --team ID | station revoke --prefix P | ' +
       'station set --station ID --mode checkin --event EVENT_ID | station set --station ID --mode claim|closed|none | ' +
       'station kiosk-url --station ID [--base-url URL] | station staff-pin --station ID (PIN on stdin) | ' +
@@ -174,6 +174,9 @@ const commands: Record<string, CommandSpec> = {
       reader: { type: 'string', value: 'S', description: 'Only readers whose name contains S (default: every reader)' },
       record: { type: 'string', value: 'FILE', description: 'Also record every tap (APDU transcripts) to this JSON Lines fixture' },
       replay: { type: 'string', value: 'FILE', description: 'Feed a recorded fixture through the station instead of live readers' },
+      'rewind-counters': { type: 'boolean', description: "Replay: first move the fixture's chips' counters back below its taps (on the gateway's machine; its data dir)" },
+      'no-check': { type: 'boolean', description: "Replay: feed the taps without comparing the verdicts with the fixture's (exit 0 whatever they are)" },
+      json: { type: 'boolean', description: 'Replay: one JSON line per tap (whole verdict, expected, match), then a summary line' },
       'queue-dir': { type: 'string', value: 'D', description: 'Where taps wait while the gateway is unreachable (default <data dir>/station-queue)' },
       station: { type: 'string', value: 'ID', description: 'Station id, as `station list` shows it (set, kiosk-url, staff-pin, kiosk-tokens)' },
       mode: { type: 'string', value: 'M', description: 'checkin (with --event), claim, closed, or none (set)' },

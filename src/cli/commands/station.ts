@@ -1,20 +1,14 @@
-import path from 'node:path'
-import { FixtureReaderSource } from '../../../station/fixtures/fixtureReader.js'
-import { FixtureRecorder } from '../../../station/fixtures/recorder.js'
-import { GatewayLink } from '../../../station/link/gatewayLink.js'
-import type { ReaderSource } from '../../../station/reader.js'
-import { Station, type StationLog } from '../../../station/station.js'
 import { NotFoundError } from '../../errors.js'
 import { createKioskToken } from '../../kiosk/kioskTokens.js'
 import { setStaffPin } from '../../kiosk/staffAuth.js'
 import { setStationMode } from '../../kiosk/stationModes.js'
 import { createStation, listStations, revokeStation } from '../../stations/stations.js'
 import { UsageError, type Flags } from '../usage.js'
-import { configFrom, onePositional, printJson, required, teamIdOf, text, withStore } from './context.js'
+import { onePositional, printJson, required, teamIdOf, text, withStore } from './context.js'
 
 export async function run(positionals: string[], flags: Flags) {
   // No action: run a station (live readers or a replayed fixture).
-  if (positionals.length === 0) return runStation(flags)
+  if (positionals.length === 0) return (await import('./stationRun.js')).run(flags)
   const action = onePositional(positionals, 'action (create, list, revoke, set, kiosk-url, staff-pin, kiosk-tokens)')
   if (action === 'create') {
     const teamId = teamIdOf(flags)
@@ -105,80 +99,4 @@ async function readFirstLine(stream: NodeJS.ReadableStream): Promise<string> {
     if (text.includes('\n')) break
   }
   return text.split(/\r?\n/)[0]!.trim()
-}
-
-/** An error the CLI prints as its message alone (no stack: nothing in it is a bug). */
-function plainError(message: string): Error {
-  const error = new Error(message)
-  error.stack = message
-  return error
-}
-
-/** The station's console: one line per event, with the time; to stderr when stdout carries the taps. */
-function consoleLog(stream: NodeJS.WritableStream): StationLog {
-  const line = (level: string) => (text: string) => {
-    const time = new Date().toISOString().slice(11, 19)
-    stream.write(`${time} ${level}${text}\n`)
-  }
-  return { info: line(''), warn: line('warning: '), error: line('error: ') }
-}
-
-/**
- * `tapgate station [--gateway URL --token T] [--reader S] [--record FILE] [--queue-dir D]`
- * or `tapgate station --replay FILE [--gateway URL --token T]`. Runs until
- * SIGINT/SIGTERM (exit 0), or, for a replay, until every tap was answered.
- * A refused token ends the run with exit code 1.
- */
-async function runStation(flags: Flags): Promise<void> {
-  const replay = text(flags, 'replay')
-  const gateway = text(flags, 'gateway')
-  const token = text(flags, 'token') ?? (process.env.TAPGATE_STATION_TOKEN?.trim() || undefined)
-  const readerFilter = text(flags, 'reader')
-  const recordTo = text(flags, 'record')
-  for (const flag of ['team', 'name', 'prefix', 'station', 'mode', 'event', 'base-url'])
-    if (flags[flag] !== undefined) throw new UsageError(`--${flag} is for station create/list/revoke/set/kiosk-url/staff-pin`)
-  if (replay !== undefined && readerFilter !== undefined) throw new UsageError('--reader picks live readers; --replay plays a file instead')
-  if (replay === undefined && gateway === undefined)
-    throw new UsageError('a station on live readers needs --gateway URL and --token T (or $TAPGATE_STATION_TOKEN); or give --replay FILE')
-  if (gateway !== undefined && !token) throw new UsageError('--gateway needs --token (or $TAPGATE_STATION_TOKEN): create one with `tapgate station create --team ID`')
-  if (gateway === undefined && text(flags, 'token') !== undefined) throw new UsageError('--token needs --gateway URL')
-  if (gateway !== undefined && !/^(https?|wss?):\/\//.test(gateway)) throw new UsageError(`--gateway takes the gateway's URL, e.g. http://127.0.0.1:8787 (got ${gateway})`)
-
-  // Without a gateway, the taps go to stdout as JSON lines and the log to stderr.
-  const log = consoleLog(gateway === undefined ? process.stderr : process.stdout)
-  let source: ReaderSource
-  let replaySource: FixtureReaderSource | undefined
-  if (replay !== undefined) {
-    try {
-      replaySource = FixtureReaderSource.fromFile(replay)
-    } catch (error) {
-      throw plainError(`cannot replay ${replay}: ${(error as Error).message}`)
-    }
-    source = replaySource
-  } else {
-    const { openPcscReaders } = await import('../../../station/pcsc/pcscReaders.js')
-    source = await openPcscReaders({ readerFilter, log })
-  }
-  const link =
-    gateway !== undefined && token
-      ? new GatewayLink({ gateway, token, queueDir: path.resolve(text(flags, 'queue-dir') ?? path.join(configFrom(flags).dataDir, 'station-queue')), log })
-      : null
-  const recorder = recordTo === undefined ? undefined : FixtureRecorder.open(recordTo, { note: replay ? `tapgate station --replay ${replay}` : 'tapgate station' })
-  const station = new Station({ source, sink: link, log, recorder })
-  if (!link) station.on('read', (tap) => console.log(JSON.stringify(tap)))
-
-  let stop = () => {}
-  const code = await new Promise<number>((resolve) => {
-    stop = () => resolve(0)
-    process.once('SIGINT', stop)
-    process.once('SIGTERM', stop)
-    link?.on('status', (status) => status === 'unauthorized' && resolve(1))
-    // A replay ends once every tap was played and answered.
-    void replaySource?.reader.done.then(() => station.idle()).then(() => resolve(0))
-  })
-  process.off('SIGINT', stop)
-  process.off('SIGTERM', stop)
-  await station.close()
-  if (link && link.queued > 0) log.info(`${link.queued} taps wait in the queue dir for the next run`)
-  process.exitCode = code
 }
