@@ -59,7 +59,7 @@ const kioskStaff: FastifyPluginAsyncZod = async (app) => {
   app.post('/kiosk/staff/session', {
     schema: {
       tags,
-      summary: "Open a staff session with the station's PIN (5 wrong: locked for 5 minutes)",
+      summary: "Open a staff session with the station's PIN (5 wrong lock it: 5 minutes, twice as long at each lock in a row, at most 24 hours)",
       security: security.kiosk,
       body: StaffSessionBody,
       response: { 200: StaffSessionResponse, ...errorResponses(...BODY_ERRORS, 409), 401: PinErrorBody, 423: PinErrorBody },
