@@ -27,7 +27,9 @@ const columns = `code, team_id AS teamId, ref_id AS refId, chip_uid AS chipUid, 
 export type OtpInsert = Omit<OtpRow, 'usedAt' | 'usedFor'>
 
 /** An OTP with what it targets, in one row: GET /otps/:id is a hot, unauthenticated read. */
-export type OtpDetailRow = Pick<OtpRow, 'code' | 'type' | 'createdAt' | 'expiresAt' | 'usedAt'> & {
+export type OtpDetailRow = Pick<OtpRow, 'code' | 'type' | 'createdAt' | 'expiresAt' | 'usedAt' | 'tokenMoves'> & {
+  /** The moves of the token the OTP targets (its chip's token now, for a chip's own OTP). */
+  tokenMovesNow: number | null
   tokenChainId: number | null
   tokenContract: string | null
   tokenTokenId: string | null
@@ -50,12 +52,14 @@ export function createOtpsRepository(db: Db) {
   const byCode = db.prepare<[string], OtpRow>(`SELECT ${columns} FROM otps WHERE code = ?`)
   const detail = db.prepare<[string], OtpDetailRow>(
     `SELECT o.code, o.type, o.created_at AS createdAt, o.expires_at AS expiresAt, o.used_at AS usedAt,
-       t.chain_id AS tokenChainId, t.contract_address AS tokenContract, t.token_id AS tokenTokenId,
+       o.token_moves AS tokenMoves, coalesce(t.moves, ct.moves) AS tokenMovesNow, t.chain_id AS tokenChainId, t.contract_address AS tokenContract, t.token_id AS tokenTokenId,
        p.id AS proofId, p.proof_event_id AS proofEventId, p.status AS proofStatus,
        e.id AS eventId, e.name AS eventName, e.token_id AS eventTokenId, e.created_at AS eventCreatedAt,
        c.chain_id AS eventChainId, c.address AS eventContract
      FROM otps o
      LEFT JOIN tokens t ON t.id = o.token_id
+     LEFT JOIN token_chips tc ON o.token_id IS NULL AND o.type = 'PHYGITAL_CLAIM' AND tc.chip_uid = o.chip_uid
+     LEFT JOIN tokens ct ON ct.id = tc.token_id
      LEFT JOIN proof_events p ON p.id = o.proof_event_id
      LEFT JOIN guestbook_events e ON e.id = o.guestbook_event_id
      LEFT JOIN guestbook_contracts c ON c.id = e.contract_id

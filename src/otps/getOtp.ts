@@ -3,6 +3,7 @@ import type { ProofEventStatus } from '../db/proofEvents.js'
 import type { Store } from '../db/store.js'
 import { NotFoundError } from '../errors.js'
 import { iso } from '../ids.js'
+import { tokenMovedSince } from './tokenOtp.js'
 
 export type OtpView = {
   otp: string
@@ -25,7 +26,9 @@ export type OtpView = {
 
 /**
  * Reads an OTP (GET /otps/:id). A used code reads back as expired, with
- * `usedAt`, so a client cannot mistake it for one it may still spend.
+ * `usedAt`, so a client cannot mistake it for one it may still spend; so does
+ * a code whose token moved after it was issued (every endpoint refuses it with
+ * token_moved).
  *
  * @throws NotFoundError for an unknown or deleted code
  */
@@ -34,7 +37,7 @@ export function getOtp(store: Store, p: { code: string; now: number }): OtpView 
   if (!o) throw new NotFoundError('otp_not_found', 'No OTP with this code')
   const view: OtpView = {
     otp: o.code,
-    isExpired: o.usedAt !== null || p.now >= o.expiresAt,
+    isExpired: o.usedAt !== null || p.now >= o.expiresAt || (o.tokenMovesNow !== null && tokenMovedSince(o, { moves: o.tokenMovesNow })),
     expiresAt: iso(o.expiresAt),
     createdAt: iso(o.createdAt),
     type: o.type,
