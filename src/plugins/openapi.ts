@@ -2,6 +2,7 @@ import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import fp from 'fastify-plugin'
 import { createJsonSchemaTransform, createJsonSchemaTransformObject } from 'fastify-type-provider-zod'
+import { denyFraming } from './denyFraming.js'
 
 // The provider's default override drops every `{}` branch of a union, meant for unrepresentable
 // types; but while zod converts, a schema used twice in one document is still a `{}` placeholder,
@@ -63,7 +64,11 @@ export default fp(
       transform: createJsonSchemaTransform({ zodToJsonConfig }),
       transformObject: (documentObject) => dropUnusedSchemas(transformObject(documentObject)),
     })
-    await app.register(swaggerUi, { routePrefix: '/docs' })
+    // In a scope of its own, so the hook covers every /docs response (page, assets, redirect) and nothing else.
+    await app.register(async (docs) => {
+      docs.addHook('onSend', denyFraming)
+      await docs.register(swaggerUi, { routePrefix: '/docs' })
+    })
     app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
   },
   { name: 'openapi' },

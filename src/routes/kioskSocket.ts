@@ -6,6 +6,7 @@ import { BaseError } from '../errors.js'
 import { authenticateKiosk } from '../kiosk/kioskTokens.js'
 import { kioskCounts, kioskSettings, kioskStation } from '../kiosk/kioskViews.js'
 import { KIOSK_CLOSE, type KioskServerMessage, publicView, type StationEvent } from '../kiosk/protocol.js'
+import { checkSocketOrigin } from '../kiosk/socketOrigin.js'
 import { checkStaffSession } from '../kiosk/staffAuth.js'
 
 /** The page's first message must come within this long. */
@@ -30,7 +31,8 @@ const rawText = (data: RawData): string =>
   Buffer.isBuffer(data) ? data.toString('utf8') : Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data).toString('utf8')
 
 /**
- * GET /kiosk/ws: a kiosk page (or the staff view) follows its station's feed. The token comes in
+ * GET /kiosk/ws: a kiosk page (or the staff view) follows its station's feed; opened from another
+ * origin's page, it is refused with 403 before the upgrade (socketOrigin.ts). The token comes in
  * the first message (`hello`), not the URL: the page keeps it in its URL fragment, which never
  * reaches a log. Then `welcome`, every event after `since` (or none before the welcome, without
  * it), and live events, each with the counts from the database at the time it is sent. A kiosk
@@ -39,7 +41,8 @@ const rawText = (data: RawData): string =>
 const kioskSocket: FastifyPluginAsync = async (app) => {
   const { store, now, feed, config } = app.services
 
-  app.get('/kiosk/ws', { websocket: true, schema: { hide: true } }, (socket: WebSocket, request) => {
+  // The origin is checked in onRequest: a refusal is a plain 403 answer, before any upgrade.
+  app.get('/kiosk/ws', { websocket: true, schema: { hide: true }, onRequest: async (request) => checkSocketOrigin(request, config) }, (socket: WebSocket, request) => {
     const log = request.log
     let unsubscribe: (() => void) | null = null
     let recheckTimer: NodeJS.Timeout | null = null

@@ -6,6 +6,7 @@ import { SealedKeyError } from '../keys/errors.js'
 import { renderRejectedTapPage, renderTapPage, renderUnavailableTapPage, tapPageView, tapRedirectUrl } from '../taps/tapPage.js'
 import { TapRejectedError } from '../taps/tapErrors.js'
 import { verifyTapBatched } from '../taps/verifyTap.js'
+import { denyFraming } from '../plugins/denyFraming.js'
 import { publicRateLimit } from './rateLimit.js'
 
 // A tap page is personal and single-use: never cached, never sent on as a Referer (it carries the tap URL).
@@ -32,6 +33,8 @@ const REFUSED_STATUS = 400
  */
 const tap: FastifyPluginAsyncZod = async (app) => {
   const { store, keyring, config, now } = app.services
+  // A tap page (and its redirect) never in a frame: another site could dress it up as its own.
+  app.addHook('onSend', denyFraming)
   // The MAC covers the exact characters the chip wrote, so the URL is rebuilt from the raw request line.
   const tapUrlOf = (request: FastifyRequest): string =>
     config.publicBaseUrl ? `${config.publicBaseUrl.replace(/\/+$/, '')}${request.url}` : `${request.protocol}://${request.host}${request.url}`
