@@ -16,6 +16,7 @@ import {
   PhoneSessionBody,
 } from '../schemas/claims.js'
 import { BODY_ERRORS, errorResponses, PATH_ERRORS, security } from '../schemas/common.js'
+import { publicRateLimit, statusPollRateLimit } from './rateLimit.js'
 
 const tags = ['claim links']
 
@@ -31,12 +32,13 @@ const claimLinks: FastifyPluginAsyncZod = async (app) => {
   const ens = () => deps.chains.ens !== undefined
   const noStore = (reply: FastifyReply) => reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer')
 
-  app.get('/c/:token', { schema: { hide: true, params: LinkParams } }, async (_request, reply) =>
+  app.get('/c/:token', { schema: { hide: true, params: LinkParams }, config: publicRateLimit(app) }, async (_request, reply) =>
     // The page holds no data; no-store keeps a shared phone's back button from showing a claim.
     noStore(reply).header('content-security-policy', KIOSK_CSP).header('x-content-type-options', 'nosniff').type('text/html; charset=utf-8').send(CLAIM_HTML),
   )
 
   app.post('/c/:token/open', {
+    config: publicRateLimit(app),
     schema: {
       tags,
       summary: "Open a claim link: the first phone takes it (the kiosk moves on); that phone's session reopens it",
@@ -52,6 +54,7 @@ const claimLinks: FastifyPluginAsyncZod = async (app) => {
   })
 
   app.post('/c/:token/status', {
+    config: statusPollRateLimit(app),
     schema: { tags, summary: 'Where the claim stands (the phone follows its transaction)', security: security.none, params: LinkParams, body: PhoneSessionBody, response: { 200: PhoneClaimResponse, ...errorResponses(...BODY_ERRORS, ...PATH_ERRORS, 403, 404, 429) } },
     handler: async (request, reply) => {
       noStore(reply)
@@ -61,6 +64,7 @@ const claimLinks: FastifyPluginAsyncZod = async (app) => {
   })
 
   app.post('/c/:token/resolve', {
+    config: publicRateLimit(app),
     schema: { tags, summary: 'Resolve an ENS name before sending (shown to the customer first)', security: security.none, params: LinkParams, body: PhoneResolveBody, response: { 200: PhoneResolveResponse, ...errorResponses(...BODY_ERRORS, ...PATH_ERRORS, 403, 404, 429) } },
     handler: async (request, reply) => {
       noStore(reply)
@@ -71,6 +75,7 @@ const claimLinks: FastifyPluginAsyncZod = async (app) => {
   })
 
   app.post('/c/:token/recipient', {
+    config: publicRateLimit(app),
     schema: {
       tags,
       summary: 'Send the address: the token is transferred (or minted, or a 2-tap registration made)',

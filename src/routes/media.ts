@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import { NotFoundError } from '../errors.js'
+import { publicRateLimit } from './rateLimit.js'
 
 /**
  * What an image from our origin may do: nothing. An SVG is a document that can carry script; opened
@@ -16,7 +17,7 @@ export const MEDIA_CSP = "default-src 'none'; style-src 'unsafe-inline'; sandbox
  * from the OpenAPI document like them. A 404 means "show the placeholder".
  */
 const media: FastifyPluginAsyncZod = async (app) => {
-  app.get('/media/:key', { schema: { hide: true, params: z.object({ key: z.string() }) } }, async (request, reply) => {
+  app.get('/media/:key', { schema: { hide: true, params: z.object({ key: z.string() }) }, config: publicRateLimit(app) }, async (request, reply) => {
     reply.header('x-content-type-options', 'nosniff')
     const found = await app.services.media.get(request.params.key)
     if (found.status === 'unknown') throw new NotFoundError('media_not_found', 'No image with this key')

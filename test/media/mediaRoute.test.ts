@@ -315,6 +315,20 @@ describe('GET /media/:key', () => {
     expect(row(p)).toMatchObject({ fetchedAt: null, failedAt: null, error: null })
   })
 
+  test('is rate limited per client address like the other public routes: a flood is 429, another address is still served', async () => {
+    await setup()
+    origin.route('/a.png', serve('image/png', PNG))
+    const p = record(origin.url('/a.png'))
+    const from = (remoteAddress: string, url = p) => gw.app.inject({ url, remoteAddress })
+    const statuses: number[] = []
+    for (let i = 0; i < 125; i++) statuses.push((await from('10.0.0.9', i % 2 === 0 ? p : `/media/${'0'.repeat(64)}`)).statusCode)
+    expect(statuses.slice(0, 120).every((s) => s === 200 || s === 404)).toBe(true)
+    expect(statuses.slice(120)).toEqual([429, 429, 429, 429, 429])
+    expect((await from('10.0.0.9')).json()).toMatchObject({ success: false, error: 'rate_limited' })
+    expect((await from('10.0.0.10')).statusCode).toBe(200)
+    expect(origin.hits.get('/a.png')).toBe(1)
+  })
+
   test('is not in the OpenAPI document', async () => {
     await setup()
     const doc = (await get('/openapi.json')).json() as { paths: Record<string, unknown> }
