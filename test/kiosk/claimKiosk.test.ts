@@ -15,6 +15,7 @@ import { loadGatewaySecret } from '../../src/keys/gatewaySecret.js'
 import { createKioskToken } from '../../src/kiosk/kioskTokens.js'
 import { setStationMode } from '../../src/kiosk/stationModes.js'
 import { createStation } from '../../src/stations/stations.js'
+import { transferWithApiKey } from '../../src/transfers/transferToken.js'
 import { type ChainGateway, holdRelayer, contractOf, createChainGateway, OTHER, USER } from '../helpers/chainGateway.js'
 import { BLANK, CAP, type ClaimStation, LAMP, MUG, setUpClaimStation, SHOP_PIN, TEE, TWO_TAP, TWO_TAP_DELAY_S } from '../helpers/claimStation.js'
 import { seedSunChip, seedSunProfile, sunTapUrl } from '../helpers/gateway.js'
@@ -302,6 +303,22 @@ describe.skipIf(!HAS_CHROMIUM)('the kiosk at a claim station', () => {
     } finally {
       gw.clock.offsetMs -= (TWO_TAP_DELAY_S + 1) * 1000
     }
+  })
+
+  test('a product claimed meanwhile (the shop moved the token after this tap): the address gets "This product was claimed meanwhile", not an error under the field', async () => {
+    expect((await shop.tap(MUG, 2)).status).toBe(200)
+    await expect.poll(() => page.locator('#product-name').innerText()).toBe('Tapgate mug')
+    const mug = gw.store.tokens.findByChip(MUG)!
+    await transferWithApiKey({ store: gw.store, chains: gw.chains, config: gw.config, now: () => Date.now() }, { key: mug, teamId: shop.teamId, recipient: OTHER })
+    await page.keyboard.type(USER)
+    await page.keyboard.press('Enter')
+    await expect.poll(() => state(page)).toBe('moved')
+    expect(await word(page)).toBe('This product was claimed meanwhile')
+    expect(await page.locator('#claim').isHidden()).toBe(true)
+    await checkScreen(page, 'moved')
+    await gw.settle()
+    expect(await ownerOf(3n)).toBe(OTHER)
+    await expect.poll(() => state(page), { timeout: 12_000 }).toBe('idle')
   })
 
   test('a chip linked to no token: "Nothing to claim with this tag — ask staff"', async () => {

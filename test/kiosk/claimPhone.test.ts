@@ -234,6 +234,28 @@ describe.skipIf(!HAS_CHROMIUM)('the phone page of a claim link (/c/<token>)', ()
     await checkScreen(other, 'expired-gateway')
   })
 
+  test('a link whose product was claimed meanwhile (a later tap, at the kiosk) says so plainly when it sends, and again when reloaded', async () => {
+    const url = await linkFor(LAMP, 10)
+    const page = await (await phone()).newPage()
+    await page.goto(url)
+    await expect.poll(() => state(page)).toBe('form')
+    // Meanwhile the product is tapped again and claimed at the kiosk.
+    expect((await shop.tap(LAMP, 11)).status).toBe(200)
+    const claimed = await gw.app.inject({ method: 'POST', url: `/kiosk/claims/${shop.lastClaimId()}/recipient`, headers: { 'x-kiosk-token': shop.kioskToken }, payload: { recipient: newAddress() } })
+    expect(claimed.statusCode, claimed.body).toBe(200)
+    await field(page).fill(newAddress())
+    await send(page).click()
+    await expect.poll(() => state(page)).toBe('moved')
+    expect(await page.locator('#outcome [role=alert]').innerText()).toContain('This product was claimed meanwhile')
+    expect(await field(page).isVisible()).toBe(false)
+    await checkScreen(page, 'moved')
+    // Reloaded, the claim itself says it (step moved), with the product's card.
+    await page.reload()
+    await expect.poll(() => state(page)).toBe('moved')
+    expect(await page.locator('#outcome [role=alert]').innerText()).toContain('This product was claimed meanwhile')
+    expect(await page.locator('#product-name').innerText()).toBe('Tapgate lamp')
+  })
+
   test('a transfer that fails on chain says so, and sends the customer to staff', async () => {
     const url = await linkFor(CAP, 2)
     const claimId = shop.lastClaimId()
