@@ -1,6 +1,6 @@
-import net from 'node:net'
 import { afterEach, describe, expect, test } from 'vitest'
 import { mediaPath } from '../../src/media/mediaCache.js'
+import { freePort } from '../helpers/freePort.js'
 import { createTestGateway, type TestGateway } from '../helpers/gateway.js'
 import { PNG, serve, startOrigin, type Origin } from './origin.js'
 
@@ -18,15 +18,6 @@ async function secretOrigin(address: '127.0.0.1' | '::1' = '127.0.0.1') {
   origins.push(origin)
   origin.route('/secret.png', serve('image/png', PNG))
   return origin
-}
-
-/** A loopback port nothing listens on (bound, then closed). */
-async function closedPort(): Promise<number> {
-  const server = net.createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as net.AddressInfo
-  await new Promise<void>((resolve) => server.close(() => resolve()))
-  return port
 }
 
 const hits = (origin: Origin) => [...origin.hits.values()].reduce((a, b) => a + b, 0)
@@ -112,7 +103,7 @@ describe('the media fetcher stays off loopback and the LAN', () => {
 
   test('a refused address tells nothing about its port: an open and a closed one give the same error, directly or through a redirect', async () => {
     const open = await secretOrigin()
-    const closed = await closedPort()
+    const closed = await freePort()
     const front = await secretOrigin()
     gw = await createTestGateway({ config: { media: { allowHosts: [front.host] } } })
     const direct = [await fetchThrough(`http://127.0.0.1:${open.port}/secret.png`), await fetchThrough(`http://127.0.0.1:${closed}/secret.png`)]
@@ -138,7 +129,7 @@ describe('the media fetcher stays off loopback and the LAN', () => {
     // Address and port: that port only.
     gw = await createTestGateway({ config: { media: { allowHosts: [origin.host] } } })
     expect((await fetchThrough(image('127.0.0.1'))).status).toBe(200)
-    expect((await fetchThrough(`http://127.0.0.1:${await closedPort()}/secret.png`)).rowError).toBe(refused(image('127.0.0.1')))
+    expect((await fetchThrough(`http://127.0.0.1:${await freePort()}/secret.png`)).rowError).toBe(refused(image('127.0.0.1')))
     await gw.close()
 
     // A range, from the environment's comma list as from the file.

@@ -17,6 +17,7 @@ import { CardRemovedError, type CardSession } from '../../station/reader.js'
 import { NTAG424_ATR, VirtualNtag424, type VirtualNtag424Options } from '../../station/virtual-card/ntag424.js'
 import { createVirtualReader } from '../../station/virtual-card/virtualReader.js'
 import { insertCard, VpcdUnreachableError } from '../../station/virtual-card/vpcd.js'
+import { freePort } from '../helpers/freePort.js'
 import { cliPath, collectOutput, exited, repoRoot, stopChild } from '../helpers/processes.js'
 import { sunVectors, type SunVector } from '../helpers/sunVectors.js'
 
@@ -522,14 +523,6 @@ describe('vpcd client (against a fake vpcd)', () => {
     )
   })
 })
-
-async function freePort(): Promise<number> {
-  const server = net.createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as net.AddressInfo
-  await new Promise<void>((resolve) => server.close(() => resolve()))
-  return port
-}
 
 describe('tapgate virtual-card', () => {
   const children = new Set<ChildProcess>()
