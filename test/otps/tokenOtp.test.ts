@@ -1,4 +1,4 @@
-import { type Address, type Hex } from 'viem'
+import { type Address, getAddress, type Hex, keccak256, toHex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { foundry } from 'viem/chains'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
@@ -6,7 +6,7 @@ import { phygitalTokenAbi } from '../../contracts/artifacts/PhygitalToken.js'
 import { createApiKey } from '../../src/auth/apiKeys.js'
 import { importData, parseImportFile } from '../../src/importer/importData.js'
 import { loadGatewaySecret } from '../../src/keys/gatewaySecret.js'
-import { type ChainGateway, contractOf, createChainGateway, phygitalTeam, USER_KEY } from '../helpers/chainGateway.js'
+import { type ChainGateway, contractOf, createChainGateway, holdRelayer, phygitalTeam, USER_KEY } from '../helpers/chainGateway.js'
 import { ALICE, BOB, call, tapChip } from '../helpers/gateway.js'
 
 // Issue 17 §2: an OTP is bound to its token's state when its ref was queried. After a move of the
@@ -24,8 +24,9 @@ const CHIP = {
   pull: '04CC0000000004',
   twoTap: '04CC0000000005',
   pullRelayed: '04CC0000000006',
+  givenUp: '04CC0000000007',
 } as const
-const TOKEN = { otp: '1', apiKey: '2', selfService: '3', pull: '4', twoTap: '5', pullRelayed: '6' } as const
+const TOKEN = { otp: '1', apiKey: '2', selfService: '3', pull: '4', twoTap: '5', pullRelayed: '6', givenUp: '7' } as const
 
 beforeAll(async () => {
   gw = await createChainGateway()
@@ -37,6 +38,7 @@ beforeAll(async () => {
     { tokenId: TOKEN.pull, chips: [CHIP.pull] },
     { tokenId: TOKEN.twoTap, chips: [CHIP.twoTap], twoTapClaim: { delaySeconds: 0, windowSeconds: 3600 } },
     { tokenId: TOKEN.pullRelayed, chips: [CHIP.pullRelayed] },
+    { tokenId: TOKEN.givenUp, chips: [CHIP.givenUp] },
   ])
   const summary = importData(gw.store, parseImportFile({ teams: [team] }), { config: gw.config, now: Date.now(), secret })
   const teamId = summary.teams[0]!.id
@@ -176,5 +178,22 @@ describe('an OTP from a ref queried before the token moved', () => {
     expect(again.status, JSON.stringify(again.body)).toBe(200)
     await gw.settle()
     expect(await ownerOf(TOKEN.twoTap)).toBe(ALICE)
+  })
+
+  test('a transfer given up after a revert gives its OTP back bound to its own move: it works again, the OTP from before it stays refused', async () => {
+    const before = await otpOf(CHIP.givenUp)
+    const own = await otpOf(CHIP.givenUp)
+    const blocked = getAddress(keccak256(toHex('takes no tokens')).slice(0, 42))
+    const relayer = await holdRelayer(gw)
+    expect((await pullable(own, blocked)).status).toBe(200)
+    // Code appears at the address before the transaction goes out: it reverts, and is given up.
+    await gw.testClient.setCode({ address: blocked, bytecode: '0x00' })
+    await relayer.release()
+    await gw.settle()
+    expect(otpUsedAt(own)).toBeNull()
+    await expectStale(before, () => pullable(before, BOB))
+    expect((await pullable(own, ALICE)).status).toBe(200)
+    await gw.settle()
+    expect(await ownerOf(TOKEN.givenUp)).toBe(ALICE)
   })
 })
