@@ -1,12 +1,10 @@
 import { type Address, getAddress, type Hex, keccak256, toHex } from 'viem'
-import { privateKeyToAccount } from 'viem/accounts'
-import { foundry } from 'viem/chains'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { phygitalTokenAbi } from '../../contracts/artifacts/PhygitalToken.js'
 import { createApiKey } from '../../src/auth/apiKeys.js'
 import { importData, parseImportFile } from '../../src/importer/importData.js'
 import { loadGatewaySecret } from '../../src/keys/gatewaySecret.js'
-import { type ChainGateway, contractOf, createChainGateway, phygitalTeam, USER, USER_KEY } from '../helpers/chainGateway.js'
+import { type ChainGateway, contractOf, createChainGateway, phygitalTeam, pullWithSignature, USER } from '../helpers/chainGateway.js'
 import { ALICE, BOB, call, tapChip } from '../helpers/gateway.js'
 
 let gw: ChainGateway
@@ -135,23 +133,8 @@ async function otpOf(uid: string): Promise<string> {
 }
 
 /** A signature from GET /phygitals/transfer-signature, submitted by a user's own wallet. */
-async function userMint(tokenId: string, recipient: Address, functionName: 'mintNFT' | 'claimNFT' = 'mintNFT'): Promise<void> {
-  const sig = await call(gw, {
-    url: `/phygitals/transfer-signature?${new URLSearchParams({ contractAddress: contract, chainId: '31337', tokenId, recipient })}`,
-    headers: { 'x-service-api-key': apiKey },
-  })
-  expect(sig.status, JSON.stringify(sig.body)).toBe(200)
-  const hash = await gw.wallet(USER_KEY).writeContract({
-    address: contract,
-    abi: phygitalTokenAbi,
-    functionName,
-    args: [sig.body.signature as Hex, BigInt(sig.body.blockExpiry), recipient, BigInt(tokenId)],
-    account: privateKeyToAccount(USER_KEY),
-    chain: foundry,
-  })
-  const receipt = await gw.publicClient.waitForTransactionReceipt({ hash })
-  expect(receipt.status).toBe('success')
-}
+const userMint = (tokenId: string, recipient: Address, functionName: 'mintNFT' | 'claimNFT' = 'mintNFT') =>
+  pullWithSignature(gw, { apiKey, contract, tokenId, recipient, functionName })
 
 /** Runs a failing request and checks it left no trace: no transaction queued, no transfer recorded. */
 async function expectNothingQueued<T>(request: () => Promise<T>): Promise<T> {

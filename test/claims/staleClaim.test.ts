@@ -19,12 +19,8 @@ afterAll(async () => {
   await gw?.close()
 })
 
-type Json = Record<string, unknown>
-const post = async (url: string, payload?: object, headers: Record<string, string> = {}) => {
-  const res = await gw.app.inject({ method: 'POST', url, headers, ...(payload ? { payload } : {}) })
-  return { status: res.statusCode, body: JSON.parse(res.body) as Json }
-}
-const kiosk = (url: string, payload?: object) => post(url, payload, { 'x-kiosk-token': shop.kioskToken })
+const post = (url: string, payload?: object) => shop.post(url, payload)
+const kiosk = (url: string, payload?: object) => shop.kiosk(url, payload)
 const ownerOf = (tokenId: bigint) =>
   gw.publicClient.readContract({ address: contractOf(gw, shop.teamId), abi: phygitalTokenAbi, functionName: 'ownerOf', args: [tokenId] }) as Promise<Address>
 const count = (table: 'transfers' | 'chain_txs' | 'claim_registrations') => (gw.store.db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n

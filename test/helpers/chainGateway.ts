@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import { type Address, createPublicClient, createTestClient, createWalletClient, type Hex, http, type PublicClient } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { foundry } from 'viem/chains'
+import { phygitalTokenAbi } from '../../contracts/artifacts/PhygitalToken.js'
 import { buildApp } from '../../src/app.js'
 import { type Chains, createChains } from '../../src/chain/chains.js'
 import { startEmbeddedChain } from '../../src/chain/embeddedChain.js'
@@ -129,4 +130,28 @@ export async function holdRelayer(gw: Pick<ChainGateway, 'relayer'>): Promise<{ 
       await hold
     },
   }
+}
+
+/**
+ * A user's own pull: a signature from GET /phygitals/transfer-signature (API key), submitted as
+ * mintNFT/claimNFT from USER's wallet; resolves once it succeeded on chain.
+ */
+export async function pullWithSignature(
+  gw: Pick<ChainGateway, 'app' | 'wallet' | 'publicClient'>,
+  p: { apiKey: string; contract: Address; tokenId: string; recipient: Address; functionName?: 'mintNFT' | 'claimNFT' },
+): Promise<void> {
+  const query = new URLSearchParams({ contractAddress: p.contract, chainId: '31337', tokenId: p.tokenId, recipient: p.recipient })
+  const res = await gw.app.inject({ method: 'GET', url: `/phygitals/transfer-signature?${query}`, headers: { 'x-service-api-key': p.apiKey } })
+  if (res.statusCode !== 200) throw new Error(`transfer-signature: ${res.statusCode} ${res.body}`)
+  const sig = JSON.parse(res.body) as { signature: Hex; blockExpiry: string }
+  const hash = await gw.wallet(USER_KEY).writeContract({
+    address: p.contract,
+    abi: phygitalTokenAbi,
+    functionName: p.functionName ?? 'mintNFT',
+    args: [sig.signature, BigInt(sig.blockExpiry), p.recipient, BigInt(p.tokenId)],
+    account: privateKeyToAccount(USER_KEY),
+    chain: foundry,
+  })
+  const receipt = await gw.publicClient.waitForTransactionReceipt({ hash })
+  if (receipt.status !== 'success') throw new Error(`${p.functionName ?? 'mintNFT'} reverted`)
 }

@@ -46,6 +46,10 @@ export type ClaimStation = {
   lastClaimId(): number
   /** POST /kiosk/claims/:id/handoff as the kiosk does. */
   handoff(claimId: number): Promise<{ status: number; body: { url: string; svg: string; expiresAt: string } & Record<string, unknown> }>
+  /** A JSON POST through inject (the phone's /c/* calls), its status and parsed body. */
+  post(url: string, payload?: object, headers?: Record<string, string>): Promise<{ status: number; body: Record<string, unknown> }>
+  /** The same with the station's kiosk token (/kiosk/claims/*). */
+  kiosk(url: string, payload?: object): Promise<{ status: number; body: Record<string, unknown> }>
 }
 
 /**
@@ -89,6 +93,10 @@ export async function setUpClaimStation(gw: ChainGateway, p: { image?: string; l
   setStationMode(store, { stationId: station.stationId, mode: 'claim', now })
   const { token: kioskToken } = createKioskToken(store, { stationId: station.stationId, now })
   await setStaffPin(store, { stationId: station.stationId, pin: SHOP_PIN, now })
+  const post = async (url: string, payload?: object, headers: Record<string, string> = {}) => {
+    const res = await app.inject({ method: 'POST', url, headers, ...(payload ? { payload } : {}) })
+    return { status: res.statusCode, body: JSON.parse(res.body) as Record<string, unknown> }
+  }
   const origin = p.listen === false ? 'http://127.0.0.1' : new URL(await app.listen({ port: 0, host: '127.0.0.1' })).origin
   return {
     origin,
@@ -112,5 +120,7 @@ export async function setUpClaimStation(gw: ChainGateway, p: { image?: string; l
       const res = await app.inject({ method: 'POST', url: `/kiosk/claims/${claimId}/handoff`, headers: { 'x-kiosk-token': kioskToken } })
       return { status: res.statusCode, body: JSON.parse(res.body) as { url: string; svg: string; expiresAt: string } & Record<string, unknown> }
     },
+    post,
+    kiosk: (url, payload) => post(url, payload, { 'x-kiosk-token': kioskToken }),
   }
 }

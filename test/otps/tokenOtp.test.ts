@@ -1,12 +1,10 @@
-import { type Address, getAddress, type Hex, keccak256, toHex } from 'viem'
-import { privateKeyToAccount } from 'viem/accounts'
-import { foundry } from 'viem/chains'
+import { type Address, getAddress, keccak256, toHex } from 'viem'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { phygitalTokenAbi } from '../../contracts/artifacts/PhygitalToken.js'
 import { createApiKey } from '../../src/auth/apiKeys.js'
 import { importData, parseImportFile } from '../../src/importer/importData.js'
 import { loadGatewaySecret } from '../../src/keys/gatewaySecret.js'
-import { type ChainGateway, contractOf, createChainGateway, holdRelayer, phygitalTeam, USER_KEY } from '../helpers/chainGateway.js'
+import { type ChainGateway, contractOf, createChainGateway, holdRelayer, phygitalTeam, pullWithSignature } from '../helpers/chainGateway.js'
 import { ALICE, BOB, call, tapChip } from '../helpers/gateway.js'
 
 // Issue 17 §2: an OTP is bound to its token's state when its ref was queried. After a move of the
@@ -82,20 +80,8 @@ async function expectStale(otp: string, request: () => Promise<{ status: number;
   expect(otpUsedAt(otp)).toBeNull()
 }
 
-/** A signature from GET /phygitals/transfer-signature (API key), pulled by a user's own wallet. */
-async function userPull(tokenId: string, recipient: Address, functionName: 'mintNFT' | 'claimNFT'): Promise<void> {
-  const sig = await call(gw, { url: `/phygitals/transfer-signature?${new URLSearchParams({ ...key(tokenId), recipient })}`, headers: { 'x-service-api-key': apiKey } })
-  expect(sig.status, JSON.stringify(sig.body)).toBe(200)
-  const hash = await gw.wallet(USER_KEY).writeContract({
-    address: contract,
-    abi: phygitalTokenAbi,
-    functionName,
-    args: [sig.body.signature as Hex, BigInt(sig.body.blockExpiry), recipient, BigInt(tokenId)],
-    account: privateKeyToAccount(USER_KEY),
-    chain: foundry,
-  })
-  expect((await gw.publicClient.waitForTransactionReceipt({ hash })).status).toBe('success')
-}
+/** A user's own pull of the token with a signature from GET /phygitals/transfer-signature. */
+const userPull = (tokenId: string, recipient: Address, functionName: 'mintNFT' | 'claimNFT') => pullWithSignature(gw, { apiKey, contract, tokenId, recipient, functionName })
 
 describe('an OTP from a ref queried before the token moved', () => {
   test('OTP transfer: of two taps, the first OTP moves the token; the second is refused on pullable, signature and registration; a tap after works', async () => {
