@@ -3,6 +3,7 @@ import net from 'node:net'
 import path from 'node:path'
 import { z } from 'zod'
 import { parseAllowEntry } from './media/allowHosts.js'
+import { ConfigError } from './configError.js'
 
 const port = z.coerce.number().int().min(0).max(65535)
 const positiveInt = z.coerce.number().int().positive()
@@ -254,9 +255,7 @@ const envSettings: ReadonlyArray<readonly [string, readonly string[]]> = [
   ['TAPGATE_MEDIA_ALLOW_HOSTS', ['media', 'allowHosts']],
 ]
 
-export class ConfigError extends Error {
-  override name = 'ConfigError'
-}
+export { ConfigError }
 
 export type LoadConfigParameters = {
   env?: NodeJS.ProcessEnv

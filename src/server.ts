@@ -7,11 +7,17 @@ import { checkGatewaySecret, openGatewaySecret } from './keys/secretCheck.js'
 import { dataDirExposure } from './paths.js'
 import { EMBEDDED_CHAIN_ID } from './chain/chainKeys.js'
 import { type Chains, createChains } from './chain/chains.js'
-import { startEmbeddedChain } from './chain/embeddedChain.js'
-import { createGatewayLogger } from './gatewayLogger.js'
 import { createRelayer, type Relayer } from './relayer/relayer.js'
 import { restoreEmbeddedChain } from './relayer/restoreEmbeddedChain.js'
+import { type EarlyStart, startEarly } from './startEarly.js'
 import { startInProcessStation } from '../station/inProcessStation.js'
+
+export type StartServerOptions = {
+  /** Where log lines go (default stdout); tests pass a stream to read them. */
+  logStream?: NodeJS.WritableStream
+  /** What startEarly began before this module was loaded (the CLI's `serve`); default: begun here. */
+  early?: EarlyStart
+}
 
 export type StartServerReturnType = {
   app: FastifyInstance
@@ -29,17 +35,10 @@ export type StartServerReturnType = {
 export async function startServer(
   config: Config,
   say: (line: string) => void = console.log,
-  options: { /** Where log lines go (default stdout); tests pass a stream to read them. */ logStream?: NodeJS.WritableStream } = {},
+  options: StartServerOptions = {},
 ): Promise<StartServerReturnType> {
   let app: FastifyInstance | undefined
-  // One logger before anything starts, shared by the chain, the store, the relayer and the app:
-  // the chain's start-up lines come before the app exists.
-  const log = createGatewayLogger(config.logLevel, config.tapPath, options.logStream)
-  // anvil boots while the database opens and the app is built.
-  const embeddedStart = config.chain.embedded
-    ? startEmbeddedChain({ dataDir: config.dataDir, saveEveryBlocks: config.chain.saveEveryBlocks, log })
-    : undefined
-  embeddedStart?.catch(() => {})
+  const { log, embeddedStart } = options.early ?? startEarly(config, options.logStream)
   let store: Store | undefined
   let chains: Chains | undefined
   let relayer: Relayer | undefined

@@ -1,9 +1,9 @@
+import { createECDH } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { secp256k1 } from '@noble/curves/secp256k1'
 import type { Address, Hex } from 'viem'
-import { privateKeyToAddress } from 'viem/accounts'
-import { bytesToHex } from 'viem/utils'
+import { bytesToHex, getAddress, keccak256 } from 'viem/utils'
 import type { Config } from '../config.js'
 
 export const EMBEDDED_CHAIN_ID = 31337
@@ -24,7 +24,19 @@ export class ChainKeyError extends Error {
   override name = 'ChainKeyError'
 }
 
-const account = (key: Hex): ChainAccount => ({ key, address: privateKeyToAddress(key) })
+const account = (key: Hex): ChainAccount => ({ key, address: addressOf(key) })
+
+/**
+ * The account address of a private key. OpenSSL's secp256k1 (node:crypto) rather than viem's
+ * privateKeyToAddress: noble builds its precomputed tables at the first point multiplication,
+ * ~45 ms that every `tapgate serve` paid before listening, for a few addresses.
+ */
+export function addressOf(key: Hex): Address {
+  const ecdh = createECDH('secp256k1')
+  ecdh.setPrivateKey(Buffer.from(key.slice(2), 'hex'))
+  // Uncompressed public key: 0x04, then X and Y; the address is the last 20 bytes of keccak256(X‖Y).
+  return getAddress(`0x${keccak256(ecdh.getPublicKey().subarray(1)).slice(-40)}`)
+}
 
 function parseKey(text: string, where: string): Hex {
   const value = text.trim()

@@ -1,5 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util'
-import { ConfigError } from '../config.js'
+import { ConfigError } from '../configError.js'
 import { BaseError } from '../errors.js'
 import { version } from '../version.js'
 import { UsageError, type CommandModule, type Flags } from './usage.js'
@@ -222,6 +222,8 @@ function optionLines(options: Record<string, OptionSpec>): string[] {
   })
 }
 
+const commandWidth = Math.max(...Object.keys(commands).map((name) => name.length))
+
 function mainHelp(): string {
   return [
     `tapgate ${version}: NFC tap gateway`,
@@ -229,7 +231,7 @@ function mainHelp(): string {
     'Usage: tapgate <command> [options]',
     '',
     'Commands:',
-    ...Object.entries(commands).map(([name, c]) => `  ${name.padEnd(8)} ${c.summary}`),
+    ...Object.entries(commands).map(([name, c]) => `  ${name.padEnd(commandWidth)} ${c.summary}`),
     '',
     'Options for every command:',
     ...optionLines(globalOptions),

@@ -103,5 +103,13 @@ export type OpenStoreParameters = {
 
 export function openStore({ backgroundCheckpoints = false, log, ...params }: OpenStoreParameters): Store {
   const db = openDatabase(params)
-  return createStore(db, backgroundCheckpoints ? startWalCheckpointer(db, { log }) : null)
+  const checkpointer = backgroundCheckpoints ? startWalCheckpointer(db, { log }) : null
+  try {
+    return createStore(db, checkpointer)
+  } catch (error) {
+    // A statement that does not prepare (a data dir from a newer tapgate): the worker would keep the process alive.
+    checkpointer?.stop()
+    db.close()
+    throw error
+  }
 }

@@ -1,8 +1,8 @@
 import fs from 'node:fs'
 import path from 'node:path'
-import { privateKeyToAddress } from 'viem/accounts'
+import { generatePrivateKey, privateKeyToAddress } from 'viem/accounts'
 import { describe, expect, test } from 'vitest'
-import { ChainKeyError, loadChainSigners } from '../../src/chain/chainKeys.js'
+import { addressOf, ChainKeyError, loadChainSigners } from '../../src/chain/chainKeys.js'
 import { ConfigError, ConfigSchema, loadConfig } from '../../src/config.js'
 import { testDir } from '../helpers/gateway.js'
 
@@ -10,6 +10,14 @@ const KEY = '0x7c852118294e51e653712a81e05800f419141751be58f605c371e15141b007a6'
 const mode = (file: string) => fs.statSync(file).mode & 0o777
 
 describe('chain keys', () => {
+  test("an address from node:crypto's secp256k1 is viem's, checksummed, for anvil's first account and 50 random keys", () => {
+    expect(addressOf('0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80')).toBe('0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266')
+    for (let i = 0; i < 50; i++) {
+      const key = generatePrivateKey()
+      expect(addressOf(key)).toBe(privateKeyToAddress(key))
+    }
+  })
+
   test('the embedded chain keys are generated on first start (mode 0600) and the same ever after', () => {
     const dataDir = testDir()
     const config = ConfigSchema.parse({ dataDir })

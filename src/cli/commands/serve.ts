@@ -1,4 +1,4 @@
-import { startServer } from '../../server.js'
+import { startEarly } from '../../startEarly.js'
 import type { Flags } from '../usage.js'
 import { configFrom, noPositionals, text } from './context.js'
 
@@ -9,7 +9,10 @@ export async function run(positionals: string[], flags: Flags) {
     host: text(flags, 'host'),
     ...(flags['no-demo'] ? { demo: false } : {}),
   })
-  const server = await startServer(config)
+  // anvil boots while the server's modules load.
+  const early = startEarly(config)
+  const { startServer } = await import('../../server.js')
+  const server = await startServer(config, console.log, { early })
   let closing = false
   const stop = async (signal: string) => {
     if (closing) return
