@@ -10,6 +10,7 @@ import { loggerOptions } from './logger.js'
 import auth from './plugins/auth.js'
 import errorHandler from './plugins/errorHandler.js'
 import openapi from './plugins/openapi.js'
+import { SnapshotStore } from './plugins/rateLimitStore.js'
 import services from './plugins/services.js'
 import websocket from './plugins/websocket.js'
 import { clientErrorHandler, frameworkErrors, MAX_PARAM_LENGTH, requestTimeouts } from './plugins/transportErrors.js'
@@ -44,6 +45,8 @@ export type BuildAppOptions = {
   /** Default: the configured chains, without the embedded one (server.ts starts that). */
   chains?: Chains
   relayer?: Relayer
+  /** The kiosk pages' browser code (default: the package's own); tests point it at a broken copy. */
+  kioskClientDir?: string
 }
 
 /**
@@ -54,7 +57,7 @@ export type BuildAppOptions = {
  * const app = await buildApp({ config, store })
  * const res = await app.inject({ url: '/health' })
  */
-export async function buildApp({ config, store, logStream, logger, now = Date.now, chains = createChains({ config }), relayer }: BuildAppOptions): Promise<FastifyInstance> {
+export async function buildApp({ config, store, logStream, logger, now = Date.now, chains = createChains({ config }), relayer, kioskClientDir }: BuildAppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     ...(logger ? { loggerInstance: logger } : { logger: loggerOptions(config.logLevel, config.tapPath, logStream) }),
     bodyLimit: 1024 * 1024,
@@ -95,6 +98,7 @@ export async function buildApp({ config, store, logStream, logger, now = Date.no
   await app.register(auth)
   await app.register(rateLimit, {
     global: false,
+    store: SnapshotStore,
     // The plugin's default key runs its IPv6 subnet regex on every request; only IPv6 needs it.
     keyGenerator: (request) => (request.ip.includes(':') ? normalizeIP(request.ip) : request.ip),
     errorResponseBuilder: (_request, context) =>
@@ -117,7 +121,7 @@ export async function buildApp({ config, store, logStream, logger, now = Date.no
   await app.register(import('./routes/stationSocket.js'))
   await app.register(import('./routes/kioskSocket.js'))
   await app.register(import('./routes/kioskStaff.js'))
-  await app.register(import('./routes/kioskPages.js'))
+  await app.register(import('./routes/kioskPages.js'), { clientDir: kioskClientDir })
   await app.register(import('./routes/media.js'))
   await app.register(import('./routes/kioskClaims.js'))
   await app.register(import('./routes/claimLinks.js'))

@@ -49,8 +49,12 @@ const BUNDLED = ['viem']
 const externalPackages = {
   name: 'external-packages',
   setup(build) {
+    // Ours: under the package root but not in its node_modules. (An installed tapgate is itself in a
+    // node_modules, and its dependencies may sit beside it rather than inside it.)
+    const ownModules = path.join(root, 'node_modules') + path.sep
+    const ours = (file) => file.startsWith(root) && !file.startsWith(ownModules)
     build.onResolve({ filter: /^[^./]/ }, ({ path: specifier, importer }) => {
-      if (importer.includes(`${path.sep}node_modules${path.sep}`)) return undefined
+      if (!ours(importer)) return undefined
       const name = specifier.startsWith('@') ? specifier.split('/', 2).join('/') : specifier.split('/', 1)[0]
       return BUNDLED.includes(name) ? undefined : { path: specifier, external: true }
     })

@@ -1,8 +1,8 @@
 import type { FastifyReply } from 'fastify'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
-import { NotFoundError } from '../errors.js'
-import { kioskAssets } from '../kiosk/web/bundle.js'
+import { NotFoundError, UnavailableError } from '../errors.js'
+import { kioskAssetsOnce } from '../kiosk/web/bundle.js'
 import { ATTENDEE_HTML, ICON_SVG, KIOSK_CSP, STAFF_HTML } from '../kiosk/web/pages.js'
 
 const pageHeaders = (reply: FastifyReply) =>
@@ -18,7 +18,11 @@ const pageHeaders = (reply: FastifyReply) =>
  * The kiosk pages and their assets, served by the gateway itself: no CDN, no other origin, so a
  * kiosk works on a LAN with no internet. Not part of the API (hidden from the OpenAPI document).
  */
-const kioskPages: FastifyPluginAsyncZod = async (app) => {
+const kioskPages: FastifyPluginAsyncZod<{ clientDir?: string }> = async (app, { clientDir }) => {
+  const kioskAssets = kioskAssetsOnce({
+    clientDir,
+    onFailure: (error) => app.log.error({ err: error }, 'kiosk assets failed to build: /kiosk/assets/* answer 503 until the gateway restarts'),
+  })
   app.get('/kiosk', { schema: { hide: true } }, async (_request, reply) => pageHeaders(reply).type('text/html; charset=utf-8').send(ATTENDEE_HTML))
   app.get('/kiosk/staff', { schema: { hide: true } }, async (_request, reply) => pageHeaders(reply).type('text/html; charset=utf-8').send(STAFF_HTML))
   app.get('/kiosk/assets/icon.svg', { schema: { hide: true } }, async (_request, reply) =>
@@ -28,7 +32,10 @@ const kioskPages: FastifyPluginAsyncZod = async (app) => {
     '/kiosk/assets/:name',
     { schema: { hide: true, params: z.object({ name: z.string().max(40) }) } },
     async (request, reply) => {
-      const asset = (await kioskAssets()).get(request.params.name)
+      const assets = await kioskAssets().catch(() => {
+        throw new UnavailableError('kiosk_assets_unavailable', 'The kiosk pages could not be built; the gateway log says why')
+      })
+      const asset = assets.get(request.params.name)
       if (!asset) throw new NotFoundError('asset_not_found', `No kiosk asset named ${request.params.name}`)
       pageHeaders(reply).header('etag', asset.etag)
       if (request.headers['if-none-match'] === asset.etag) return reply.code(304).send()

@@ -46,13 +46,13 @@ export function testStore(dataDir: string): Store {
  * clock. Use `gw.app.inject` for requests; call `close()` (e.g. in afterEach).
  */
 export async function createTestGateway(
-  opts: { config?: ConfigInput; logStream?: NodeJS.WritableStream } = {},
+  opts: { config?: ConfigInput; logStream?: NodeJS.WritableStream; kioskClientDir?: string } = {},
 ): Promise<TestGateway> {
   const dataDir = makeTempDir()
   const config = ConfigSchema.parse({ logLevel: 'silent', demo: false, ...opts.config, dataDir })
   const store = openStore({ dataDir })
   const clock = { now: Date.parse('2026-11-21T10:00:00.000Z') }
-  const app = await buildApp({ config, store, now: () => clock.now, logStream: opts.logStream })
+  const app = await buildApp({ config, store, now: () => clock.now, logStream: opts.logStream, kioskClientDir: opts.kioskClientDir })
   await app.ready()
   return {
     app,

@@ -14,9 +14,24 @@ export type Server = { child: ChildProcess; url: string; stdout: () => string; s
  * wait). `track` receives the child at once, so the caller can stop it by PID
  * even when start-up fails.
  */
-export function startServe({ cwd, env, track }: { cwd: string; env: NodeJS.ProcessEnv; track: (child: ChildProcess) => void }): Promise<Server> {
+export function startServe({
+  cwd,
+  env,
+  track,
+  command = [process.execPath, cliPath, 'serve'],
+  detached = false,
+}: {
+  cwd: string
+  env: NodeJS.ProcessEnv
+  track: (child: ChildProcess) => void
+  /** Default: this repo's bin through node; an installed package's test runs `npx tapgate serve`. */
+  command?: string[]
+  /** In a process group of its own, for a command (npx) whose child does the serving: stop it with stopGroup. */
+  detached?: boolean
+}): Promise<Server> {
   // No in-process station: it would open every PC/SC reader, including the PC/SC tests' virtual ones.
-  const child = spawn(process.execPath, [cliPath, 'serve'], { cwd, env: { TAPGATE_STATION: 'false', ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  const [file, ...args] = command
+  const child = spawn(file!, args, { cwd, env: { TAPGATE_STATION: 'false', ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached })
   track(child)
   let stdout = ''
   let stderr = ''
@@ -79,6 +94,29 @@ export async function stopChild(child: ChildProcess): Promise<void> {
       signal(child.pid, 'SIGKILL')
       await exited(child, exitTimeoutMs)
     }
+  }
+}
+
+/**
+ * Stops a process group started with `detached` (npx and the gateway it runs) by its leader's PID:
+ * SIGTERM to the group, then SIGKILL to whatever of it is left after 5 s.
+ */
+export async function stopGroup(child: ChildProcess): Promise<void> {
+  const pgid = child.pid
+  if (pgid === undefined) return
+  signal(-pgid, 'SIGTERM')
+  const deadline = Date.now() + exitTimeoutMs
+  while (groupAlive(pgid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50))
+  if (groupAlive(pgid)) signal(-pgid, 'SIGKILL')
+  await exited(child, exitTimeoutMs)
+}
+
+export function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0)
+    return true
+  } catch {
+    return false
   }
 }
 

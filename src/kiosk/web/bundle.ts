@@ -1,10 +1,14 @@
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { packageRoot } from '../../paths.js'
 
 /** The kiosk pages' assets, built in memory. */
 export type KioskAssets = Map<string, { body: string; type: string; etag: string }>
 
-const CLIENT = fileURLToPath(new URL('./client/', import.meta.url))
+/**
+ * The browser code's folder. Found from the package root, not from this module: the `tapgate` bin
+ * runs a bundle of the CLI from node_modules/.cache, where `./client/` next to the module does not exist.
+ */
+export const KIOSK_CLIENT_DIR = path.join(packageRoot, 'src/kiosk/web/client')
 const ENTRIES = ['kiosk.ts', 'staff.ts', 'claim.ts', 'kiosk.css', 'claim.css']
 
 const TYPES: Record<string, string> = { '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8' }
@@ -13,10 +17,10 @@ const TYPES: Record<string, string> = { '.js': 'text/javascript; charset=utf-8',
  * Bundles the browser code with esbuild (one file per page, plus the style sheet). esbuild is
  * loaded here, at the first request for an asset, so `tapgate serve` does not pay for it at start-up.
  */
-export async function buildKioskAssets(): Promise<KioskAssets> {
+export async function buildKioskAssets(clientDir: string = KIOSK_CLIENT_DIR): Promise<KioskAssets> {
   const esbuild = await import('esbuild')
   const result = await esbuild.build({
-    entryPoints: ENTRIES.map((entry) => path.join(CLIENT, entry)),
+    entryPoints: ENTRIES.map((entry) => path.join(clientDir, entry)),
     bundle: true,
     write: false,
     outdir: '/kiosk-assets',
@@ -34,13 +38,19 @@ export async function buildKioskAssets(): Promise<KioskAssets> {
   return assets
 }
 
-let cached: Promise<KioskAssets> | null = null
-
-/** The assets, built once per process; a failed build is retried at the next request. */
-export function kioskAssets(): Promise<KioskAssets> {
-  cached ??= buildKioskAssets().catch((error: unknown) => {
-    cached = null
-    throw error
-  })
-  return cached
+/**
+ * The assets, built once per app at the first request. A build that fails stays failed until the
+ * gateway restarts: the sources do not change under a running gateway, and building again at every
+ * request (~40 ms of CPU each) would let any page left reloading keep the gateway busy.
+ * `onFailure` is told once.
+ */
+export function kioskAssetsOnce({ clientDir, onFailure }: { clientDir?: string; onFailure: (error: unknown) => void }): () => Promise<KioskAssets> {
+  let built: Promise<KioskAssets> | null = null
+  return () => {
+    built ??= buildKioskAssets(clientDir).catch((error: unknown) => {
+      onFailure(error)
+      throw error
+    })
+    return built
+  }
 }
