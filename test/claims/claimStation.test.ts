@@ -13,7 +13,9 @@ let gw: ChainGateway
 let shop: ClaimStation
 
 beforeAll(async () => {
-  gw = await createChainGateway()
+  // The limits of /c/* have tests of their own (claimLinksRateLimit); here 200 parallel submissions
+  // of one link must each reach the single-use check.
+  gw = await createChainGateway({ config: { rateLimit: { max: 10_000 } } })
   shop = await setUpClaimStation(gw, { listen: false })
 }, 60_000)
 afterAll(async () => {
