@@ -71,8 +71,11 @@ export async function startServer(
     const address = app.server.address()
     const port = typeof address === 'object' && address ? address.port : config.port
     const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`
-    say(`tapgate listening on ${url} (data: ${config.dataDir})`)
-    if (demo) printDemo(say, url, config.tapPath, demo.key.apiKey, demo.summary.teams[0]!.name)
+    // One write for the whole block, so no log line of the start lands in the middle of it.
+    const listening = `tapgate listening on ${url} (data: ${config.dataDir})`
+    // `station kiosk-url` prints http://127.0.0.1:<port> unless told the address the gateway is at.
+    const kioskBase = config.publicBaseUrl === undefined && url === `http://127.0.0.1:${config.port}` ? '' : ` --base-url ${url}`
+    say(demo ? [listening, ...demoLines({ url, tapPath: config.tapPath, apiKey: demo.key.apiKey, team: demo.summary.teams[0]!, kioskBase })].join('\n') : listening)
 
     // ---- In-process station (station/inProcessStation.ts): the local PC/SC readers, verified here. ----
     // Started in the background, so it never delays or fails the start: without PC/SC (or with
@@ -100,21 +103,30 @@ export async function startServer(
   }
 }
 
-function printDemo(say: (line: string) => void, url: string, tapPath: string, apiKey: string, team: string) {
-  say('')
-  say(`Created the demo team "${team}" from fixtures/demo.json.`)
-  say(`Its API key is shown only this once; keep it:`)
-  say(`  ${apiKey}`)
-  say('')
-  // The key once, above: a terminal's scroll-back and a screen share hold every copy printed.
-  say('Try (API_KEY=<the key above>):')
-  say(`  curl ${url}/health`)
-  say(`  curl -H "x-service-api-key: $API_KEY" ${url}/chip-groups`)
-  say(`  curl -H "x-service-api-key: $API_KEY" ${url}/events`)
-  say(`  npx tapgate tap --uid 04DE5F1EACC040        # prints a ref id`)
-  say(`  curl ${url}/refs/<ref id>                   # first query: isValidRef true + OTPs`)
-  say(`  open ${url}${tapPath}?e=EF963FF7828658A599F3041510671E88&c=94EED9EE65337086`)
-  say(`                                              # NXP's published tap, verified for the demo chip; again: a replay`)
-  say(`  API docs: ${url}/docs   OpenAPI: ${url}/openapi.json`)
-  say('')
+/** What a new user reads after the first start: the demo team's key (only here, once) and what to try. */
+function demoLines(p: { url: string; tapPath: string; apiKey: string; team: { id: number; name: string }; kioskBase: string }): string[] {
+  const { url, team } = p
+  return [
+    '',
+    `Created the demo team "${team.name}" from fixtures/demo.json.`,
+    `Its API key is shown only this once; keep it:`,
+    `  ${p.apiKey}`,
+    '',
+    // The key once, above: a terminal's scroll-back and a screen share hold every copy printed.
+    'Try (API_KEY=<the key above>):',
+    `  curl ${url}/health`,
+    `  curl -H "x-service-api-key: $API_KEY" ${url}/chip-groups`,
+    `  curl -H "x-service-api-key: $API_KEY" ${url}/events`,
+    `  npx tapgate tap --uid 04DE5F1EACC040        # prints a ref id`,
+    `  curl ${url}/refs/<ref id>                   # first query: isValidRef true + OTPs`,
+    `  open ${url}${p.tapPath}?e=EF963FF7828658A599F3041510671E88&c=94EED9EE65337086`,
+    `                                              # NXP's published tap, verified for the demo chip; again: a replay`,
+    `  API docs: ${url}/docs   OpenAPI: ${url}/openapi.json`,
+    '',
+    'A check-in kiosk for the demo event (README, "Running a check-in kiosk"):',
+    `  npx tapgate station create --team ${team.id} --name "Door A"   # prints the station's id and token`,
+    `  npx tapgate station set --station <id> --mode checkin --event 1`,
+    `  npx tapgate station kiosk-url --station <id>${p.kioskBase}        # open it on the kiosk's screen`,
+    '',
+  ]
 }
