@@ -524,6 +524,10 @@ describe('command line', () => {
     expect(unknown.stderr).toContain('unknown command "frobnicate"')
     expect(help.code).toBe(0)
     for (const command of ['serve', 'team', 'key', 'import', 'tap']) expect(help.stdout).toMatch(new RegExp(`^ {2}${command} `, 'm'))
+    // Every summary starts in one column, virtual-card's too (it was one column off: names padded to 8).
+    const commandLines = help.stdout.slice(help.stdout.indexOf('Commands:\n') + 10, help.stdout.indexOf('\n\n', help.stdout.indexOf('Commands:'))).split('\n')
+    expect(commandLines.some((line) => line.startsWith('  virtual-card '))).toBe(true)
+    expect(new Set(commandLines.map((line) => /^ {2}\S+ +/.exec(line)![0].length)).size).toBe(1)
   })
 })
 

@@ -1,8 +1,8 @@
 import swagger from '@fastify/swagger'
-import swaggerUi from '@fastify/swagger-ui'
 import fp from 'fastify-plugin'
 import { createJsonSchemaTransform, createJsonSchemaTransformObject } from 'fastify-type-provider-zod'
 import { denyFraming } from './denyFraming.js'
+import { docsUi } from './docsUi.js'
 
 // The provider's default override drops every `{}` branch of a union, meant for unrepresentable
 // types; but while zod converts, a schema used twice in one document is still a `{}` placeholder,
@@ -67,7 +67,9 @@ export default fp(
     // In a scope of its own, so the hook covers every /docs response (page, assets, redirect) and nothing else.
     await app.register(async (docs) => {
       docs.addHook('onSend', denyFraming)
-      await docs.register(swaggerUi, { routePrefix: '/docs' })
+      const ui = docsUi(app)
+      docs.get('/docs', { schema: { hide: true } }, ui)
+      docs.get('/docs/*', { schema: { hide: true } }, ui)
     })
     app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
   },
