@@ -1,6 +1,9 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 
+/** The OpenAPI document's generator, once built: @fastify/swagger's `swagger()` of the document's instance. */
+export type OpenApiDocument = FastifyInstance['swagger']
+
 /** The response headers of swagger-ui's routes that the outer reply carries over. */
 const FORWARDED = ['content-type', 'cache-control', 'etag', 'last-modified', 'location', 'vary', 'content-security-policy']
 
@@ -8,15 +11,16 @@ const FORWARDED = ['content-type', 'cache-control', 'etag', 'last-modified', 'lo
  * The docs UI (@fastify/swagger-ui) at /docs, built at the first visit in a Fastify instance of its
  * own and reached through `inject`. Registered with the app, swagger-ui and @fastify/static cost
  * every `tapgate serve` ~60 ms of start-up (loading them, reading swagger-ui's files) for a page an
- * operator opens now and then. The document is still the app's own: `app.swagger()`.
+ * operator opens now and then. The document is the one /openapi.json serves.
  */
-export function docsUi(app: FastifyInstance): (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply> {
+export function docsUi(app: FastifyInstance, document: () => Promise<OpenApiDocument>): (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply> {
   let ui: Promise<FastifyInstance> | null = null
   const build = async () => {
     const { default: swaggerUi } = await import('@fastify/swagger-ui')
+    const swagger = await document()
     const inner = Fastify({ logger: false })
     // swagger-ui asks for @fastify/swagger by name and reads the document through its decorator.
-    await inner.register(fp(async (scope) => void scope.decorate('swagger', app.swagger.bind(app)), { name: '@fastify/swagger' }))
+    await inner.register(fp(async (scope) => void scope.decorate('swagger', swagger), { name: '@fastify/swagger' }))
     await inner.register(swaggerUi, { routePrefix: '/docs' })
     await inner.ready()
     return inner

@@ -1,8 +1,9 @@
-import swagger from '@fastify/swagger'
+import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger'
+import Fastify, { type FastifyInstance, type FastifyServerOptions, type RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
 import { createJsonSchemaTransform, createJsonSchemaTransformObject } from 'fastify-type-provider-zod'
 import { denyFraming } from './denyFraming.js'
-import { docsUi } from './docsUi.js'
+import { docsUi, type OpenApiDocument } from './docsUi.js'
 
 // The provider's default override drops every `{}` branch of a union, meant for unrepresentable
 // types; but while zod converts, a schema used twice in one document is still a `{}` placeholder,
@@ -36,6 +37,64 @@ export function dropUnusedSchemas(document: Document): Document {
   return { ...document, components: { ...doc.components, schemas: kept } } as Document
 }
 
+type CompilersFactory = NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>
+/** The document's instance never validates or serializes: it only reads the routes' schemas. */
+const noCompilers = { buildValidator: () => () => () => true, buildSerializer: () => () => JSON.stringify } as unknown as CompilersFactory
+
+const swaggerOptions = (): FastifyDynamicSwaggerOptions => {
+  const transformObject = createJsonSchemaTransformObject({ zodToJsonConfig })
+  return {
+    openapi: {
+      info: {
+        title: 'tapgate phygital API',
+        version: '1.0.0',
+        description: 'Local gateway for NFC-linked phygital tokens. Errors: { success: false, error, message, errors? }.',
+      },
+      components: {
+        securitySchemes: {
+          apiKey: { type: 'apiKey', in: 'header', name: 'x-service-api-key', description: 'Team API key (`tapgate key create`)' },
+          otp: { type: 'apiKey', in: 'header', name: 'x-service-code', description: 'One-time code from the first query of a ref (GET /refs/{id})' },
+          station: { type: 'apiKey', in: 'header', name: 'x-station-token', description: 'Station token (`tapgate station create`)' },
+          kiosk: { type: 'apiKey', in: 'header', name: 'x-kiosk-token', description: 'Kiosk page token (`tapgate station kiosk-url`)' },
+          staffSession: { type: 'apiKey', in: 'header', name: 'x-staff-session', description: 'Staff session (POST /kiosk/staff/session with the station PIN)' },
+        },
+      },
+    },
+    transform: createJsonSchemaTransform({ zodToJsonConfig }),
+    transformObject: (documentObject) => dropUnusedSchemas(transformObject(documentObject)),
+  }
+}
+
+/**
+ * The app's routes as registered, and the OpenAPI document made from them at the first request
+ * for it. @fastify/swagger (with yaml and its resolver) costs every `tapgate serve` ~45 ms to load
+ * and register, for a document read now and then; so the app only records its routes, and the
+ * document comes from a Fastify instance of its own where the plugin sees the same routes (method,
+ * URL, schema, config) registered again with no handler to run.
+ */
+function lazyDocument(app: FastifyInstance): () => Promise<OpenApiDocument> {
+  const routes: RouteOptions[] = []
+  // HEAD twins of GET routes: @fastify/swagger leaves them out, and the instance makes its own.
+  app.addHook('onRoute', (route) => void (route.method !== 'HEAD' && routes.push(route)))
+  let built: Promise<FastifyInstance> | null = null
+  const build = async () => {
+    const { default: swagger } = await import('@fastify/swagger')
+    const inner = Fastify({ logger: false, schemaController: { compilersFactory: noCompilers } })
+    await inner.register(swagger, swaggerOptions())
+    for (const { method, url, schema, config } of routes) inner.route({ method, url, schema, config, handler: async () => null })
+    await inner.ready()
+    return inner
+  }
+  app.addHook('onClose', async () => {
+    if (built) await (await built.catch(() => null))?.close()
+  })
+  return async () => {
+    built ??= build()
+    const inner = await built
+    return inner.swagger.bind(inner)
+  }
+}
+
 /**
  * OpenAPI document at /openapi.json and a docs UI at /docs, both generated
  * from the zod schemas the routes validate with. Each route states its
@@ -43,35 +102,15 @@ export function dropUnusedSchemas(document: Document): Document {
  */
 export default fp(
   async (app) => {
-    const transformObject = createJsonSchemaTransformObject({ zodToJsonConfig })
-    await app.register(swagger, {
-      openapi: {
-        info: {
-          title: 'tapgate phygital API',
-          version: '1.0.0',
-          description: 'Local gateway for NFC-linked phygital tokens. Errors: { success: false, error, message, errors? }.',
-        },
-        components: {
-          securitySchemes: {
-            apiKey: { type: 'apiKey', in: 'header', name: 'x-service-api-key', description: 'Team API key (`tapgate key create`)' },
-            otp: { type: 'apiKey', in: 'header', name: 'x-service-code', description: 'One-time code from the first query of a ref (GET /refs/{id})' },
-            station: { type: 'apiKey', in: 'header', name: 'x-station-token', description: 'Station token (`tapgate station create`)' },
-            kiosk: { type: 'apiKey', in: 'header', name: 'x-kiosk-token', description: 'Kiosk page token (`tapgate station kiosk-url`)' },
-            staffSession: { type: 'apiKey', in: 'header', name: 'x-staff-session', description: 'Staff session (POST /kiosk/staff/session with the station PIN)' },
-          },
-        },
-      },
-      transform: createJsonSchemaTransform({ zodToJsonConfig }),
-      transformObject: (documentObject) => dropUnusedSchemas(transformObject(documentObject)),
-    })
+    const document = lazyDocument(app)
     // In a scope of its own, so the hook covers every /docs response (page, assets, redirect) and nothing else.
     await app.register(async (docs) => {
       docs.addHook('onSend', denyFraming)
-      const ui = docsUi(app)
+      const ui = docsUi(app, document)
       docs.get('/docs', { schema: { hide: true } }, ui)
       docs.get('/docs/*', { schema: { hide: true } }, ui)
     })
-    app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
+    app.get('/openapi.json', { schema: { hide: true } }, async () => (await document())())
   },
   { name: 'openapi' },
 )
