@@ -1,5 +1,6 @@
 import { ndefUrl, NdefError } from './ndefUrl.js'
-import { CardRemovedError, CardStatusError, type CardSession } from './reader.js'
+import { CardRemovedError, type CardSession } from '../src/card/cardSession.js'
+import { CardStatusError } from './reader.js'
 import type { StationTap } from './tap.js'
 
 export type ReadTapReturnType = Pick<StationTap, 'rfUid' | 'url' | 'chip'>

@@ -2,23 +2,11 @@
  * The one hardware boundary of the station. A live PC/SC reader (nfc-pcsc),
  * a fixture being replayed and the in-process virtual card all implement
  * these interfaces, so everything above them (reading a tap, recording it,
- * sending it to the gateway) is the same code whatever the source.
+ * sending it to the gateway) is the same code whatever the source. The card
+ * itself (CardSession, CardRemovedError) is src/card/cardSession.ts: provisioning
+ * talks to cards too, and the gateway's library does not import the station app.
  */
-
-/** One APDU exchange, as fixtures record it (hex, uppercase, no spaces). */
-export type ApduExchange = { command: string; response: string; ms: number }
-
-/** A card resting on a reader: the station talks to it with APDUs until it is removed. */
-export interface CardSession {
-  readonly readerName: string
-  /** The ATR as uppercase hex. */
-  readonly atr: string
-  /**
-   * Sends one command APDU and resolves with the response APDU (data and SW1 SW2).
-   * Rejects with CardRemovedError once the card has left the field.
-   */
-  transmit(command: Buffer): Promise<Buffer>
-}
+import type { CardSession } from '../src/card/cardSession.js'
 
 export type ReaderEvents = {
   /** A card was placed (once per placement: a card resting on the reader is not a stream). */
@@ -52,14 +40,6 @@ export interface ReaderSource {
   off<E extends keyof ReaderSourceEvents>(event: E, listener: ReaderSourceEvents[E]): this
   /** Closes every reader; resolves when they are all closed. */
   close(): Promise<void>
-}
-
-/** The card left the field before the station finished reading it. */
-export class CardRemovedError extends Error {
-  override name = 'CardRemovedError'
-  constructor(message = 'card removed during read, tap again') {
-    super(message)
-  }
 }
 
 /** A card answered an APDU with an error status word. */

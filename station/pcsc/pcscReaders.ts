@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events'
 import net from 'node:net'
-import { CardRemovedError, type CardSession, type Reader, type ReaderSource } from '../reader.js'
+import { CardRemovedError, type CardSession } from '../../src/card/cardSession.js'
+import type { Reader, ReaderSource } from '../reader.js'
 
 /** Where the reader backend says what it does: readers coming and going, odd failures. `console` fits. */
 export type PcscLog = { info(message: string): void; warn(message: string): void }

@@ -4,7 +4,8 @@
  * implements the same Reader/CardSession interfaces as a live PC/SC reader, so
  * the station code above cannot tell the difference.
  */
-import { CardRemovedError, type CardSession, type Reader, type ReaderEvents } from '../reader.js'
+import { CardRemovedError, type CardSession } from '../../src/card/cardSession.js'
+import type { Reader, ReaderEvents } from '../reader.js'
 import type { CardExchange } from './ntag424.js'
 
 /** What the reader needs of a card: the ATR a PC/SC reader reports for it, a power-up, and its answer to each APDU. */

@@ -5,7 +5,7 @@ import { FixtureReader, FixtureReaderSource } from '../../station/fixtures/fixtu
 import { readFixtureFile, type Fixture, type FixtureExpect } from '../../station/fixtures/format.js'
 import { FixtureRecorder } from '../../station/fixtures/recorder.js'
 import { createInProcessSink } from '../../station/link/inProcessSink.js'
-import { CardRemovedError } from '../../station/reader.js'
+import { CardRemovedError } from '../../src/card/cardSession.js'
 import { Station, type StationEvents } from '../../station/station.js'
 import type { TapVerdict } from '../../station/tap.js'
 import { createTestGateway, seedTeam, testDir, type TeamSeed, type TestGateway } from '../helpers/gateway.js'

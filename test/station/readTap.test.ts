@@ -1,7 +1,8 @@
 import { describe, expect, test } from 'vitest'
 import { NdefError } from '../../station/ndefUrl.js'
 import { cardKind, readTap } from '../../station/readTap.js'
-import { CardRemovedError, CardStatusError, type CardSession } from '../../station/reader.js'
+import { CardRemovedError, type CardSession } from '../../src/card/cardSession.js'
+import { CardStatusError } from '../../station/reader.js'
 import { VirtualNtag424 } from '../../station/virtual-card/ntag424.js'
 import { createVirtualReader } from '../../station/virtual-card/virtualReader.js'
 

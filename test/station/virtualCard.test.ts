@@ -13,7 +13,7 @@ import {
   type SunOffsetLayout,
 } from '../../src/sun/index.js'
 import { readTap } from '../../station/readTap.js'
-import { CardRemovedError, type CardSession } from '../../station/reader.js'
+import { CardRemovedError, type CardSession } from '../../src/card/cardSession.js'
 import { NTAG424_ATR, VirtualNtag424, type VirtualNtag424Options } from '../../station/virtual-card/ntag424.js'
 import { createVirtualReader } from '../../station/virtual-card/virtualReader.js'
 import { insertCard, VpcdUnreachableError } from '../../station/virtual-card/vpcd.js'

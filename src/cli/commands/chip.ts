@@ -4,7 +4,8 @@ import { setChipWallet } from '../../kiosk/chipWallet.js'
 import { Address, ChipUid } from '../../schemas/common.js'
 import { assertSecretOpensStoredKeys, setChipVerification } from '../../taps/chipProfiles.js'
 import type { Store } from '../../db/store.js'
-import { CardRemovedError, type ReaderSource } from '../../../station/reader.js'
+import { CardRemovedError } from '../../card/cardSession.js'
+import type { ReaderSource } from '../../../station/reader.js'
 import {
   batchSummary,
   dryRunPlan,
@@ -17,7 +18,7 @@ import {
   resetCard,
   TranscriptRecorder,
   type CardOutcome,
-} from '../../provisioning/run/chipCommands.js'
+} from './chipCommands.js'
 import { IRREVERSIBLE_CONSEQUENCES, ProvisioningPlanError } from '../../provisioning/run/planProvisioning.js'
 import { UsageError, type Flags } from '../usage.js'
 import { onePositional, printJson, required, teamIdOf, text, withStore } from './context.js'

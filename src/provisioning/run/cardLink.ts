@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks'
-import { type ApduExchange, CardRemovedError, type CardSession } from '../../../station/reader.js'
+import { type ApduExchange, CardRemovedError, type CardSession } from '../../card/cardSession.js'
 import type { Exchange } from '../secureMessaging.js'
 
 /** One step as the journal keeps it: name, status word, time; never a byte of data. */

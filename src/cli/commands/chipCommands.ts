@@ -2,19 +2,23 @@ import fs from 'node:fs'
 import type { ChipProfileRow } from '../../db/chipProfiles.js'
 import type { Store } from '../../db/store.js'
 import { NotFoundError } from '../../errors.js'
-import type { CardSession, ReaderSource } from '../../../station/reader.js'
+import type { CardSession } from '../../card/cardSession.js'
+import type { ReaderSource } from '../../../station/reader.js'
 import { FIXTURE_FORMAT } from '../../../station/fixtures/format.js'
-import { CardLink } from './cardLink.js'
-import { classifyChip, readChip, type ChipReading, type Verdict } from './inspectChip.js'
-import { ProvisioningStopped } from './keySession.js'
-import { IRREVERSIBLE_CONSEQUENCES, planProfileOf, planProvisioning, type ProvisioningPlan } from './planProvisioning.js'
-import { provisionChip, type ProvisionResult } from './provisionChip.js'
-import { resetChip, type ResetResult } from './resetChip.js'
+import { CardLink } from '../../provisioning/run/cardLink.js'
+import { classifyChip, readChip, type ChipReading, type Verdict } from '../../provisioning/run/inspectChip.js'
+import { ProvisioningStopped } from '../../provisioning/run/keySession.js'
+import { IRREVERSIBLE_CONSEQUENCES, planProfileOf, planProvisioning, type ProvisioningPlan } from '../../provisioning/run/planProvisioning.js'
+import { provisionChip, type ProvisionResult } from '../../provisioning/run/provisionChip.js'
+import { resetChip, type ResetResult } from '../../provisioning/run/resetChip.js'
 
 /*
  * The `tapgate chip inspect | provision | reset` commands above the reader:
- * waiting for cards, the --record transcript, batch summaries. The CLI parses
+ * waiting for cards, the --record transcript, batch summaries. chip.ts parses
  * flags and prints; nothing here prints a key (the run never returns one).
+ * It lives in the CLI, not in provisioning/run, because it opens the station's
+ * readers and writes the station's fixture format: the CLI is the layer that
+ * may compose the gateway's library with the station app.
  */
 
 /** Why `--record` writes a file only its owner can read. */

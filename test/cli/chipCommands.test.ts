@@ -1,14 +1,14 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { describe, expect, test } from 'vitest'
-import type { Store } from '../../../src/db/store.js'
-import { batchSummary, dryRunPlan, inspectCard, provisionCard, TranscriptRecorder, type CardOutcome } from '../../../src/provisioning/run/chipCommands.js'
-import { parseFixture } from '../../../station/fixtures/format.js'
-import { VIRTUAL_CARD_ORIGINALITY_PUBLIC_KEY, VirtualNtag424 } from '../../../station/virtual-card/ntag424.js'
-import { createVirtualReader } from '../../../station/virtual-card/virtualReader.js'
-import { testDir } from '../../helpers/gateway.js'
-import { upsertChipProfile } from '../../../src/taps/chipProfiles.js'
-import { seedGateway, TEMPLATE } from './runHelpers.js'
+import type { Store } from '../../src/db/store.js'
+import { batchSummary, dryRunPlan, inspectCard, provisionCard, TranscriptRecorder, type CardOutcome } from '../../src/cli/commands/chipCommands.js'
+import { parseFixture } from '../../station/fixtures/format.js'
+import { VIRTUAL_CARD_ORIGINALITY_PUBLIC_KEY, VirtualNtag424 } from '../../station/virtual-card/ntag424.js'
+import { createVirtualReader } from '../../station/virtual-card/virtualReader.js'
+import { testDir } from '../helpers/gateway.js'
+import { upsertChipProfile } from '../../src/taps/chipProfiles.js'
+import { seedGateway, TEMPLATE } from '../provisioning/run/runHelpers.js'
 
 /** Every table's rows, to compare before and after. */
 function snapshot(store: Store): string {
