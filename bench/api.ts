@@ -27,7 +27,7 @@ import { newPublicId } from '../src/ids.js'
 import { importData, parseImportFile } from '../src/importer/importData.js'
 import { loadGatewaySecret } from '../src/keys/gatewaySecret.js'
 import { queryRef } from '../src/refs/queryRef.js'
-import { recordTap } from '../src/refs/recordTap.js'
+import { recordTap } from '../src/taps/recordTap.js'
 import { CONNECTIONS, fmt, printTable, ratioRows, runRounds, serverPid, startServers, stopServers, type Route } from './loopback.js'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)

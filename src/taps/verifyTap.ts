@@ -1,7 +1,7 @@
 import type { ChipRow } from '../db/chips.js'
 import type { Store } from '../db/store.js'
 import { SealedKeyError } from '../keys/errors.js'
-import { recordTap, recordTapBatched, type RecordTapParameters } from '../refs/recordTap.js'
+import { recordTap, recordTapBatched, type RecordTapParameters } from './recordTap.js'
 import { extractSunFields, type ExtractedSunMessage, type ExtractSunFieldsReturnType } from '../sun/index.js'
 import { counterJumpLimit, type CounterRules } from './counterRules.js'
 import type { Keyring, ProfileEntry } from './createKeyring.js'

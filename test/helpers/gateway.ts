@@ -9,7 +9,7 @@ import { ConfigSchema, type Config, type ConfigInput } from '../../src/config.js
 import { openStore, type Store } from '../../src/db/store.js'
 import { importData, parseImportFile } from '../../src/importer/importData.js'
 import { loadGatewaySecret } from '../../src/keys/gatewaySecret.js'
-import { recordTap } from '../../src/refs/recordTap.js'
+import { recordTap } from '../../src/taps/recordTap.js'
 import { ChipUid } from '../../src/schemas/common.js'
 
 export type TestGateway = {

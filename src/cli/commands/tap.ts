@@ -1,4 +1,4 @@
-import { recordTap } from '../../refs/recordTap.js'
+import { recordTap } from '../../taps/recordTap.js'
 import { ChipUid } from '../../schemas/common.js'
 import { UsageError, type Flags } from '../usage.js'
 import { noPositionals, printJson, required, withStore } from './context.js'

@@ -1,6 +1,6 @@
 import { NotFoundError } from '../../errors.js'
 import type { TapLogRow } from '../../db/tapLog.js'
-import { COUNTER_LIMIT } from '../../refs/recordTap.js'
+import { COUNTER_LIMIT } from '../../taps/recordTap.js'
 import { ChipUid } from '../../schemas/common.js'
 import { UsageError, type Flags } from '../usage.js'
 import { noPositionals, onePositional, printJson, required, teamIdOf, text, withStore } from './context.js'

@@ -2,8 +2,8 @@ import type { ChipRow } from '../db/chips.js'
 import type { RefSource } from '../db/refs.js'
 import type { Store } from '../db/store.js'
 import { newPublicId } from '../ids.js'
-import { counterJump, ntag21xCounterDemand, type CounterJumpLimit } from '../taps/counterRules.js'
-import { TapRejectedError, type TapRejectReason } from '../taps/tapErrors.js'
+import { counterJump, ntag21xCounterDemand, type CounterJumpLimit } from './counterRules.js'
+import { TapRejectedError, type TapRejectReason } from './tapErrors.js'
 
 /** SDMReadCtr is 3 bytes; at its maximum the chip cannot produce a fresh tap any more. */
 export const COUNTER_LIMIT = 0xffffff
