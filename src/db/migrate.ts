@@ -1,7 +1,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
+import type Database from 'better-sqlite3'
 import { packageRoot } from '../paths.js'
-import type { Db } from './openDatabase.js'
 
 const migrationsDir = path.join(packageRoot, 'src/db/migrations')
 
@@ -28,7 +28,7 @@ export function loadMigrations(dir: string = migrationsDir): Migration[] {
  *
  * @returns the versions applied by this call
  */
-export function migrate(db: Db, migrations: Migration[] = loadMigrations()): number[] {
+export function migrate(db: Database.Database, migrations: Migration[] = loadMigrations()): number[] {
   const applied: number[] = []
   const run = db.transaction(() => {
     const current = db.pragma('user_version', { simple: true }) as number

@@ -11,7 +11,7 @@ import type { TransferRow } from '../db/transfers.js'
 import { BaseError } from '../errors.js'
 import { recordTxStep } from '../kiosk/txProgress.js'
 import { signTransferTx } from '../transfers/signTransferTx.js'
-import type { RelayerLog } from './relayer.js'
+import type { RelayerLog } from './relayerLog.js'
 
 /** A transfer is re-signed at most this many times before it is given up. */
 export const MAX_RESIGNS = 3

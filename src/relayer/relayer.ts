@@ -7,13 +7,8 @@ import type { ChainTxRow } from '../db/chainTxs.js'
 import type { Store } from '../db/store.js'
 import { recordTxStep } from '../kiosk/txProgress.js'
 import { recoverTransfer } from './recoverTransfer.js'
+import type { RelayerLog } from './relayerLog.js'
 import { settleTx } from './settleTx.js'
-
-export type RelayerLog = {
-  info(obj: object, msg?: string): void
-  warn(obj: object, msg?: string): void
-  error(obj: object, msg?: string): void
-}
 
 export type ChainStatus = { chainId: number; reachable: boolean; lastError: string | null; open: number }
 

@@ -2,7 +2,7 @@ import type { Hex } from 'viem'
 import type { Chain } from '../chain/chains.js'
 import { RpcError } from '../chain/rpc.js'
 import type { Store } from '../db/store.js'
-import type { RelayerLog } from './relayer.js'
+import type { RelayerLog } from './relayerLog.js'
 
 /** The relayer's balance on the embedded chain: enough for any event, set at every boot. */
 const EMBEDDED_BALANCE = 10n ** 24n
