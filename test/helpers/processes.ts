@@ -121,7 +121,7 @@ export function groupAlive(pgid: number): boolean {
 }
 
 /** kill(2) that tolerates a process that exited meanwhile (the 'exit' event may not have arrived yet). */
-function signal(pid: number, name: NodeJS.Signals) {
+export function signal(pid: number, name: NodeJS.Signals) {
   try {
     process.kill(pid, name)
   } catch (error) {
