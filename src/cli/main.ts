@@ -74,6 +74,14 @@ const commands: Record<string, CommandSpec> = {
     options: {},
     load: () => import('./commands/importFile.js'),
   },
+  db: {
+    usage: 'db status [--json]',
+    summary: "Show the database: backend, file and size, schema version against this tapgate's, rows per table (reads only, migrates nothing)",
+    options: {
+      json: { type: 'boolean', description: 'Print one JSON object instead of the table' },
+    },
+    load: () => import('./commands/db.js'),
+  },
   tap: {
     usage: 'tap --uid UID [--links-module] [--json]',
     summary: 'Record an operator-entered tap and print the new ref id',

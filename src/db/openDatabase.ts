@@ -5,6 +5,9 @@ import { migrate } from './migrate.js'
 
 export type Db = Database.Database
 
+/** The SQLite file of a data dir. */
+export const databaseFile = (dataDir: string): string => path.join(dataDir, 'tapgate.sqlite')
+
 export type OpenDatabaseParameters = {
   /** Directory holding `tapgate.sqlite`; created (mode 0700) when missing. */
   dataDir: string
@@ -23,7 +26,7 @@ export type OpenDatabaseParameters = {
  */
 export function openDatabase({ dataDir, busyTimeoutMs = 10_000 }: OpenDatabaseParameters): Db {
   ensurePrivateDir(dataDir)
-  const file = path.join(dataDir, 'tapgate.sqlite')
+  const file = databaseFile(dataDir)
   ensurePrivateFile(file)
   const db = new Database(file, { timeout: busyTimeoutMs })
   enableWal(db, busyTimeoutMs)

@@ -1,0 +1,188 @@
+import { spawn } from 'node:child_process'
+import fs from 'node:fs'
+import path from 'node:path'
+import Database from 'better-sqlite3'
+import { describe, expect, test } from 'vitest'
+import { loadMigrations } from '../../src/db/migrate.js'
+import { testDir } from '../helpers/gateway.js'
+import { cliPath, collectOutput, repoRoot } from '../helpers/processes.js'
+
+type Run = { code: number | null; stdout: string; stderr: string }
+
+// Settings from the real environment (TAPGATE_*) must not reach the child.
+const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('TAPGATE_')))
+
+/** The real bin, as an operator runs it, on `dataDir`. */
+async function tapgate(args: string[], dataDir: string): Promise<Run> {
+  const out = collectOutput(spawn(process.execPath, [cliPath, ...args, '--data-dir', dataDir], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] }))
+  const { code } = await out.exited
+  return { code, stdout: out.stdout(), stderr: out.stderr() }
+}
+
+const latest = loadMigrations().at(-1)!.version
+const dbFile = (dataDir: string) => path.join(dataDir, 'tapgate.sqlite')
+
+type StatusJson = {
+  backend: string
+  location: string
+  sizeBytes: number
+  schemaVersion: number
+  latestVersion: number
+  pendingMigrations: string[]
+  schema: string
+  tables: { name: string; rows: number }[]
+  totalRows: number
+}
+
+/** A data dir as `tapgate team create` leaves it: one team, its API key. */
+async function teamDataDir(): Promise<string> {
+  const dataDir = path.join(testDir('tapgate-db-status-'), 'data')
+  expect((await tapgate(['team', 'create', '--name', 'Booth'], dataDir)).code).toBe(0)
+  return dataDir
+}
+
+/** Everything status could change: the data dir's files with their sizes and mtimes, and the schema version. */
+function snapshot(dataDir: string) {
+  const files = fs.readdirSync(dataDir).map((name) => {
+    const stat = fs.statSync(path.join(dataDir, name))
+    return { name, size: stat.size, mtimeMs: stat.mtimeMs }
+  })
+  const db = new Database(dbFile(dataDir), { readonly: true })
+  try {
+    return { files, userVersion: db.pragma('user_version', { simple: true }) as number }
+  } finally {
+    db.close()
+  }
+}
+
+/** Sets the schema version back (or forward), as an older (or newer) tapgate would have left it. */
+function setUserVersion(dataDir: string, version: number): void {
+  const db = new Database(dbFile(dataDir))
+  db.pragma(`user_version = ${version}`)
+  db.close()
+}
+
+describe('tapgate db status', () => {
+  test('a fresh data dir after team create: sqlite, the file and its size, version = latest, teams 1 and api_keys 1 in a sorted aligned table, exit 0', async () => {
+    const dataDir = await teamDataDir()
+    const r = await tapgate(['db', 'status'], dataDir)
+    expect(r).toMatchObject({ code: 0, stderr: '' })
+    const file = path.resolve(dbFile(dataDir))
+    expect(r.stdout).toMatch(/^backend +sqlite$/m)
+    expect(r.stdout).toContain(`location  ${file}\n`)
+    expect(r.stdout).toContain(`size      ${fs.statSync(file).size} bytes`)
+    expect(r.stdout).toMatch(new RegExp(`^schema +${latest} \\(up to date: this tapgate knows ${latest}\\)$`, 'm'))
+    const rows = r.stdout.slice(r.stdout.indexOf('\n\n') + 2).trimEnd().split('\n')
+    expect(rows[0]).toMatch(/^table +rows$/)
+    const tableRows = rows.slice(1, -2).map((line) => /^(\S+) +(\d+)$/.exec(line)!.slice(1))
+    expect(tableRows).toContainEqual(['teams', '1'])
+    expect(tableRows).toContainEqual(['api_keys', '1'])
+    expect(tableRows.map(([name]) => name)).toEqual(tableRows.map(([name]) => name).sort())
+    expect(tableRows.map(([name]) => name)).not.toContain('sqlite_sequence')
+    expect(rows.at(-1)).toMatch(new RegExp(`^total +${tableRows.reduce((sum, [, n]) => sum + Number(n), 0)}$`))
+    // Aligned: every count ends in one column.
+    expect(new Set(rows.map((line) => line.length)).size).toBe(1)
+  })
+
+  test('--json: one object with the same facts; every table of the schema, sorted, counted, sqlite_sequence left out', async () => {
+    const dataDir = await teamDataDir()
+    const r = await tapgate(['db', 'status', '--json'], dataDir)
+    expect(r).toMatchObject({ code: 0, stderr: '' })
+    const status = JSON.parse(r.stdout) as StatusJson
+    const file = path.resolve(dbFile(dataDir))
+    expect(status).toMatchObject({
+      backend: 'sqlite',
+      location: file,
+      sizeBytes: fs.statSync(file).size,
+      schemaVersion: latest,
+      latestVersion: latest,
+      pendingMigrations: [],
+      schema: 'current',
+    })
+    const db = new Database(file, { readonly: true })
+    const names = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name != 'sqlite_sequence'").pluck().all() as string[]
+    db.close()
+    expect(status.tables.map((t) => t.name)).toEqual([...names].sort())
+    expect(status.tables.find((t) => t.name === 'teams')).toEqual({ name: 'teams', rows: 1 })
+    expect(status.tables.find((t) => t.name === 'api_keys')).toEqual({ name: 'api_keys', rows: 1 })
+    expect(status.totalRows).toBe(status.tables.reduce((sum, t) => sum + t.rows, 0))
+  })
+
+  test('status changes nothing: the same files, sizes, mtimes and user_version after it, plain and --json', async () => {
+    const dataDir = await teamDataDir()
+    const before = snapshot(dataDir)
+    expect((await tapgate(['db', 'status'], dataDir)).code).toBe(0)
+    expect((await tapgate(['db', 'status', '--json'], dataDir)).code).toBe(0)
+    expect(snapshot(dataDir)).toEqual(before)
+  })
+
+  test('a data dir set back with PRAGMA user_version: status reports the pending migrations and applies none', async () => {
+    const dataDir = await teamDataDir()
+    setUserVersion(dataDir, latest - 2)
+    const before = snapshot(dataDir)
+    const plain = await tapgate(['db', 'status'], dataDir)
+    expect(plain.code).toBe(0)
+    expect(plain.stdout).toMatch(new RegExp(`^schema +${latest - 2} \\(this tapgate knows ${latest}: 2 migrations pending, `, 'm'))
+    const status = JSON.parse((await tapgate(['db', 'status', '--json'], dataDir)).stdout) as StatusJson
+    expect(status).toMatchObject({ schemaVersion: latest - 2, latestVersion: latest, schema: 'pending' })
+    expect(status.pendingMigrations).toEqual(loadMigrations().slice(-2).map((m) => m.name))
+    expect(snapshot(dataDir)).toEqual(before)
+  })
+
+  test('a data dir newer than this tapgate: status says so and changes nothing', async () => {
+    const dataDir = await teamDataDir()
+    setUserVersion(dataDir, latest + 1)
+    const plain = await tapgate(['db', 'status'], dataDir)
+    expect(plain.code).toBe(0)
+    expect(plain.stdout).toMatch(new RegExp(`^schema +${latest + 1} \\(this tapgate knows ${latest}: the data dir is newer than this tapgate`, 'm'))
+    const status = JSON.parse((await tapgate(['db', 'status', '--json'], dataDir)).stdout) as StatusJson
+    expect(status).toMatchObject({ schemaVersion: latest + 1, latestVersion: latest, pendingMigrations: [], schema: 'newer' })
+    expect(snapshot(dataDir).userVersion).toBe(latest + 1)
+  })
+
+  test('a missing data dir, or a data dir without a database: exit 1 naming the path, nothing created', async () => {
+    const parent = testDir('tapgate-db-status-')
+    const missing = path.join(parent, 'nowhere')
+    const r = await tapgate(['db', 'status'], missing)
+    expect(r).toMatchObject({ code: 1, stdout: '' })
+    expect(r.stderr.trim()).toBe(`tapgate: no data dir at ${missing}`)
+    expect(fs.existsSync(missing)).toBe(false)
+
+    const empty = path.join(parent, 'empty')
+    fs.mkdirSync(empty)
+    const e = await tapgate(['db', 'status', '--json'], empty)
+    expect(e).toMatchObject({ code: 1, stdout: '' })
+    expect(e.stderr.trim()).toBe(`tapgate: no database in the data dir: ${dbFile(empty)} does not exist`)
+    expect(fs.readdirSync(empty)).toEqual([])
+  })
+
+  test('a file that is not a tapgate database (garbage bytes; a SQLite file without our tables): exit 1, a clear message, no stack trace, the file untouched', async () => {
+    const parent = testDir('tapgate-db-status-')
+    const garbage = path.join(parent, 'garbage')
+    fs.mkdirSync(garbage)
+    fs.writeFileSync(dbFile(garbage), Buffer.alloc(8192, 'not a database, just bytes '))
+    const g = await tapgate(['db', 'status'], garbage)
+    expect(g).toMatchObject({ code: 1, stdout: '' })
+    expect(g.stderr.trim()).toBe(`tapgate: cannot read ${dbFile(garbage)} as a tapgate database: file is not a database (SQLITE_NOTADB)`)
+    expect(fs.readdirSync(garbage)).toEqual(['tapgate.sqlite'])
+    expect(fs.readFileSync(dbFile(garbage))).toEqual(Buffer.alloc(8192, 'not a database, just bytes '))
+
+    const foreign = path.join(parent, 'foreign')
+    fs.mkdirSync(foreign)
+    const db = new Database(dbFile(foreign))
+    db.exec('CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)')
+    db.close()
+    const f = await tapgate(['db', 'status'], foreign)
+    expect(f).toMatchObject({ code: 1, stdout: '' })
+    expect(f.stderr.trim()).toBe(
+      `tapgate: ${dbFile(foreign)} is a SQLite database but not a tapgate one: no teams or api_keys table (schema version 0, 1 tables)`,
+    )
+    expect(f.stderr).not.toMatch(/\n\s+at /)
+  })
+
+  test('an unknown action is exit 2, like the other commands', async () => {
+    const r = await tapgate(['db', 'vacuum'], testDir('tapgate-db-status-'))
+    expect(r.code).toBe(2)
+    expect(r.stderr).toContain('unknown action "db vacuum" (status)')
+  })
+})
