@@ -116,6 +116,20 @@ describe('tapgate db status', () => {
     expect(snapshot(dataDir)).toEqual(before)
   })
 
+  test('beside a running gateway (another connection open): counts the rows still in its WAL', async () => {
+    const dataDir = await teamDataDir()
+    const gateway = new Database(dbFile(dataDir))
+    try {
+      gateway.pragma('user_version') // holds the WAL open, as a running gateway does: the next team stays in it
+      expect((await tapgate(['team', 'create', '--name', 'Second'], dataDir)).code).toBe(0)
+      expect(fs.statSync(`${dbFile(dataDir)}-wal`).size).toBeGreaterThan(0)
+      const status = JSON.parse((await tapgate(['db', 'status', '--json'], dataDir)).stdout) as StatusJson
+      expect(status.tables.find((t) => t.name === 'teams')).toEqual({ name: 'teams', rows: 2 })
+    } finally {
+      gateway.close()
+    }
+  })
+
   test('a data dir set back with PRAGMA user_version: status reports the pending migrations and applies none', async () => {
     const dataDir = await teamDataDir()
     setUserVersion(dataDir, latest - 2)
