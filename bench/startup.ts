@@ -7,14 +7,16 @@
  * hits them alike): `node -e 0`; `tapgate --help`; `tapgate team list` on an existing data dir
  * (a command that opens the database); `tapgate serve` until /health answers 200 with the
  * embedded chain reachable, then SIGTERM. Targets (../shared/notes/targets.md): ≤ 2×, ≤ 3×, ≤ 10×.
- * Every command runs in its own process group, and after it exits the group must be empty: no
- * process (anvil, esbuild's service) may outlive the command that started it.
+ * Every command runs in its own process group, and after it exits the group must be empty, and
+ * serve's anvil (detached, in a group of its own) gone: no process may outlive the command that
+ * started it.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { PID_FILE } from '../src/chain/embeddedChain.js'
 import { createCleanups } from './cleanups.js'
 import { positiveEnv } from './env.js'
 
@@ -72,6 +74,13 @@ async function lingering(pgid: number, what: string): Promise<void> {
   }
 }
 
+/** anvil runs detached (its own process group, so a SIGKILLed gateway's chain can be rescued): its pid file tells. */
+async function anvilStopped(): Promise<void> {
+  const file = path.join(dataDir, 'chain/31337', PID_FILE)
+  for (let i = 0; i < 50 && fs.existsSync(file); i++) await new Promise((r) => setTimeout(r, 20))
+  if (fs.existsSync(file)) throw new Error(`serve: its anvil outlived it (${fs.readFileSync(file, 'utf8').trim()})`)
+}
+
 /** `tapgate serve` until /health says 200 with the embedded chain reachable; then SIGTERM and wait for the group. */
 function timeServe(): Promise<number> {
   const start = performance.now()
@@ -93,7 +102,9 @@ function timeServe(): Promise<number> {
           child.removeAllListeners('exit')
           child.once('exit', async () => {
             running.delete(child)
-            await lingering(child.pid!, 'serve').then(() => resolve(ms), reject)
+            await lingering(child.pid!, 'serve')
+              .then(() => anvilStopped())
+              .then(() => resolve(ms), reject)
           })
           child.kill('SIGTERM')
           return

@@ -4,7 +4,12 @@ import type { Config } from './config.js'
 import { createGatewayLogger } from './gatewayLogger.js'
 
 /** The gateway's logger and the embedded chain's start, begun before anything else. */
-export type EarlyStart = { log: FastifyBaseLogger; embeddedStart: Promise<EmbeddedChain> | undefined }
+export type EarlyStart = {
+  log: FastifyBaseLogger
+  embeddedStart: Promise<EmbeddedChain> | undefined
+  /** Stops what was begun, for a start that fails before startServer takes it over. */
+  abandon(): Promise<void>
+}
 
 /**
  * Creates the one logger shared by the chain, the store, the relayer and the app (the chain's
@@ -19,5 +24,5 @@ export function startEarly(config: Config, logStream?: NodeJS.WritableStream): E
     : undefined
   // Awaited later by startServer; a failure before then is not an unhandled rejection.
   embeddedStart?.catch(() => {})
-  return { log, embeddedStart }
+  return { log, embeddedStart, abandon: async () => void (await embeddedStart?.then((chain) => chain.stop(), () => {})) }
 }

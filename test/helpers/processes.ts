@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process'
+import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -128,3 +129,24 @@ export function signal(pid: number, name: NodeJS.Signals) {
     if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error
   }
 }
+
+/**
+ * The embedded chain's anvil of a data dir, if it is still running: anvil runs detached (in a
+ * process group of its own, so a SIGKILLed gateway's chain survives for its state to be rescued),
+ * so a group check does not see it; its pid file does.
+ */
+export function anvilStillRunning(dataDir: string, chainId = 31337): number | null {
+  let pid: number
+  try {
+    pid = (JSON.parse(fs.readFileSync(path.join(dataDir, 'chain', String(chainId), 'anvil.pid'), 'utf8')) as { pid: number }).pid
+  } catch {
+    return null
+  }
+  try {
+    process.kill(pid, 0)
+    return pid
+  } catch {
+    return null
+  }
+}
+

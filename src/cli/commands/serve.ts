@@ -11,7 +11,11 @@ export async function run(positionals: string[], flags: Flags) {
   })
   // anvil boots while the server's modules load.
   const early = startEarly(config)
-  const { startServer } = await import('../../server.js')
+  // startServer stops the chain when it fails; before it runs (its modules did not load), this does.
+  const { startServer } = await import('../../server.js').catch(async (error: unknown) => {
+    await early.abandon()
+    throw error
+  })
   const server = await startServer(config, console.log, { early })
   let closing = false
   const stop = async (signal: string) => {
