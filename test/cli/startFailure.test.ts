@@ -1,9 +1,6 @@
 /**
- * A `tapgate serve` that cannot start must end, and leave nothing running. A data dir whose schema
- * a statement does not fit (here: a column gone, as a data dir edited by hand or by another build
- * would have it) failed in createStore after the WAL checkpoint worker had started, and that worker
- * kept the process alive after it had printed its error. Run in a process group of its own, so
- * anything it started (anvil) is seen too.
+ * A `tapgate serve` that cannot start must end, and leave nothing running. Each runs in a process
+ * group of its own, and anvil (detached, in a group of its own) is checked through its pid file.
  */
 import Database from 'better-sqlite3'
 import { spawn, spawnSync } from 'node:child_process'
@@ -13,28 +10,35 @@ import { expect, test } from 'vitest'
 import { testDir } from '../helpers/gateway.js'
 import { anvilStillRunning, cliPath, collectOutput, groupAlive, repoRoot, stopGroup } from '../helpers/processes.js'
 
-test('serve on a data dir whose statements do not prepare exits 1 with the reason, and its process group is empty', async () => {
+/** Runs `bin serve` on `dataDir`; it must exit 1 within `ms` saying `reason`, and leave nothing running. */
+async function failedStartCleansUp(p: { bin: string; dataDir: string; reason: string; ms: number }): Promise<void> {
+  const env = { ...process.env, TAPGATE_DATA_DIR: p.dataDir, TAPGATE_STATION: 'false', PORT: '0' }
+  const child = spawn(process.execPath, [p.bin, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
+  const output = collectOutput(child)
+  const ended = await Promise.race([output.exited, new Promise<null>((resolve) => setTimeout(() => resolve(null), p.ms))])
+  try {
+    expect(ended, `still running after ${p.ms} ms\n${output.stderr()}`).toEqual({ code: 1, signal: null })
+    expect(output.stderr()).toContain(p.reason)
+    // anvil was spawned before the failure (its state dir exists), and it is gone with the rest.
+    expect(fs.existsSync(path.join(p.dataDir, 'chain/31337'))).toBe(true)
+    await expect.poll(() => groupAlive(child.pid!), { timeout: 5_000 }).toBe(false)
+    expect(anvilStillRunning(p.dataDir)).toBeNull()
+  } finally {
+    await stopGroup(child)
+    const orphan = anvilStillRunning(p.dataDir)
+    if (orphan !== null) process.kill(orphan, 'SIGKILL')
+  }
+}
+
+test('serve on a data dir whose statements do not prepare exits 1 with the reason, and leaves nothing running', async () => {
+  // A column gone, as a data dir edited by hand or by another build would have it: createStore
+  // failed after the WAL checkpoint worker had started, and the worker kept the process alive.
   const dataDir = testDir()
-  const env = { ...process.env, TAPGATE_DATA_DIR: dataDir, TAPGATE_STATION: 'false', PORT: '0' }
-  expect(spawnSync(process.execPath, [cliPath, 'team', 'list'], { env }).status).toBe(0)
+  expect(spawnSync(process.execPath, [cliPath, 'team', 'list'], { env: { ...process.env, TAPGATE_DATA_DIR: dataDir } }).status).toBe(0)
   const db = new Database(path.join(dataDir, 'tapgate.sqlite'))
   db.exec('ALTER TABLE tokens DROP COLUMN moves')
   db.close()
-
-  const child = spawn(process.execPath, [cliPath, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
-  const output = collectOutput(child)
-  const ended = await Promise.race([output.exited, new Promise<null>((resolve) => setTimeout(() => resolve(null), 15_000))])
-  try {
-    expect(ended, `still running after 15 s\n${output.stderr()}`).toEqual({ code: 1, signal: null })
-    expect(output.stderr()).toContain('no such column')
-    // Nothing of its group outlived it, nor the anvil it started before the store failed (detached).
-    await expect.poll(() => groupAlive(child.pid!), { timeout: 5_000 }).toBe(false)
-    expect(anvilStillRunning(dataDir)).toBeNull()
-  } finally {
-    await stopGroup(child)
-    const orphan = anvilStillRunning(dataDir)
-    if (orphan !== null) process.kill(orphan, 'SIGKILL')
-  }
+  await failedStartCleansUp({ bin: cliPath, dataDir, reason: 'no such column', ms: 15_000 })
 })
 
 test('serve whose server modules do not load (a broken install) exits 1, and the anvil it started first is stopped', async () => {
@@ -44,22 +48,5 @@ test('serve whose server modules do not load (a broken install) exits 1, and the
   for (const part of ['src', 'station', 'contracts', 'fixtures', 'package.json', 'tsconfig.json']) fs.cpSync(path.join(repoRoot, part), path.join(root, part), { recursive: true })
   fs.symlinkSync(path.join(repoRoot, 'node_modules'), path.join(root, 'node_modules'))
   fs.appendFileSync(path.join(root, 'src/server.ts'), '\nexport const broken = \n')
-  const dataDir = path.join(root, 'data')
-  const env = { ...process.env, TAPGATE_DATA_DIR: dataDir, TAPGATE_STATION: 'false', PORT: '0' }
-
-  const child = spawn(process.execPath, [path.join(root, 'src/cli/tapgate.js'), 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
-  const output = collectOutput(child)
-  const ended = await Promise.race([output.exited, new Promise<null>((resolve) => setTimeout(() => resolve(null), 20_000))])
-  try {
-    expect(ended, `still running after 20 s\n${output.stderr()}`).toEqual({ code: 1, signal: null })
-    expect(output.stderr()).toContain('server.ts')
-    // anvil was spawned (its state dir exists) and is stopped; nothing of the group is left.
-    expect(fs.existsSync(path.join(dataDir, 'chain/31337'))).toBe(true)
-    await expect.poll(() => groupAlive(child.pid!), { timeout: 5_000 }).toBe(false)
-    expect(anvilStillRunning(dataDir)).toBeNull()
-  } finally {
-    await stopGroup(child)
-    const orphan = anvilStillRunning(dataDir)
-    if (orphan !== null) process.kill(orphan, 'SIGKILL')
-  }
+  await failedStartCleansUp({ bin: path.join(root, 'src/cli/tapgate.js'), dataDir: path.join(root, 'data'), reason: 'server.ts', ms: 20_000 })
 })
