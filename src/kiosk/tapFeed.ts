@@ -48,8 +48,9 @@ export type RecordedTap = {
 /**
  * An accepted tap at a station with a row: in check-in mode, the check-in (or the first one's
  * time and station); in claim mode, a claim of the chip's token (src/claims); in the test-chip
- * window, a `test` tap that counts nothing; otherwise (no mode) a plain accepted tap. One BEGIN
- * IMMEDIATE transaction, after the tap's own commit.
+ * window, a `test` tap that counts nothing; otherwise (no mode) a plain accepted tap. Inside the
+ * tap's own transaction (verifyTapBatched's consequence), so the tap never commits without them;
+ * the caller tells the feed and wakes the relayer after that commit.
  */
 export function recordAcceptedTap(
   deps: CheckInDeps,
@@ -58,28 +59,26 @@ export function recordAcceptedTap(
 ): RecordedTap {
   const { store } = deps
   const now = deps.now()
-  return store.tx(() => {
-    const station = store.stations.get(stationId)!
-    const base: TapRowBase = { uid: tap.uid, counter: tap.counter, ...(tap.readerName ? { readerName: tap.readerName } : {}) }
-    if (station.testUntil !== null && station.testUntil > now) {
-      store.stationEvents.append(station.id, 'tap', { ...base, state: 'accepted', test: true }, now)
-      return { result: { state: 'accepted', test: true, checkIn: null }, queuedOn: null }
-    }
-    if (station.mode === 'claim') return recordClaimTap(deps, station, base, tap.refId, now)
-    if (!isCheckInStation(station)) {
-      store.stationEvents.append(station.id, 'tap', { ...base, state: 'accepted' }, now)
-      return { result: null, queuedOn: null }
-    }
-    const checkIn = checkInChip(deps, { station, uid: tap.uid, manual: false, now })
-    // No wallet on record: the event's token waits for an address through the claim hand-off.
-    const claim =
-      checkIn.state === 'accepted' && checkIn.queued === null && checkIn.checkIn.mintId === null && checkIn.mintSkipped === undefined && deps.config && deps.chains
-        ? openGuestbookClaim({ store, otpTtlMs: deps.config.otpTtlSeconds * 1000 }, { station, uid: tap.uid, refId: tap.refId, checkInId: checkIn.checkIn.id, now })
-        : null
-    const claimed = claim ? claimSummary(store, claim, now) : undefined
-    const summary = appendCheckInRows(store, station.id, checkIn, { ...base, ...(claimed ? { claim: claimed } : {}) }, now)
-    return { result: { state: checkIn.state, test: false, checkIn: summary }, queuedOn: checkIn.queued?.chainId ?? null, image: claimed?.product.image }
-  })
+  const station = store.stations.get(stationId)!
+  const base: TapRowBase = { uid: tap.uid, counter: tap.counter, ...(tap.readerName ? { readerName: tap.readerName } : {}) }
+  if (station.testUntil !== null && station.testUntil > now) {
+    store.stationEvents.append(station.id, 'tap', { ...base, state: 'accepted', test: true }, now)
+    return { result: { state: 'accepted', test: true, checkIn: null }, queuedOn: null }
+  }
+  if (station.mode === 'claim') return recordClaimTap(deps, station, base, tap.refId, now)
+  if (!isCheckInStation(station)) {
+    store.stationEvents.append(station.id, 'tap', { ...base, state: 'accepted' }, now)
+    return { result: null, queuedOn: null }
+  }
+  const checkIn = checkInChip(deps, { station, uid: tap.uid, manual: false, now })
+  // No wallet on record: the event's token waits for an address through the claim hand-off.
+  const claim =
+    checkIn.state === 'accepted' && checkIn.queued === null && checkIn.checkIn.mintId === null && checkIn.mintSkipped === undefined && deps.config && deps.chains
+      ? openGuestbookClaim({ store, otpTtlMs: deps.config.otpTtlSeconds * 1000 }, { station, uid: tap.uid, refId: tap.refId, checkInId: checkIn.checkIn.id, now })
+      : null
+  const claimed = claim ? claimSummary(store, claim, now) : undefined
+  const summary = appendCheckInRows(store, station.id, checkIn, { ...base, ...(claimed ? { claim: claimed } : {}) }, now)
+  return { result: { state: checkIn.state, test: false, checkIn: summary }, queuedOn: checkIn.queued?.chainId ?? null, image: claimed?.product.image }
 }
 
 /** A claim station's tap, inside recordAcceptedTap's transaction. */

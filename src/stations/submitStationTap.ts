@@ -71,9 +71,14 @@ export async function submitStationTap(deps: SubmitStationTapDeps, station: TapS
     const message = 'This station is closed; staff can open it again'
     return { accepted: false, statusCode: 409, reason: 'station_closed', message, detail: `station ${row.id} is closed`, uid: null }
   }
-  let verified: VerifiedTap
+  // What the tap causes at a station with a row commits in the tap's own transaction (issue 18).
+  const consequence = row
+    ? (accepted: { refId: string; chip: { uid: string }; counter: number | null }) =>
+        recordAcceptedTap(deps, row.id, { uid: accepted.chip.uid, counter: accepted.counter, refId: accepted.refId, ...reader })
+    : undefined
+  let verified: VerifiedTap & { caused?: RecordedTap }
   try {
-    verified = await verifyTapBatched(store, keyring, { url: tap.url, source: 'station', rfUid: tap.rfUid, teamId: station.teamId, now: now() })
+    verified = await verifyTapBatched(store, keyring, { url: tap.url, source: 'station', rfUid: tap.rfUid, teamId: station.teamId, now: now() }, consequence)
   } catch (error) {
     if (!(error instanceof TapRejectedError)) throw error
     log.info({ ...context, uid: error.uid, reason: error.reason }, 'station tap refused')
@@ -85,9 +90,9 @@ export async function submitStationTap(deps: SubmitStationTapDeps, station: TapS
     return { accepted: false, statusCode: error.statusCode, reason: error.reason, message: error.message, detail: error.detail, uid: error.uid }
   }
   log.info({ ...context, uid: verified.uid, counter: verified.counter, mode: verified.mode }, 'station tap accepted')
-  const { refId, uid, counter, mode, authenticated, fileData } = verified
-  if (!row) return { accepted: true, refId, uid, counter, mode, authenticated, fileData }
-  const { result, queuedOn, known, image } = recordAcceptedTap(deps, row.id, { uid, counter, refId, ...reader })
+  const { refId, uid, counter, mode, authenticated, fileData, caused } = verified
+  if (!caused) return { accepted: true, refId, uid, counter, mode, authenticated, fileData }
+  const { result, queuedOn, known, image } = caused
   if (image) deps.media?.prefetch(image.slice(image.lastIndexOf('/') + 1))
   if (known) await claimKnownAddress(deps, known)
   deps.feed?.changed()

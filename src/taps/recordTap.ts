@@ -31,6 +31,13 @@ export type RecordTapParameters = {
 export type RecordTapReturnType = { refId: string; teamId: number; chip: ChipRow }
 
 /**
+ * What an accepted tap causes (a station's check-in, claim, feed rows, a queued mint), written
+ * inside the tap's own transaction: it commits with the tap or, if it throws, takes the tap's
+ * counter, ref and log row with it. Runs only for an accepted tap.
+ */
+export type TapConsequence<T> = (tap: RecordTapReturnType & { counter: number | null }) => T
+
+/**
  * Turns an accepted tap into a ref and writes the tap log, in one BEGIN
  * IMMEDIATE transaction: the counter check and its update cannot interleave
  * with another process's, so a replayed URL is refused however fast it comes.
@@ -47,21 +54,26 @@ export function recordTap(store: Store, p: RecordTapParameters): RecordTapReturn
 /**
  * {@link recordTap} for the request path: the transaction shares its commit with
  * the other taps of this event-loop turn (store.batch). Same checks, same log.
+ * `consequence` runs in the tap's savepoint: a throw rolls back this tap only.
  */
-export async function recordTapBatched(store: Store, p: RecordTapParameters): Promise<RecordTapReturnType> {
-  return unwrap(await store.batch(() => tapTransaction(store, p)))
+export async function recordTapBatched<T = undefined>(
+  store: Store,
+  p: RecordTapParameters,
+  consequence?: TapConsequence<T>,
+): Promise<RecordTapReturnType & { caused?: T }> {
+  return unwrap(await store.batch(() => tapTransaction(store, p, consequence)))
 }
 
-type TapOutcome = { ok: RecordTapReturnType } | { rejected: TapRejectedError }
+type TapOutcome<T> = { ok: RecordTapReturnType & { caused?: T } } | { rejected: TapRejectedError }
 
 // Thrown after the commit so the rejected tap stays in the log.
-function unwrap(result: TapOutcome): RecordTapReturnType {
+function unwrap<T>(result: TapOutcome<T>): RecordTapReturnType & { caused?: T } {
   if ('rejected' in result) throw result.rejected
   return result.ok
 }
 
 /** The read-modify-write of a tap; runs inside a transaction (tx or batch). */
-function tapTransaction(store: Store, p: RecordTapParameters): TapOutcome {
+function tapTransaction<T>(store: Store, p: RecordTapParameters, consequence?: TapConsequence<T>): TapOutcome<T> {
   const counter = p.counter ?? null
   const chip = store.chips.get(p.uid)
   const log = { at: p.now, source: p.source, chipUid: p.uid, authenticated: p.authenticated, counter }
@@ -106,5 +118,6 @@ function tapTransaction(store: Store, p: RecordTapParameters): TapOutcome {
     now: p.now,
   })
   store.tapLog.insert({ ...log, teamId: chip.teamId, accepted: true, reason: 'accepted', refId, detail: p.detail ?? null })
-  return { ok: { refId, teamId: chip.teamId, chip } }
+  const ok = { refId, teamId: chip.teamId, chip }
+  return { ok: consequence ? { ...ok, caused: consequence({ ...ok, counter }) } : ok }
 }

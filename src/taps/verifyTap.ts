@@ -1,7 +1,7 @@
 import type { ChipRow } from '../db/chips.js'
 import type { Store } from '../db/store.js'
 import { SealedKeyError } from '../keys/errors.js'
-import { recordTap, recordTapBatched, type RecordTapParameters } from './recordTap.js'
+import { recordTap, recordTapBatched, type RecordTapParameters, type TapConsequence } from './recordTap.js'
 import { extractSunFields, type ExtractedSunMessage, type ExtractSunFieldsReturnType } from '../sun/index.js'
 import { counterJumpLimit, type CounterRules } from './counterRules.js'
 import type { Keyring, ProfileEntry } from './createKeyring.js'
@@ -58,10 +58,17 @@ export function verifyTap(store: Store, keyring: Keyring, p: VerifyTapParameters
 /**
  * {@link verifyTap} for the request path: the counter check, ref and tap log
  * share a commit with the other taps of this event-loop turn (store.batch).
+ * What the tap causes (`consequence`, e.g. a station's check-in) commits with it.
  */
-export async function verifyTapBatched(store: Store, keyring: Keyring, p: VerifyTapParameters): Promise<VerifiedTap> {
+export async function verifyTapBatched<T = undefined>(
+  store: Store,
+  keyring: Keyring,
+  p: VerifyTapParameters,
+  consequence?: TapConsequence<T>,
+): Promise<VerifiedTap & { caused?: T }> {
   const verdict = screenTap(store, keyring, p)
-  return verifiedTap(verdict, await recordTapBatched(store, tapRecord(verdict, p, keyring.counterRules)))
+  const recorded = await recordTapBatched(store, tapRecord(verdict, p, keyring.counterRules), consequence)
+  return { ...verifiedTap(verdict, recorded), ...('caused' in recorded ? { caused: recorded.caused } : {}) }
 }
 
 type Accepted = Extract<Verdict, { ok: true }>

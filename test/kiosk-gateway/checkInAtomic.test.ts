@@ -1,0 +1,75 @@
+import { afterEach, describe, expect, test } from 'vitest'
+import { createTestGateway, type TestGateway } from '../helpers/gateway.js'
+import { seedCheckInTeam, stationTap, tapUrl, UIDS } from './kioskFixture.js'
+
+// Issue 18, "a tap and what it causes commit together": the verified tap (counter, ref, tap log)
+// and its check-in (check_ins, the mint's outbox row and nonce, guestbook_mints, feed rows) are one
+// transaction. The check-in's half is made to fail with a trigger in this test's own SQLite file (a
+// real failure inside a real transaction, where a crash between two commits would otherwise fall):
+// the tap must roll back with it, so the station's retry of the same URL is not a replay.
+
+let gw: TestGateway
+afterEach(async () => gw?.close())
+
+const count = (sql: string) => (gw.store.db.prepare(sql).get() as { n: number }).n
+const OTHER_WALLET = '0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC'
+
+// The seed's guestbook deploy is already in the outbox: the relayer's next nonce before any tap.
+function relayerNonce() {
+  const sender = gw.store.db.prepare('SELECT sender FROM chain_txs ORDER BY id LIMIT 1').pluck().get() as string
+  return { sender, next: gw.store.chainTxs.peekNonce(31337, sender) }
+}
+const mints = () => gw.store.db.prepare("SELECT nonce FROM chain_txs WHERE kind = 'guestbook_mint'").all()
+
+function failCheckInsOf(uid: string) {
+  gw.store.db.exec(`CREATE TRIGGER fail_check_in BEFORE INSERT ON check_ins WHEN NEW.chip_uid = '${uid}' BEGIN SELECT RAISE(ABORT, 'check-in refused by the test'); END`)
+}
+
+describe('a tap and its check-in commit together', () => {
+  test('a check-in that fails takes its tap with it: no counter spent, no ref, no tap log row, no mint, no nonce; the retry checks in', async () => {
+    gw = await createTestGateway()
+    const s = seedCheckInTeam(gw)
+    failCheckInsOf(UIDS[0]!)
+    const before = relayerNonce()
+    const url = tapUrl(UIDS[0]!, 1)
+    const failed = await stationTap(gw, s.door.token, UIDS[0]!, 1, { url })
+    expect(failed.status).toBe(500)
+    expect(gw.store.chips.get(UIDS[0]!)!.lastCounter).toBeNull()
+    expect(count('SELECT count(*) AS n FROM refs')).toBe(0)
+    expect(count('SELECT count(*) AS n FROM tap_log WHERE accepted = 1')).toBe(0)
+    expect(count('SELECT count(*) AS n FROM check_ins')).toBe(0)
+    expect(mints()).toEqual([])
+    expect(gw.store.chainTxs.peekNonce(31337, before.sender)).toBe(before.next)
+    expect(count('SELECT count(*) AS n FROM guestbook_mints')).toBe(0)
+    expect(count("SELECT count(*) AS n FROM station_events WHERE kind IN ('tap', 'tx')")).toBe(0)
+
+    // The station keeps an unanswered tap and sends it again: the same URL, now accepted and checked in.
+    gw.store.db.exec('DROP TRIGGER fail_check_in')
+    const retry = await stationTap(gw, s.door.token, UIDS[0]!, 1, { url })
+    expect(retry.status).toBe(200)
+    expect(retry.body.checkIn).toMatchObject({ state: 'accepted', checkIn: { tx: { status: 'queued' } } })
+    expect(gw.store.chips.get(UIDS[0]!)!.lastCounter).toBe(1)
+    expect(mints()).toEqual([{ nonce: before.next }])
+    expect(count('SELECT count(*) AS n FROM tap_log WHERE accepted = 1')).toBe(1)
+  })
+
+  test('in one group commit, a failed check-in rolls back only its own tap: the other chip checks in, its mint takes the released nonce', async () => {
+    gw = await createTestGateway()
+    const s = seedCheckInTeam(gw)
+    gw.store.chips.setWallet(UIDS[1]!, OTHER_WALLET)
+    failCheckInsOf(UIDS[0]!)
+    const before = relayerNonce()
+    // Sent together, the two taps share one BEGIN IMMEDIATE … COMMIT (store.batch): whichever order they run in, no nonce is skipped or used twice.
+    const [failed, ok] = await Promise.all([stationTap(gw, s.door.token, UIDS[0]!, 1), stationTap(gw, s.side.token, UIDS[1]!, 1)])
+    expect(failed.status).toBe(500)
+    expect(ok.status).toBe(200)
+    expect(ok.body.checkIn).toMatchObject({ state: 'accepted', checkIn: { stationId: s.side.stationId, tx: { status: 'queued' } } })
+    expect(gw.store.chips.get(UIDS[0]!)!.lastCounter).toBeNull()
+    expect(gw.store.chips.get(UIDS[1]!)!.lastCounter).toBe(1)
+    expect(gw.store.db.prepare('SELECT chip_uid FROM refs').all()).toEqual([{ chip_uid: UIDS[1] }])
+    expect(gw.store.db.prepare('SELECT chip_uid FROM check_ins').all()).toEqual([{ chip_uid: UIDS[1] }])
+    expect(gw.store.db.prepare('SELECT recipient FROM guestbook_mints').all()).toEqual([{ recipient: OTHER_WALLET }])
+    expect(mints()).toEqual([{ nonce: before.next }])
+    expect(gw.store.chainTxs.peekNonce(31337, before.sender)).toBe(before.next + 1)
+  })
+})
