@@ -79,6 +79,7 @@ const chainDefaults = {
   replaceAfterSeconds: 60,
   feeBumpPercent: 25,
   pollIntervalMs: 1000,
+  leaseSeconds: 10,
   fallbackMaxFeeGwei: 50,
   selfServiceMaxSeconds: 3600,
 }
@@ -175,6 +176,8 @@ export const ConfigSchema = z
         feeBumpPercent: z.coerce.number().int().min(10).max(500).default(chainDefaults.feeBumpPercent),
         /** How often the relayer polls receipts, fees and an unreachable RPC. */
         pollIntervalMs: positiveInt.default(chainDefaults.pollIntervalMs),
+        /** Several gateways on one store: one relayer sends per chain; another takes over this long after it stopped renewing (every poll). */
+        leaseSeconds: positiveInt.default(chainDefaults.leaseSeconds),
         /** maxFeePerGas for requests signed before any fee data was ever seen from a chain. */
         fallbackMaxFeeGwei: z.coerce.number().positive().default(chainDefaults.fallbackMaxFeeGwei),
         /** PATCH /chips/self-service: how far ahead requestExpiryTime may be. */

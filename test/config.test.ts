@@ -30,6 +30,7 @@ const defaults: Config = {
     replaceAfterSeconds: 60,
     feeBumpPercent: 25,
     pollIntervalMs: 1000,
+    leaseSeconds: 10,
     fallbackMaxFeeGwei: 50,
     selfServiceMaxSeconds: 3600,
   },

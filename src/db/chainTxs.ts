@@ -79,8 +79,8 @@ export function createChainTxsRepository(db: Db) {
   const attemptHashes = db.prepare<[number], { txHash: string }>(
     'SELECT tx_hash AS txHash FROM chain_tx_attempts WHERE chain_tx_id = ? ORDER BY created_at',
   )
-  const markSent = db.prepare<[number, number]>(
-    "UPDATE chain_txs SET status = 'sent', sent_at = coalesce(sent_at, ?), last_error = NULL WHERE id = ? AND status = 'queued'",
+  const markSent = db.prepare<[number, string, number]>(
+    "UPDATE chain_txs SET status = 'sent', sent_at = coalesce(sent_at, ?), sent_by = ?, last_error = NULL WHERE id = ? AND status = 'queued'",
   )
   const markMined = db.prepare(
     `UPDATE chain_txs SET status = 'mined', tx_hash = @txHash, block_number = @blockNumber, block_timestamp = @blockTimestamp,
@@ -91,6 +91,9 @@ export function createChainTxsRepository(db: Db) {
     `UPDATE chain_txs SET raw_tx = @rawTx, tx_hash = @txHash, max_fee_per_gas = @maxFeePerGas,
        max_priority_fee_per_gas = @maxPriorityFeePerGas, sent_at = @now
      WHERE id = @id AND status <> 'mined'`,
+  )
+  const sentBy = db.prepare<[number], { holder: string; n: number }>(
+    'SELECT sent_by AS holder, count(*) AS n FROM chain_txs WHERE chain_id = ? AND sent_by IS NOT NULL GROUP BY sent_by',
   )
   const attemptRaw = db.prepare<[string], { rawTx: string }>('SELECT raw_tx AS rawTx FROM chain_tx_attempts WHERE tx_hash = ?')
   const requeue = db.prepare<[number]>("UPDATE chain_txs SET status = 'queued' WHERE id = ? AND status = 'sent'")
@@ -144,7 +147,10 @@ export function createChainTxsRepository(db: Db) {
     /** The sender's transactions from `nonce` on, in nonce order. */
     fromNonce: (chainId: number, sender: string, nonce: number) => fromNonce.all(chainId, sender, nonce),
     attemptHashes: (id: number) => attemptHashes.all(id).map((r) => r.txHash),
-    markSent: (id: number, now: number) => markSent.run(now, id).changes === 1,
+    /** `sentBy`: the relayer instance's lease holder id. */
+    markSent: (id: number, now: number, sentBy: string) => markSent.run(now, sentBy, id).changes === 1,
+    /** How many transactions of the chain each relayer instance marked sent (holder id → count). */
+    sentBy: (chainId: number) => new Map(sentBy.all(chainId).map((r) => [r.holder, r.n])),
     markMined: (id: number, r: MinedReceipt) => markMined.run({ ...r, id, reverted: r.reverted ? 1 : 0 }).changes === 1,
     /** Records a fee replacement: the new signed version becomes current; the old hashes stay as attempts. */
     replace: (id: number, r: { rawTx: string; txHash: string; maxFeePerGas: string; maxPriorityFeePerGas: string; now: number }) => {

@@ -14,6 +14,7 @@ import { createPhygitalContractsRepository } from './phygitalContracts.js'
 import { createProofEventsRepository } from './proofEvents.js'
 import { createProvisioningRepository } from './provisioning.js'
 import { createRefsRepository } from './refs.js'
+import { createRelayerLeasesRepository } from './relayerLeases.js'
 import { createSealedKeysRepository } from './sealedKeys.js'
 import { createStationEventsRepository } from './stationEvents.js'
 import { createCheckInsRepository } from './checkIns.js'
@@ -65,6 +66,7 @@ export function createStore(db: Db, checkpointer: WalCheckpointer | null = null)
     media: createMediaRepository(db),
     staffAuth: createStaffAuthRepository(db),
     chainTxs: createChainTxsRepository(db),
+    relayerLeases: createRelayerLeasesRepository(db),
     phygitalContracts: createPhygitalContractsRepository(db),
     transfers: createTransfersRepository(db),
     usedSignatures: createUsedSignaturesRepository(db),

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import type { Hex } from 'viem'
 import type { Chain, Chains } from '../chain/chains.js'
 import { ChainUnreachableError, RpcError, type RpcReceipt } from '../chain/rpc.js'
@@ -6,6 +7,7 @@ import type { Config } from '../config.js'
 import type { ChainTxRow } from '../db/chainTxs.js'
 import type { Store } from '../db/store.js'
 import { recordTxStep } from '../kiosk/txProgress.js'
+import { createSenderLease, type SenderLease } from './lease.js'
 import { recoverTransfer } from './recoverTransfer.js'
 import type { RelayerLog } from './relayerLog.js'
 import { settleTx } from './settleTx.js'
@@ -13,6 +15,8 @@ import { settleTx } from './settleTx.js'
 export type ChainStatus = { chainId: number; reachable: boolean; lastError: string | null; open: number }
 
 export type Relayer = {
+  /** This instance's id in relayer_leases and chain_txs.sent_by: random, since pids repeat across machines. */
+  readonly holder: string
   start(): void
   /** Something was queued for this chain: send it now rather than at the next poll. */
   wake(chainId: number): void
@@ -36,6 +40,7 @@ export type RelayerParameters = {
   config: Config
   log: RelayerLog
   now?: () => number
+  holder?: string
 }
 
 /** Transactions of one chain sent (and, on the embedded chain, mined into one block) per pass. */
@@ -57,9 +62,11 @@ const alreadyKnown = /already known|known transaction|already imported|nonce too
  * On the embedded chain each pass's batch is mined into one block (see
  * sendAndMine).
  */
-export function createRelayer({ store, chains, config, log, now = Date.now }: RelayerParameters): Relayer {
+export function createRelayer({ store, chains, config, log, now = Date.now, holder = randomUUID() }: RelayerParameters): Relayer {
   type Loop = {
     chain: Chain
+    /** Only the holder of the chain's sender lease sends, replaces and mines; anyone follows receipts. */
+    lease: SenderLease
     running: Promise<void> | null
     again: boolean
     timer: NodeJS.Timeout | null
@@ -143,29 +150,33 @@ export function createRelayer({ store, chains, config, log, now = Date.now }: Re
 
   /** One pass over the chain's open transactions; true when more work is waiting. */
   async function tick(loop: Loop): Promise<boolean> {
-    const { chain } = loop
+    const { chain, lease } = loop
+    const had = lease.epoch
+    const holding = lease.acquire()
+    if (holding !== (had !== null)) log.info({ chainId: chain.chainId, holder, epoch: lease.epoch }, holding ? 'relayer lease taken: this gateway sends' : 'relayer lease lost: another gateway sends')
     // Wall-clock time for scheduling; now() (movable in tests) only for what is recorded.
     const head = Date.now() - loop.headAt >= config.chain.pollIntervalMs || loop.headAt === 0
       ? await refreshHead(loop)
       : BigInt(store.chainTxs.getHead(chain.chainId)?.blockNumber ?? 0)
 
-    const queued = store.chainTxs.withStatus(chain.chainId, 'queued', BATCH)
+    const queued = holding ? store.chainTxs.withStatus(chain.chainId, 'queued', BATCH) : []
     let sentNow = 0
     if (queued.length > 0) {
       const results = chain.embedded ? await sendAndMine(chain, queued) : await Promise.all(queued.map((row) => broadcast(chain, row.rawTx as Hex)))
       if (chain.embedded) loop.blockAt = Date.now()
       const sentAt = now()
       let fed = false
-      store.tx(() =>
+      const recorded = lease.write(() =>
         queued.forEach((row, i) => {
           const error = results[i]!.error
           if (error) store.chainTxs.setError(row.id, error)
-          else if (store.chainTxs.markSent(row.id, sentAt)) {
+          else if (store.chainTxs.markSent(row.id, sentAt, holder)) {
             sentNow++
             if (recordTxStep(store, row, { status: 'sent', hash: row.txHash, now: sentAt })) fed = true
           }
         }),
       )
+      if (recorded.fenced) fenced(loop)
       if (fed) feed?.changed()
       const unreachable = results.find((r) => r.unreachable)
       if (unreachable) throw new ChainUnreachableError(chain.chainId, unreachable.error!)
@@ -181,13 +192,13 @@ export function createRelayer({ store, chains, config, log, now = Date.now }: Re
         receipts.push([row, receipt])
     })
     // Left in anvil's pool (a block was full, or sent by an earlier process): mine them.
-    if (chain.embedded && receipts.length < sent.length) {
+    if (chain.embedded && receipts.length < sent.length && lease.epoch !== null) {
       await chain.rpc.request('evm_mine')
       loop.blockAt = Date.now()
     }
 
     if (receipts.length > 0) await settle(chain, receipts)
-    await replaceStuck(chain)
+    if (lease.epoch !== null) await replaceStuck(loop)
     await mineIdleBlock(loop)
     loop.status.open = store.chainTxs.countOpen(chain.chainId)
     // Progress and more to do: go again soon. No progress (a node refusing a transaction): wait for the next poll.
@@ -276,6 +287,10 @@ export function createRelayer({ store, chains, config, log, now = Date.now }: Re
    * on) and never while the chain is held for a restart; while busy, the
    * batches are the blocks. Only the gateway that runs the chain mines.
    */
+  function fenced(loop: Loop) {
+    log.warn({ chainId: loop.chain.chainId, holder }, 'relayer lease taken by another gateway: this write was refused, sending stops')
+  }
+
   async function mineIdleBlock(loop: Loop) {
     const idleMs = config.chain.idleBlockSeconds * 1000
     if (!loop.chain.embedded || !chains.embedded?.owner || idleMs === 0 || Date.now() - loop.blockAt < idleMs) return
@@ -285,7 +300,8 @@ export function createRelayer({ store, chains, config, log, now = Date.now }: Re
   }
 
   /** Re-signs transactions sent longer than replaceAfterSeconds ago with fees raised by feeBumpPercent. */
-  async function replaceStuck(chain: Chain) {
+  async function replaceStuck(loop: Loop) {
+    const { chain, lease } = loop
     if (chain.embedded) return
     const cutoff = now() - config.chain.replaceAfterSeconds * 1000
     const stuck = store.chainTxs.withStatus(chain.chainId, 'sent', BATCH).filter((row) => (row.sentAt ?? 0) <= cutoff)
@@ -306,7 +322,7 @@ export function createRelayer({ store, chains, config, log, now = Date.now }: Re
         maxPriorityFeePerGas,
       })
       // Recorded before it is sent: whichever version gets mined, we know its hash.
-      const fed = store.tx(() => {
+      const recorded = lease.write(() => {
         store.chainTxs.replace(row.id, {
           rawTx: raw,
           txHash: hash,
@@ -316,7 +332,9 @@ export function createRelayer({ store, chains, config, log, now = Date.now }: Re
         })
         return recordTxStep(store, row, { status: 'replaced', hash, now: now() })
       })
-      if (fed) feed?.changed()
+      // Fenced out: another gateway took the lease and replaces from now on; this version is never sent.
+      if (recorded.fenced) return fenced(loop)
+      if (recorded.value) feed?.changed()
       log.info({ chainId: chain.chainId, nonce: row.nonce, from: row.txHash, to: hash, maxFeePerGas: maxFeePerGas.toString() }, 'replaced a stuck transaction with higher fees')
       const result = await broadcast(chain, raw)
       if (result.unreachable) throw new ChainUnreachableError(chain.chainId, result.error!)
@@ -325,12 +343,14 @@ export function createRelayer({ store, chains, config, log, now = Date.now }: Re
   }
 
   return {
+    holder,
     start() {
       if (!stopped) return
       stopped = false
       for (const chain of chains.list()) {
         const loop: Loop = {
           chain,
+          lease: createSenderLease(store, { chainId: chain.chainId, sender: chain.relayer.address, holder }, config.chain.leaseSeconds * 1000),
           running: null,
           again: false,
           timer: null,
@@ -386,6 +406,8 @@ export function createRelayer({ store, chains, config, log, now = Date.now }: Re
         loop.timer = null
       }
       await Promise.all([...loops.values()].map((loop) => loop.running))
+      // Handed over at once: another gateway takes the lease at its next poll instead of after leaseSeconds.
+      for (const loop of loops.values()) loop.lease.release()
       loops.clear()
     },
   }
