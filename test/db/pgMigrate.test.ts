@@ -199,7 +199,7 @@ describe('the PostgreSQL migration list', () => {
 
 describe.skipIf(!HAS_POSTGRES)('migratePostgres', () => {
   describe('on a fresh database', () => {
-    const db = testDatabase()
+    const db = testDatabase({ empty: true })
 
     test("migrates to SQLite's latest version, recorded in schema_migrations; a second run applies nothing", async () => {
       const sql = db.connect()
@@ -223,7 +223,7 @@ describe.skipIf(!HAS_POSTGRES)('migratePostgres', () => {
   })
 
   describe('three gateways starting at once on an empty database', () => {
-    const db = testDatabase()
+    const db = testDatabase({ empty: true })
 
     test('apply each migration exactly once: one gets the versions, the others [], nobody an error (5 rounds)', async () => {
       const versions = loadPostgresMigrations().map((m) => m.version)

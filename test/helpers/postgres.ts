@@ -32,10 +32,11 @@ export type TestDatabase = {
 }
 
 /**
- * A fresh database for this test file, copied from the template at beforeAll and dropped (with any
- * connection still open) at afterAll. Call it at the top of the file, or of a describe block.
+ * A fresh database for this test file, copied from the template (the current schema) at beforeAll
+ * and dropped (with any connection still open) at afterAll. Call it at the top of the file, or of a
+ * describe block. `empty`: no tables at all (template0), for tests of the migrator itself.
  */
-export function testDatabase(): TestDatabase {
+export function testDatabase({ empty = false }: { empty?: boolean } = {}): TestDatabase {
   let name: string | undefined
   let socketDir: string | undefined
   const clients: postgres.Sql[] = []
@@ -50,7 +51,7 @@ export function testDatabase(): TestDatabase {
     if (!reply.ok) throw new Error(reply.error)
     socketDir = reply.socketDir
     const created = `t_${randomBytes(8).toString('hex')}`
-    await asAdmin(socketDir, (sql) => sql`create database ${sql(created)} template ${sql(TEMPLATE_DATABASE)}`)
+    await asAdmin(socketDir, (sql) => sql`create database ${sql(created)} template ${sql(empty ? 'template0' : TEMPLATE_DATABASE)}`)
     name = created
   }, serverWaitMs + 5_000)
 

@@ -12,9 +12,10 @@ import os from 'node:os'
 import path from 'node:path'
 import postgres from 'postgres'
 import type { TestProject } from 'vitest/node'
+import { migratePostgres } from '../../src/db/pg/migrate.js'
 import { findPostgresBin, POSTGRES_INSTALL_HINT, startPostgresServer, type PostgresServer } from './postgresServer.js'
 
-/** Every test database is a copy of this one (later: with the migrations applied). */
+/** Every test database is a copy of this one: the current schema (migratePostgres applied once per run). */
 export const TEMPLATE_DATABASE = 'tapgate_template'
 
 export type PostgresHarness = { available: true; control: string } | { available: false; why: string }
@@ -49,8 +50,19 @@ export function setup(project: TestProject): (() => Promise<void>) | undefined {
       } finally {
         await sql.end({ timeout: 5 })
       }
+      const migrateStart = performance.now()
+      const template = postgres({ ...server.clientOptions(TEMPLATE_DATABASE), max: 1 })
+      try {
+        await migratePostgres(template)
+      } finally {
+        // A template with a connection open cannot be copied.
+        await template.end({ timeout: 5 })
+      }
+      const migrateMs = performance.now() - migrateStart
       const { initdbMs, readyMs } = server.timings
-      console.log(`[postgres] started for this run: initdb ${Math.round(initdbMs)} ms, ready ${Math.round(readyMs)} ms (pid ${server.pid}, ${bin})`)
+      console.log(
+        `[postgres] started for this run: initdb ${Math.round(initdbMs)} ms, ready ${Math.round(readyMs)} ms, template migrated ${Math.round(migrateMs)} ms (pid ${server.pid}, ${bin})`,
+      )
       return { ok: true, socketDir: server.socketDir }
     } catch (error) {
       return { ok: false, error: (error as Error).message }
