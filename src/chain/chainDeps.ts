@@ -4,8 +4,11 @@ import { UnavailableError } from '../errors.js'
 import type { Chains } from './chains.js'
 import { ChainUnreachableError } from './rpc.js'
 
-/** What every on-chain endpoint needs. */
-export type ChainDeps = { store: Store; chains: Chains; config: Config; now: () => number }
+/**
+ * What every on-chain endpoint needs. `relayer` (the server's; absent in the CLI) is woken once a
+ * transaction queued in the outbox has committed, so it is sent now rather than at the next poll.
+ */
+export type ChainDeps = { store: Store; chains: Chains; config: Config; now: () => number; relayer?: { wake(chainId: number): void } }
 
 /** Runs chain reads; an unreachable RPC becomes a clear 503 instead of a 500. */
 export async function readChain<T>(chainId: number, read: () => Promise<T>): Promise<T> {

@@ -74,7 +74,7 @@ const linkExpired = () => new GoneError('claim_link_expired', 'This link has exp
 export function openClaimLink(deps: Pick<ClaimDeps, 'store' | 'now' | 'feed'>, p: { token: string; session?: string; ens: boolean }): { session: string; claim: PhoneClaim } {
   const { store } = deps
   const now = deps.now()
-  const opened = store.tx(() => {
+  const opened = store.tx((tx) => {
     const claim = claimOfLink(store, p.token)
     if (p.session !== undefined && claim.phoneHash !== null && hashSecret(p.session) === claim.phoneHash) return { session: p.session, claim, fresh: false }
     if (claim.step !== 'open') throw linkUsed()
@@ -83,9 +83,9 @@ export function openClaimLink(deps: Pick<ClaimDeps, 'store' | 'now' | 'feed'>, p
     if (!store.claims.markOpened(claim.id, hashSecret(session), now)) throw linkUsed()
     const row = store.claims.get(claim.id)!
     store.stationEvents.append(row.stationId, 'claim', { claim: claimSummary(store, row, now) }, now)
+    tx.afterCommit(() => deps.feed?.changed())
     return { session, claim: row, fresh: true }
   })
-  if (opened.fresh) deps.feed?.changed()
   return { session: opened.session, claim: phoneClaim(store, opened.claim, { now, ens: p.ens }) }
 }
 

@@ -1,5 +1,5 @@
 import type { ClaimRow } from '../db/claims.js'
-import type { Store } from '../db/store.js'
+import type { Repositories } from '../db/store.js'
 import { txStatusOf } from '../kiosk/checkIns.js'
 import type { ClaimStep, ClaimSummary, ProductCard, TxStatus } from '../kiosk/protocol.js'
 import { mediaPath } from '../media/mediaCache.js'
@@ -14,9 +14,10 @@ const text = (value: unknown): string | null => (typeof value === 'string' && va
  * The card of a token or an event from its metadata (name, description, image, attributes), as the
  * kiosk and the phone page show it. The image becomes a gateway path (`/media/<key>`, fetched once
  * and kept in the data dir), so the card shows offline and no page loads another origin.
- * Inside the caller's store.tx (the media row is recorded).
+ * Takes the repositories, not a `Tx`: it also serves reads outside a transaction (a phone polling its
+ * claim), where recording the media row (once, read first) commits on its own.
  */
-export function productCard(store: Store, metadataText: string | null, fallbackName: string, now: number): ProductCard {
+export function productCard(store: Repositories, metadataText: string | null, fallbackName: string, now: number): ProductCard {
   let metadata: Record<string, unknown> = {}
   try {
     const parsed: unknown = metadataText === null ? null : JSON.parse(metadataText)
@@ -39,7 +40,7 @@ export function productCard(store: Store, metadataText: string | null, fallbackN
 }
 
 /** The card a claim shows: its token's, or its event's. */
-export function claimCard(store: Store, claim: ClaimRow, now: number): ProductCard {
+export function claimCard(store: Repositories, claim: ClaimRow, now: number): ProductCard {
   if (claim.kind === 'token') {
     const token = store.tokens.get(claim.tokenId!)!
     return productCard(store, token.metadata, `Token #${token.tokenId}`, now)
@@ -59,7 +60,7 @@ export function claimStep(claim: Pick<ClaimRow, 'step' | 'expiresAt'>, now: numb
 }
 
 /** Whether a token claim's token moved after its tap: its OTP would be refused (token_moved). */
-export function claimMoved(store: Store, claim: ClaimRow): boolean {
+export function claimMoved(store: Repositories, claim: ClaimRow): boolean {
   if (claim.kind !== 'token' || claim.tokenId === null) return false
   const otp = store.otps.get(claim.otpCode)
   const token = store.tokens.get(claim.tokenId)
@@ -67,7 +68,7 @@ export function claimMoved(store: Store, claim: ClaimRow): boolean {
 }
 
 /** A claim's transaction now (a re-signed transfer's latest one). */
-export function claimTx(store: Store, claim: ClaimRow): { id: number; status: TxStatus; hash: string | null } | null {
+export function claimTx(store: Repositories, claim: ClaimRow): { id: number; status: TxStatus; hash: string | null } | null {
   let txId = claim.chainTxId
   if (claim.transferId !== null) txId = store.transfers.get(claim.transferId)?.chainTxId ?? txId
   const tx = txId === null ? undefined : store.chainTxs.get(txId)
@@ -75,7 +76,7 @@ export function claimTx(store: Store, claim: ClaimRow): { id: number; status: Tx
 }
 
 /** When a 2-tap claim's address may claim: its registration's allowedAt. */
-function allowedAt(store: Store, claim: ClaimRow): string | null {
+function allowedAt(store: Repositories, claim: ClaimRow): string | null {
   if (claim.registrationId !== null) {
     const registration = store.claimRegistrations.get(claim.registrationId)
     return registration ? new Date(registration.allowedAt).toISOString() : null
@@ -84,7 +85,7 @@ function allowedAt(store: Store, claim: ClaimRow): string | null {
 }
 
 /** The feed's (and the kiosk's) view of a claim; the recipient is staff only (publicClaim strips it). */
-export function claimSummary(store: Store, claim: ClaimRow, now: number, extra: { step?: ClaimStep; allowedAt?: number } = {}): ClaimSummary {
+export function claimSummary(store: Repositories, claim: ClaimRow, now: number, extra: { step?: ClaimStep; allowedAt?: number } = {}): ClaimSummary {
   const token = claim.tokenId === null ? undefined : store.tokens.get(claim.tokenId)
   return {
     id: claim.id,
@@ -101,7 +102,7 @@ export function claimSummary(store: Store, claim: ClaimRow, now: number, extra: 
 }
 
 /** A claim as the kiosk's own answers show it: without its recipient, like the public feed. */
-export function publicClaimSummary(store: Store, claim: ClaimRow, now: number): ClaimSummary {
+export function publicClaimSummary(store: Repositories, claim: ClaimRow, now: number): ClaimSummary {
   const { recipient: _recipient, ...rest } = claimSummary(store, claim, now)
   return rest
 }

@@ -2,7 +2,8 @@ import type { Address } from 'viem'
 import type { ChainDeps } from '../chain/chainDeps.js'
 import { refuseZeroAddress } from '../chain/recipientCheck.js'
 import type { ClaimRow, ClaimVia } from '../db/claims.js'
-import type { Store } from '../db/store.js'
+import type { Repositories, Store } from '../db/store.js'
+import type { Tx } from '../db/tx.js'
 import { BaseError, ConflictError, ForbiddenError, GoneError, NotFoundError } from '../errors.js'
 import { mintGuestbookEventSelf } from '../guestbook/guestbookChain.js'
 import type { FeedHub } from '../kiosk/feedHub.js'
@@ -30,7 +31,7 @@ export type GiveClaimAddressParameters = {
 }
 
 /** Whether a claim can take an address from this source now. @throws the claim_* refusals, token_moved */
-export function checkClaimOpen(store: Store, claim: ClaimRow | undefined, p: { via: ClaimVia; phoneHash?: string; now: number }): ClaimRow {
+export function checkClaimOpen(store: Repositories, claim: ClaimRow | undefined, p: { via: ClaimVia; phoneHash?: string; now: number }): ClaimRow {
   if (!claim) throw new NotFoundError('claim_not_found', 'No such claim at this station')
   if (claim.step === 'claimed' || claim.step === 'registered') throw new ConflictError('claim_used', 'This claim was already used')
   if (p.now >= claim.expiresAt) throw new GoneError('claim_expired', 'This claim expired with its tap: tap the tag again')
@@ -64,18 +65,16 @@ export async function giveClaimAddress(deps: ClaimDeps, p: GiveClaimAddressParam
   const { store } = deps
   refuseZeroAddress(p.recipient)
   const claim = checkClaimOpen(store, store.claims.get(p.claimId), { ...p, now: deps.now() })
-  let chainId: number | null = null
   try {
     if (claim.kind === 'guestbook') {
       const mint = await mintGuestbookEventSelf(deps, {
         code: claim.otpCode,
         recipient: p.recipient,
-        onQueued: (queued) => {
-          claimed(deps, p, { transferId: null, guestbookMintId: queued.mintId, txId: queued.txId, hash: queued.txnHash })
-          if (claim.checkInId !== null) store.checkIns.setMint(claim.checkInId, queued.mintId, queued.txId)
+        onQueued: (queued, tx) => {
+          claimed(tx, deps, p, { transferId: null, guestbookMintId: queued.mintId, txId: queued.txId, hash: queued.txnHash })
+          if (claim.checkInId !== null) tx.checkIns.setMint(claim.checkInId, queued.mintId, queued.txId)
         },
       })
-      chainId = mint.chainId
     } else if (needsRegistration(store, claim, p.recipient, deps.now())) {
       // The registration spends the first tap's OTP: an address the token can never reach is refused first.
       await checkRecipient(deps, store.tokens.get(claim.tokenId!)!, p.recipient)
@@ -83,21 +82,18 @@ export async function giveClaimAddress(deps: ClaimDeps, p: GiveClaimAddressParam
         code: claim.otpCode,
         recipient: p.recipient,
         now: deps.now(),
-        onRegistered: (registrationId) => registered(deps, p, registrationId),
+        onRegistered: (registrationId, _view, tx) => registered(tx, deps, p, registrationId),
       })
     } else {
-      const accepted = await transferWithOtp(deps, {
+      await transferWithOtp(deps, {
         code: claim.otpCode,
         recipient: p.recipient,
-        onAccepted: (a) => claimed(deps, p, { transferId: a.transferId, guestbookMintId: null, txId: a.txId, hash: a.initialTxHash }),
+        onAccepted: (a, tx) => claimed(tx, deps, p, { transferId: a.transferId, guestbookMintId: null, txId: a.txId, hash: a.initialTxHash }),
       })
-      chainId = accepted.token.chainId
     }
   } catch (error) {
     throw asClaimError(error)
   }
-  deps.feed?.changed()
-  if (chainId !== null) deps.relayer?.wake(chainId)
   return store.claims.get(claim.id)!
 }
 
@@ -114,28 +110,34 @@ function needsRegistration(store: Store, claim: ClaimRow, recipient: Address, no
   return false
 }
 
-/** Inside the transfer's (or mint's) transaction: the claim is claimed, and the feed says so. */
-function claimed(deps: ClaimDeps, p: GiveClaimAddressParameters, t: { transferId: number | null; guestbookMintId: number | null; txId: number; hash: string }): void {
-  const { store } = deps
+/** Inside the transfer's (or mint's) transaction: the claim is claimed, and once it commits the feed says so. */
+function claimed(
+  tx: Tx,
+  deps: ClaimDeps,
+  p: GiveClaimAddressParameters,
+  t: { transferId: number | null; guestbookMintId: number | null; txId: number; hash: string },
+): void {
   const now = deps.now()
-  if (!store.claims.markClaimed({ id: p.claimId, via: p.via, phoneHash: p.phoneHash ?? null, recipient: p.recipient, transferId: t.transferId, guestbookMintId: t.guestbookMintId, chainTxId: t.txId, now }))
+  if (!tx.claims.markClaimed({ id: p.claimId, via: p.via, phoneHash: p.phoneHash ?? null, recipient: p.recipient, transferId: t.transferId, guestbookMintId: t.guestbookMintId, chainTxId: t.txId, now }))
     throw new ConflictError('claim_used', 'This claim was already used')
-  const claim = store.claims.get(p.claimId)!
-  appendClaimRow(store, claim, p.tapRow, now)
-  store.stationEvents.append(claim.stationId, 'tx', { txId: t.txId, checkInId: claim.checkInId, claimId: claim.id, status: 'queued', hash: t.hash }, now)
+  const claim = tx.claims.get(p.claimId)!
+  appendClaimRow(tx, claim, p.tapRow, now)
+  tx.stationEvents.append(claim.stationId, 'tx', { txId: t.txId, checkInId: claim.checkInId, claimId: claim.id, status: 'queued', hash: t.hash }, now)
+  // The transfer's (or mint's) own transaction wakes the relayer after the same commit.
+  tx.afterCommit(() => deps.feed?.changed())
 }
 
-function registered(deps: ClaimDeps, p: GiveClaimAddressParameters, registrationId: number): void {
-  const { store } = deps
+function registered(tx: Tx, deps: ClaimDeps, p: GiveClaimAddressParameters, registrationId: number): void {
   const now = deps.now()
-  if (!store.claims.markRegistered({ id: p.claimId, via: p.via, phoneHash: p.phoneHash ?? null, recipient: p.recipient, registrationId, now }))
+  if (!tx.claims.markRegistered({ id: p.claimId, via: p.via, phoneHash: p.phoneHash ?? null, recipient: p.recipient, registrationId, now }))
     throw new ConflictError('claim_used', 'This claim was already used')
-  appendClaimRow(store, store.claims.get(p.claimId)!, p.tapRow, now)
+  appendClaimRow(tx, tx.claims.get(p.claimId)!, p.tapRow, now)
+  tx.afterCommit(() => deps.feed?.changed())
 }
 
 /** The claim's new state for its station's kiosks: a `claim` row, or the tap's own row (known-address path). */
-export function appendClaimRow(store: Store, claim: ClaimRow, tapRow: GiveClaimAddressParameters['tapRow'], now: number): void {
-  const summary = claimSummary(store, claim, now)
-  if (tapRow) store.stationEvents.append(claim.stationId, 'tap', { ...tapRow, state: 'product', claim: summary }, now)
-  else store.stationEvents.append(claim.stationId, 'claim', { claim: summary }, now)
+export function appendClaimRow(tx: Tx, claim: ClaimRow, tapRow: GiveClaimAddressParameters['tapRow'], now: number): void {
+  const summary = claimSummary(tx, claim, now)
+  if (tapRow) tx.stationEvents.append(claim.stationId, 'tap', { ...tapRow, state: 'product', claim: summary }, now)
+  else tx.stationEvents.append(claim.stationId, 'claim', { claim: summary }, now)
 }

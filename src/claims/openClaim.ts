@@ -1,10 +1,10 @@
 import type { Address } from 'viem'
 import type { ClaimRow } from '../db/claims.js'
 import type { StationRow } from '../db/stations.js'
-import type { Store } from '../db/store.js'
+import type { Tx } from '../db/tx.js'
 import { issueOtp } from '../otps/issueOtp.js'
 
-export type OpenClaimDeps = { store: Store; otpTtlMs: number }
+export type OpenClaimDeps = { tx: Tx; otpTtlMs: number }
 
 /** What a tap at a claim station found: a claim (with an address the gateway already knows), or nothing to claim. */
 export type OpenedClaim =
@@ -16,26 +16,26 @@ export type OpenedClaim =
  * it consumes it and issues the one OTP the claim needs, which stays on the gateway. Whoever queried
  * the ref first (a race with GET /refs/:id) keeps it: then there is nothing to claim here.
  */
-function takeRef(store: Store, refId: string, now: number): { id: string; teamId: number; chipUid: string } | null {
-  const ref = store.refs.get(refId)
-  if (!ref || !store.refs.consume(ref.id, now)) return null
+function takeRef(tx: Tx, refId: string, now: number): { id: string; teamId: number; chipUid: string } | null {
+  const ref = tx.refs.get(refId)
+  if (!ref || !tx.refs.consume(ref.id, now)) return null
   return ref
 }
 
 /**
- * A tap at a claim station, inside the tap's store.tx: opens a claim of the chip's phygital token.
+ * A tap at a claim station, inside the tap's transaction (`tx`): opens a claim of the chip's phygital token.
  * An address is known when a 2-tap token has an open registration (the second tap: it claims from
  * allowedAt; before that the claim is `early`) or the chip has a wallet on record.
  */
 export function openTokenClaim(deps: OpenClaimDeps, p: { station: StationRow; uid: string; refId: string; now: number }): OpenedClaim {
-  const { store } = deps
+  const { tx } = deps
   const { now } = p
-  const token = store.tokens.findByChip(p.uid)
+  const token = tx.tokens.findByChip(p.uid)
   if (!token || token.teamId !== p.station.teamId) return { nothing: 'chip_not_linked', detail: `chip ${p.uid} is linked to no phygital token of this team` }
-  const ref = takeRef(store, p.refId, now)
+  const ref = takeRef(tx, p.refId, now)
   if (!ref) return { nothing: 'ref_used', detail: `ref ${p.refId} was queried before the station could take it` }
-  const otpCode = issueOtp(store, ref, 'PHYGITAL_CLAIM', { token }, { now, ttlMs: deps.otpTtlMs })
-  const id = store.claims.insert({
+  const otpCode = issueOtp(tx, ref, 'PHYGITAL_CLAIM', { token }, { now, ttlMs: deps.otpTtlMs })
+  const id = tx.claims.insert({
     stationId: p.station.id,
     kind: 'token',
     chipUid: p.uid,
@@ -46,28 +46,28 @@ export function openTokenClaim(deps: OpenClaimDeps, p: { station: StationRow; ui
     createdAt: now,
     expiresAt: now + deps.otpTtlMs,
   })
-  const claim = store.claims.get(id)!
+  const claim = tx.claims.get(id)!
   if (token.twoTapClaim === 1) {
-    const registration = store.claimRegistrations.findOpen(token.id, now)
+    const registration = tx.claimRegistrations.findOpen(token.id, now)
     if (registration && now < registration.allowedAt) return { claim, known: null, allowedAt: registration.allowedAt }
     if (registration) return { claim, known: registration.recipient as Address }
   }
-  const wallet = store.chips.get(p.uid)?.wallet ?? null
+  const wallet = tx.chips.get(p.uid)?.wallet ?? null
   return { claim, known: wallet as Address | null }
 }
 
 /**
- * A new check-in of a chip with no wallet on record, inside the check-in's store.tx: its event's
+ * A new check-in of a chip with no wallet on record, inside the check-in's transaction (`tx`): its event's
  * guestbook token waits for an address ("check in now, collect later"), given through the same
  * hand-off as a product. The OTP is the one POST /events/mint/self takes, for the station's event.
  */
 export function openGuestbookClaim(deps: OpenClaimDeps, p: { station: StationRow & { eventId: number }; uid: string; refId: string; checkInId: number; now: number }): ClaimRow | null {
-  const { store } = deps
+  const { tx } = deps
   const { now } = p
-  const ref = takeRef(store, p.refId, now)
+  const ref = takeRef(tx, p.refId, now)
   if (!ref) return null
-  const otpCode = issueOtp(store, ref, 'GUESTBOOK_EVENT', { guestbookEventId: p.station.eventId }, { now, ttlMs: deps.otpTtlMs })
-  const id = store.claims.insert({
+  const otpCode = issueOtp(tx, ref, 'GUESTBOOK_EVENT', { guestbookEventId: p.station.eventId }, { now, ttlMs: deps.otpTtlMs })
+  const id = tx.claims.insert({
     stationId: p.station.id,
     kind: 'guestbook',
     chipUid: p.uid,
@@ -78,5 +78,5 @@ export function openGuestbookClaim(deps: OpenClaimDeps, p: { station: StationRow
     createdAt: now,
     expiresAt: now + deps.otpTtlMs,
   })
-  return store.claims.get(id)!
+  return tx.claims.get(id)!
 }

@@ -28,11 +28,13 @@ export async function retryClaimTx(deps: KioskDeps, p: { stationId: number; txId
     {
       code: claim.otpCode,
       recipient: claim.recipient as Address,
-      onAccepted: (a) => {
+      onAccepted: (a, tx) => {
         const now = deps.now()
-        store.claims.setRetried(claim.id, { transferId: a.transferId, guestbookMintId: null, chainTxId: a.txId })
-        store.stationEvents.append(claim.stationId, 'tx', { txId: a.txId, checkInId: null, claimId: claim.id, status: 'queued', hash: a.initialTxHash }, now)
-        store.stationEvents.append(claim.stationId, 'staff', { action: 'retry', summary: `retried claim ${claim.id}'s transaction ${p.txId} as ${a.txId}`, txId: a.txId }, now)
+        tx.claims.setRetried(claim.id, { transferId: a.transferId, guestbookMintId: null, chainTxId: a.txId })
+        tx.stationEvents.append(claim.stationId, 'tx', { txId: a.txId, checkInId: null, claimId: claim.id, status: 'queued', hash: a.initialTxHash }, now)
+        tx.stationEvents.append(claim.stationId, 'staff', { action: 'retry', summary: `retried claim ${claim.id}'s transaction ${p.txId} as ${a.txId}`, txId: a.txId }, now)
+        tx.afterCommit(() => deps.feed.changed())
+        tx.afterCommit(() => deps.relayer?.wake(a.token.chainId))
       },
     },
   ).catch((error: unknown) => {
@@ -40,7 +42,5 @@ export async function retryClaimTx(deps: KioskDeps, p: { stationId: number; txId
       throw new ConflictError('claim_expired', "The claim's tap has expired: ask the customer to tap the tag again")
     throw error
   })
-  deps.feed.changed()
-  deps.relayer?.wake(accepted.token.chainId)
   return { txId: accepted.txId, txnHash: accepted.initialTxHash }
 }

@@ -1,83 +1,43 @@
-import { createApiKeysRepository } from './apiKeys.js'
-import { createChainTxsRepository } from './chainTxs.js'
-import { createChipGroupsRepository } from './chipGroups.js'
-import { createChipProfilesRepository } from './chipProfiles.js'
-import { createChipsRepository } from './chips.js'
-import { createClaimRegistrationsRepository } from './claimRegistrations.js'
-import { createClaimsRepository } from './claims.js'
-import { createGatewayMetaRepository } from './gatewayMeta.js'
 import { createGroupCommit } from './groupCommit.js'
-import { createGuestbookRepository } from './guestbook.js'
 import { openDatabase, type Db } from './openDatabase.js'
-import { createOtpsRepository } from './otps.js'
-import { createPhygitalContractsRepository } from './phygitalContracts.js'
-import { createProofEventsRepository } from './proofEvents.js'
-import { createProvisioningRepository } from './provisioning.js'
-import { createRefsRepository } from './refs.js'
-import { createRelayerLeasesRepository } from './relayerLeases.js'
-import { createSealedKeysRepository } from './sealedKeys.js'
-import { createStationEventsRepository } from './stationEvents.js'
-import { createCheckInsRepository } from './checkIns.js'
-import { createKioskTokensRepository } from './kioskTokens.js'
-import { createMediaRepository } from './media.js'
-import { createStaffAuthRepository } from './staffAuth.js'
-import { createStationsRepository } from './stations.js'
-import { createTapLogRepository } from './tapLog.js'
-import { createTeamsRepository } from './teams.js'
-import { createTokensRepository } from './tokens.js'
-import { createTransfersRepository } from './transfers.js'
-import { createUsedSignaturesRepository } from './usedSignatures.js'
+import { createRepositories } from './repositories.js'
+import { createAfterCommit, type Tx } from './tx.js'
 import { startWalCheckpointer, type WalCheckpointer } from './walCheckpointer.js'
+
+export type { Repositories } from './repositories.js'
+
+/** Where a store reports an after-commit effect that threw. */
+export type StoreLog = { error(obj: object, msg?: string): void }
 
 /**
  * The data layer: every repository over one connection, plus `tx`, which runs
  * a read-modify-write under BEGIN IMMEDIATE so concurrent writers (another
  * request, the CLI, a second server process) queue instead of interleaving.
+ * `fn` gets the transaction's handle (`Tx`): what must happen only once the
+ * write is committed (a feed notification, a relayer wake-up) goes to
+ * `tx.afterCommit`. A `tx` inside a `tx` is a savepoint.
  *
  * @example
  * const store = openStore({ dataDir: './data' })
- * store.tx(() => store.refs.consume(id, Date.now()))
+ * store.tx((tx) => tx.refs.consume(id, Date.now()))
  */
-export function createStore(db: Db, checkpointer: WalCheckpointer | null = null) {
+export function createStore(db: Db, checkpointer: WalCheckpointer | null = null, log: StoreLog = { error: (obj, msg) => console.error(msg, obj) }) {
   const ping = db.prepare('SELECT 1')
   // Built once: db.transaction() wraps a function in four fresh closures on every call,
   // which cost ~6 µs per transaction (half of an empty BEGIN IMMEDIATE/COMMIT).
   const immediate = db.transaction((fn: () => unknown) => fn()).immediate
-  const batch = createGroupCommit(db)
+  const repositories = createRepositories(db)
+  const effects = createAfterCommit(log)
+  const handle: Tx = { ...repositories, afterCommit: effects.register }
+  const batch = createGroupCommit(db, handle, effects)
   return {
     db,
-    teams: createTeamsRepository(db),
-    apiKeys: createApiKeysRepository(db),
-    chipGroups: createChipGroupsRepository(db),
-    chips: createChipsRepository(db),
-    tokens: createTokensRepository(db),
-    proofEvents: createProofEventsRepository(db),
-    guestbook: createGuestbookRepository(db),
-    refs: createRefsRepository(db),
-    otps: createOtpsRepository(db),
-    claimRegistrations: createClaimRegistrationsRepository(db),
-    tapLog: createTapLogRepository(db),
-    chipProfiles: createChipProfilesRepository(db),
-    stations: createStationsRepository(db),
-    stationEvents: createStationEventsRepository(db),
-    checkIns: createCheckInsRepository(db),
-    claims: createClaimsRepository(db),
-    kioskTokens: createKioskTokensRepository(db),
-    media: createMediaRepository(db),
-    staffAuth: createStaffAuthRepository(db),
-    chainTxs: createChainTxsRepository(db),
-    relayerLeases: createRelayerLeasesRepository(db),
-    phygitalContracts: createPhygitalContractsRepository(db),
-    transfers: createTransfersRepository(db),
-    usedSignatures: createUsedSignaturesRepository(db),
-    gatewayMeta: createGatewayMetaRepository(db),
-    sealedKeys: createSealedKeysRepository(db),
-    provisioning: createProvisioningRepository(db),
-    tx<T>(fn: () => T): T {
-      return immediate(fn) as T
+    ...repositories,
+    tx<T>(fn: (tx: Tx) => T): T {
+      return effects.scope(() => immediate(() => fn(handle)) as T)
     },
     /** Like `tx`, but shares one commit with the other jobs of this event-loop turn (see groupCommit.ts). */
-    batch<T>(fn: () => T): Promise<T> {
+    batch<T>(fn: (tx: Tx) => T): Promise<T> {
       return batch(fn)
     },
     /** A round trip to the database, for health checks. */
@@ -100,14 +60,14 @@ export type OpenStoreParameters = {
   busyTimeoutMs?: number
   /** The long-running server: checkpoint the WAL from a worker thread, not inside commits (see walCheckpointer.ts). */
   backgroundCheckpoints?: boolean
-  log?: { warn(obj: object, msg?: string): void }
+  log?: { warn(obj: object, msg?: string): void; error(obj: object, msg?: string): void }
 }
 
 export function openStore({ backgroundCheckpoints = false, log, ...params }: OpenStoreParameters): Store {
   const db = openDatabase(params)
   const checkpointer = backgroundCheckpoints ? startWalCheckpointer(db, { log }) : null
   try {
-    return createStore(db, checkpointer)
+    return createStore(db, checkpointer, log)
   } catch (error) {
     // A statement that does not prepare (a data dir from a newer tapgate): the worker would keep the process alive.
     checkpointer?.stop()

@@ -5,7 +5,7 @@ import { GAS, guestbookMintData, setTransfersPausedData } from '../chain/contrac
 import { checkRecipientCanReceive } from '../chain/recipientCheck.js'
 import type { Config } from '../config.js'
 import type { GuestbookContractRow, GuestbookEventRow } from '../db/guestbook.js'
-import type { Store } from '../db/store.js'
+import type { Tx } from '../db/tx.js'
 import { ConflictError, NotFoundError } from '../errors.js'
 import { checkOtp, spendOtp } from '../otps/spendOtp.js'
 import { queueDeploy } from '../relayer/queueDeploy.js'
@@ -14,32 +14,36 @@ import { type EventSelector, findGuestbookEvent, teamContract } from './guestboo
 
 /**
  * Queues the deploy of a guestbook and lists it as `pending` (address null)
- * until the relayer sees the deploy mined. Runs inside the caller's store.tx.
+ * until the relayer sees the deploy mined. Runs inside the caller's transaction (`tx`).
  */
 export function queueGuestbookDeploy(
-  store: Store,
+  tx: Tx,
   chain: ChainSigner,
   config: Config,
   p: { teamId: number; name: string; symbol: string; now: number },
 ): { contractId: number; txHash: string } {
-  const tx = queueDeploy(store, chain, config, { contract: 'guestbook', ...p })
-  const contractId = store.guestbook.insertContract({
+  const queued = queueDeploy(tx, chain, config, { contract: 'guestbook', ...p })
+  const contractId = tx.guestbook.insertContract({
     teamId: p.teamId,
     name: p.name,
     symbol: p.symbol,
     chainId: chain.chainId,
     address: null,
-    plannedAddress: tx.contractAddress,
-    deployTxId: tx.id,
+    plannedAddress: queued.contractAddress,
+    deployTxId: queued.id,
     now: p.now,
   })
-  return { contractId, txHash: tx.hash }
+  return { contractId, txHash: queued.hash }
 }
 
 /** POST /events/contracts: answers at once with the new contract's id. */
 export function deployGuestbook(deps: ChainDeps, p: { teamId: number; name: string; symbol: string; chainId: number }): { contractId: number } {
   const chain = deps.chains.signer(p.chainId)
-  return deps.store.tx(() => queueGuestbookDeploy(deps.store, chain, deps.config, { ...p, now: deps.now() }))
+  return deps.store.tx((tx) => {
+    const queued = queueGuestbookDeploy(tx, chain, deps.config, { ...p, now: deps.now() })
+    tx.afterCommit(() => deps.relayer?.wake(p.chainId))
+    return queued
+  })
 }
 
 /** Our relayer owns only the guestbooks it deployed; a contract registered by address cannot be minted or paused from here. */
@@ -53,26 +57,26 @@ export type QueuedMint = { txnHash: string; chainId: number; txId: number; mintI
 
 /**
  * Queues one guestbook mint (signed into the outbox, recorded in guestbook_mints) inside the
- * caller's store.tx: POST /events/mint, /events/mint/self and a kiosk check-in (kiosk/checkIns.ts).
+ * caller's transaction (`tx`): POST /events/mint, /events/mint/self and a kiosk check-in (kiosk/checkIns.ts).
  *
  * @throws ConflictError already_minted (the chip or the recipient has it), contract_not_managed
  */
 export function queueMint(
-  deps: ChainDeps,
+  tx: Tx,
+  deps: Pick<ChainDeps, 'chains' | 'config'>,
   event: GuestbookEventRow,
   recipient: Address,
   chipUid: string | null,
   otpCode: string | null,
   now: number,
 ): QueuedMint {
-  const { store } = deps
-  const contract = store.guestbook.getContract(event.contractId)!
+  const contract = tx.guestbook.getContract(event.contractId)!
   const to = managedAddress(contract)
-  if (chipUid !== null && store.transfers.guestbookMintedByChip(event.id, chipUid))
+  if (chipUid !== null && tx.transfers.guestbookMintedByChip(event.id, chipUid))
     throw new ConflictError('already_minted', 'This chip has already minted this event')
-  if (store.transfers.guestbookMintedTo(event.id, recipient))
+  if (tx.transfers.guestbookMintedTo(event.id, recipient))
     throw new ConflictError('already_minted', `${recipient} already has this event's token`)
-  const tx = queueTx(store, deps.chains.signer(contract.chainId), {
+  const queued = queueTx(tx, deps.chains.signer(contract.chainId), {
     kind: 'guestbook_mint',
     to,
     data: guestbookMintData(recipient, BigInt(event.tokenId)),
@@ -80,8 +84,8 @@ export function queueMint(
     now,
     fallbackMaxFeeGwei: deps.config.chain.fallbackMaxFeeGwei,
   })
-  const mintId = store.transfers.insertGuestbookMint({ eventId: event.id, recipient, chipUid, otpCode, chainTxId: tx.id, createdAt: now })
-  return { txnHash: tx.hash, chainId: contract.chainId, txId: tx.id, mintId }
+  const mintId = tx.transfers.insertGuestbookMint({ eventId: event.id, recipient, chipUid, otpCode, chainTxId: queued.id, createdAt: now })
+  return { txnHash: queued.hash, chainId: contract.chainId, txId: queued.id, mintId }
 }
 
 /**
@@ -103,24 +107,29 @@ async function checkRecipient(deps: ChainDeps, event: GuestbookEventRow, recipie
 export async function mintGuestbookEvent(deps: ChainDeps, p: { teamId: number; selector: EventSelector; recipient: Address }): Promise<{ txnHash: string; chainId: number }> {
   await checkRecipient(deps, findGuestbookEvent(deps.store, p.teamId, p.selector), p.recipient)
   const now = deps.now()
-  return deps.store.tx(() => queueMint(deps, findGuestbookEvent(deps.store, p.teamId, p.selector), p.recipient, null, null, now))
+  return deps.store.tx((tx) => {
+    const mint = queueMint(tx, deps, findGuestbookEvent(deps.store, p.teamId, p.selector), p.recipient, null, null, now)
+    tx.afterCommit(() => deps.relayer?.wake(mint.chainId))
+    return mint
+  })
 }
 
 /** POST /events/mint/self: the OTP of a tap on a chip assigned to the event; one mint per chip per event. */
 export async function mintGuestbookEventSelf(
   deps: ChainDeps,
-  p: { code: string | undefined; recipient: Address; onQueued?: (mint: QueuedMint) => void },
+  p: { code: string | undefined; recipient: Address; onQueued?: (mint: QueuedMint, tx: Tx) => void },
 ): Promise<QueuedMint> {
   const unspent = checkOtp(deps.store, { code: p.code, type: 'GUESTBOOK_EVENT', now: deps.now() })
   const event = deps.store.guestbook.getEvent(unspent.guestbookEventId!)
   if (event) await checkRecipient(deps, event, p.recipient)
   const now = deps.now()
-  return deps.store.tx(() => {
+  return deps.store.tx((tx) => {
     const otp = spendOtp(deps.store, { code: p.code, type: 'GUESTBOOK_EVENT', usedFor: 'guestbook-mint', now })
     const event = deps.store.guestbook.getEvent(otp.guestbookEventId!)
     if (!event) throw new NotFoundError('event_not_found', 'The guestbook event of this OTP no longer exists')
-    const mint = queueMint(deps, event, p.recipient, otp.chipUid, otp.code, now)
-    p.onQueued?.(mint)
+    const mint = queueMint(tx, deps, event, p.recipient, otp.chipUid, otp.code, now)
+    p.onQueued?.(mint, tx)
+    tx.afterCommit(() => deps.relayer?.wake(mint.chainId))
     return mint
   })
 }
@@ -132,14 +141,14 @@ export function setGuestbookPaused(
 ): { txnHash: string; chainId: number } {
   const { store } = deps
   const now = deps.now()
-  return store.tx(() => {
+  return store.tx((tx) => {
     let contract: GuestbookContractRow | undefined
     if (p.contractId !== undefined) contract = teamContract(store, p.teamId, p.contractId)
     else {
       contract = store.guestbook.findContractByAddress(p.chainId!, p.contractAddress!)
       if (!contract || contract.teamId !== p.teamId) throw new NotFoundError('contract_not_found', 'No guestbook contract of your team at this address and chain')
     }
-    const tx = queueTx(store, deps.chains.signer(contract.chainId), {
+    const queued = queueTx(tx, deps.chains.signer(contract.chainId), {
       kind: 'pause',
       to: managedAddress(contract),
       data: setTransfersPausedData(p.pauseState),
@@ -148,6 +157,8 @@ export function setGuestbookPaused(
       fallbackMaxFeeGwei: deps.config.chain.fallbackMaxFeeGwei,
     })
     store.guestbook.setPaused(contract.id, p.pauseState)
-    return { txnHash: tx.hash, chainId: contract.chainId }
+    const { chainId } = contract
+    tx.afterCommit(() => deps.relayer?.wake(chainId))
+    return { txnHash: queued.hash, chainId: contract.chainId }
   })
 }

@@ -83,7 +83,7 @@ export function importData(store: Store, data: ImportFileT, { config, now, secre
     return error
   }
 
-  store.tx(() => {
+  store.tx((tx) => {
     // Sealing new keys under a secret the stored ones do not open under would split them across two secrets.
     const sealsKeys = data.teams.some((t) => (t.chipProfiles?.length ?? 0) > 0 || t.chips.some((c) => c.fileKey !== undefined))
     if (sealsKeys)
@@ -166,7 +166,7 @@ export function importData(store: Store, data: ImportFileT, { config, now, secre
           if (byAddress) throw fail(`${path}.address`, `Contract ${c.address} is already registered as ${JSON.stringify(byAddress.name)}`)
           store.phygitalContracts.insert({ teamId, name: c.name, symbol: c.symbol, chainId: c.chainId, address: c.address, deployTxId: null, createdAt: now })
         } else {
-          queuePhygitalDeploy(store, signerFor(c.chainId, path), config, { teamId, name: c.name, symbol: c.symbol, now })
+          queuePhygitalDeploy(tx, signerFor(c.chainId, path), config, { teamId, name: c.name, symbol: c.symbol, now })
           summary.deploys++
         }
         summary.phygitalContracts++
@@ -215,7 +215,7 @@ export function importData(store: Store, data: ImportFileT, { config, now, secre
             return store.guestbook.insertContract({ teamId, name: c.name, symbol: c.symbol, chainId: c.chainId, address: c.address, now })
           summary.deploys++
           const signer = signerFor(c.chainId, `${at}.guestbookContracts.${gi}`)
-          return queueGuestbookDeploy(store, signer, config, { teamId, name: c.name, symbol: c.symbol, now }).contractId
+          return queueGuestbookDeploy(tx, signer, config, { teamId, name: c.name, symbol: c.symbol, now }).contractId
         }
         const contractId = found?.id ?? insert()
         summary.guestbookContracts++

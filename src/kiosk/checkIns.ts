@@ -4,7 +4,8 @@ import type { Config } from '../config.js'
 import type { ChainTxRow } from '../db/chainTxs.js'
 import type { CheckInDetail } from '../db/checkIns.js'
 import type { StationRow } from '../db/stations.js'
-import type { Store } from '../db/store.js'
+import type { Repositories, Store } from '../db/store.js'
+import type { Tx } from '../db/tx.js'
 import { BaseError } from '../errors.js'
 import { queueMint } from '../guestbook/guestbookChain.js'
 import type { CheckInSummary, TxStatus } from './protocol.js'
@@ -19,7 +20,7 @@ export function txStatusOf(row: Pick<ChainTxRow, 'status' | 'reverted' | 'txHash
   return 'queued'
 }
 
-export function checkInSummary(store: Store, checkIn: CheckInDetail): CheckInSummary {
+export function checkInSummary(store: Repositories, checkIn: CheckInDetail): CheckInSummary {
   const tx = checkIn.chainTxId === null ? undefined : store.chainTxs.get(checkIn.chainTxId)
   return {
     id: checkIn.id,
@@ -43,7 +44,7 @@ export type CheckInResult = {
 }
 
 /**
- * Checks a chip in to the station's event, inside the caller's store.tx (BEGIN IMMEDIATE): the
+ * Checks a chip in to the station's event, inside the caller's transaction (`tx`, BEGIN IMMEDIATE): the
  * partial unique index on (event, chip) decides, so of two stations racing for one chip exactly
  * one inserts and the other finds it (`already`, with the first one's time and station). A new
  * check-in of a chip with a wallet queues the event's guestbook mint through the same code as
@@ -52,28 +53,27 @@ export type CheckInResult = {
  * event's token (an earlier check-in that was undone, a mint through the API) is linked to that
  * mint instead. Appends nothing to the feed: the caller says what happened (a tap, a manual one).
  */
-export function checkInChip(deps: CheckInDeps, p: { station: StationRow; uid: string; manual: boolean; now: number }): CheckInResult {
-  const { store } = deps
+export function checkInChip(tx: Tx, deps: Omit<CheckInDeps, 'store'>, p: { station: StationRow; uid: string; manual: boolean; now: number }): CheckInResult {
   const eventId = p.station.eventId!
-  const id = store.checkIns.insert({ eventId, chipUid: p.uid, stationId: p.station.id, manual: p.manual, now: p.now })
-  if (id === null) return { state: 'already', checkIn: store.checkIns.findActive(eventId, p.uid)!, queued: null }
+  const id = tx.checkIns.insert({ eventId, chipUid: p.uid, stationId: p.station.id, manual: p.manual, now: p.now })
+  if (id === null) return { state: 'already', checkIn: tx.checkIns.findActive(eventId, p.uid)!, queued: null }
 
   let queued: CheckInResult['queued'] = null
   let mintSkipped: string | undefined
-  const earlier = store.transfers.guestbookMintOfChip(eventId, p.uid)
-  const wallet = store.chips.get(p.uid)?.wallet ?? null
-  if (earlier) store.checkIns.setMint(id, earlier.id, earlier.chainTxId)
+  const earlier = tx.transfers.guestbookMintOfChip(eventId, p.uid)
+  const wallet = tx.chips.get(p.uid)?.wallet ?? null
+  if (earlier) tx.checkIns.setMint(id, earlier.id, earlier.chainTxId)
   else if (wallet !== null && deps.chains && deps.config) {
-    const event = store.guestbook.getEvent(eventId)!
+    const event = tx.guestbook.getEvent(eventId)!
     try {
       // queueMint refuses (already_minted, contract_not_managed) before it writes anything.
-      const mint = queueMint({ store, chains: deps.chains, config: deps.config, now: deps.now }, event, wallet as Address, p.uid, null, p.now)
-      store.checkIns.setMint(id, mint.mintId, mint.txId)
+      const mint = queueMint(tx, { chains: deps.chains, config: deps.config }, event, wallet as Address, p.uid, null, p.now)
+      tx.checkIns.setMint(id, mint.mintId, mint.txId)
       queued = { txId: mint.txId, hash: mint.txnHash, chainId: mint.chainId }
     } catch (error) {
       if (!(error instanceof BaseError)) throw error
       mintSkipped = `${error.code}: ${error.message}`
     }
   }
-  return { state: 'accepted', checkIn: store.checkIns.get(id)!, queued, mintSkipped }
+  return { state: 'accepted', checkIn: tx.checkIns.get(id)!, queued, mintSkipped }
 }

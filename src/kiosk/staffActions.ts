@@ -1,5 +1,6 @@
 import type { Address } from 'viem'
 import type { StationRow } from '../db/stations.js'
+import type { Tx } from '../db/tx.js'
 import { ConflictError, NotFoundError, UnavailableError } from '../errors.js'
 import { queueMint } from '../guestbook/guestbookChain.js'
 import type { Relayer } from '../relayer/relayer.js'
@@ -23,10 +24,10 @@ function freshStation(deps: KioskDeps, stationId: number): StationRow {
   return station
 }
 
-/** After a commit that appended rows (and maybe queued a mint): kiosks now, the relayer now. */
-function committed(deps: KioskDeps, chainId: number | null) {
-  deps.feed.changed()
-  if (chainId !== null) deps.relayer?.wake(chainId)
+/** Once `tx` (which appended rows, and maybe queued a mint) commits: kiosks now, the relayer now. */
+function announce(tx: Tx, deps: KioskDeps, chainId: number | null) {
+  tx.afterCommit(() => deps.feed.changed())
+  if (chainId !== null) tx.afterCommit(() => deps.relayer?.wake(chainId))
 }
 
 /**
@@ -38,18 +39,18 @@ function committed(deps: KioskDeps, chainId: number | null) {
 export function manualCheckIn(deps: KioskDeps, p: { stationId: number; uid: string }): { state: 'accepted' | 'already'; checkIn: CheckInSummary } {
   const { store } = deps
   const now = deps.now()
-  const { state, summary, chainId } = store.tx(() => {
+  const { state, summary } = store.tx((tx) => {
     const station = freshStation(deps, p.stationId)
     if (!isCheckInStation(station)) throw new ConflictError('station_not_checkin', 'The station is not in check-in mode: set its mode and event first')
     const chip = store.chips.get(p.uid)
     if (!chip || chip.teamId !== station.teamId) throw new NotFoundError('chip_not_found', `No chip of this station's team has UID ${p.uid}`)
-    const result = checkInChip(deps, { station, uid: p.uid, manual: true, now })
-    const summary = appendCheckInRows(store, station.id, result, { uid: p.uid, counter: null }, now)
+    const result = checkInChip(tx, deps, { station, uid: p.uid, manual: true, now })
+    const summary = appendCheckInRows(tx, station.id, result, { uid: p.uid, counter: null }, now)
     const what = result.state === 'accepted' ? `checked in ${p.uid} by hand` : `${p.uid} was already checked in at ${summary.at} (${summary.stationName})`
     staffRow(deps, station.id, { action: 'manual_check_in', summary: what, checkInId: summary.id }, now)
-    return { state: result.state, summary, chainId: result.queued?.chainId ?? null }
+    announce(tx, deps, result.queued?.chainId ?? null)
+    return { state: result.state, summary }
   })
-  committed(deps, chainId)
   return { state, checkIn: summary }
 }
 
@@ -62,7 +63,7 @@ export function manualCheckIn(deps: KioskDeps, p: { stationId: number; uid: stri
 export function undoLastCheckIn(deps: KioskDeps, p: { stationId: number }): { checkInId: number; tokenStays: boolean } {
   const { store } = deps
   const now = deps.now()
-  const result = store.tx(() => {
+  return store.tx((tx) => {
     const station = freshStation(deps, p.stationId)
     const last = store.checkIns.lastAtStation(station.id)
     if (!last) throw new NotFoundError('nothing_to_undo', 'This station has no check-in to undo')
@@ -73,10 +74,9 @@ export function undoLastCheckIn(deps: KioskDeps, p: { stationId: number }): { ch
     store.stationEvents.append(station.id, 'undo', { checkInId: last.id, tokenStays }, now)
     const summary = `undid check-in ${last.id}${tokenStays ? '; its token stays' : ''}`
     staffRow(deps, station.id, { action: 'undo', summary, checkInId: last.id }, now)
+    announce(tx, deps, null)
     return { checkInId: last.id, tokenStays }
   })
-  committed(deps, null)
-  return result
 }
 
 /**
@@ -90,40 +90,39 @@ export function retryCheckInTx(deps: KioskDeps, p: { stationId: number; txId: nu
   const { store } = deps
   const now = deps.now()
   if (!deps.chains || !deps.config) throw new UnavailableError('chain_unavailable', 'This gateway cannot sign transactions')
-  const chainDeps = { store, chains: deps.chains, config: deps.config, now: deps.now }
-  const result = store.tx(() => {
+  const chainDeps = { chains: deps.chains, config: deps.config }
+  return store.tx((tx) => {
     const station = freshStation(deps, p.stationId)
     const checkIn = store.checkIns.findByTx(p.txId)
-    const tx = store.chainTxs.get(p.txId)
-    if (!checkIn || !tx || checkIn.stationId !== station.id) throw new NotFoundError('tx_not_found', `No transaction ${p.txId} of this station's check-ins`)
-    const status = txStatusOf(tx)
+    const row = store.chainTxs.get(p.txId)
+    if (!checkIn || !row || checkIn.stationId !== station.id) throw new NotFoundError('tx_not_found', `No transaction ${p.txId} of this station's check-ins`)
+    const status = txStatusOf(row)
     if (status !== 'failed') throw new ConflictError('tx_not_failed', `Transaction ${p.txId} is ${status}: only a failed one can be retried`)
     if (checkIn.undoneAt !== null) throw new ConflictError('check_in_undone', `Check-in ${checkIn.id} was undone`)
     // The address the attendee gave through the claim hand-off, else the chip's wallet on record.
     const claim = store.claims.findByTx(p.txId)
     const wallet = claim?.recipient ?? store.chips.get(checkIn.chipUid)?.wallet
     if (!wallet) throw new ConflictError('no_wallet', `Chip ${checkIn.chipUid} has no wallet to mint to`)
-    const mint = queueMint(chainDeps, store.guestbook.getEvent(checkIn.eventId)!, wallet as Address, checkIn.chipUid, null, now)
+    const mint = queueMint(tx, chainDeps, store.guestbook.getEvent(checkIn.eventId)!, wallet as Address, checkIn.chipUid, null, now)
     store.checkIns.setMint(checkIn.id, mint.mintId, mint.txId)
     if (claim) store.claims.setRetried(claim.id, { transferId: null, guestbookMintId: mint.mintId, chainTxId: mint.txId })
     store.stationEvents.append(station.id, 'tx', { txId: mint.txId, checkInId: checkIn.id, status: 'queued', hash: mint.txnHash }, now)
     staffRow(deps, station.id, { action: 'retry', summary: `retried transaction ${p.txId} as ${mint.txId}`, checkInId: checkIn.id, txId: mint.txId }, now)
-    return { txId: mint.txId, txnHash: mint.txnHash, chainId: mint.chainId }
+    announce(tx, deps, mint.chainId)
+    return { txId: mint.txId, txnHash: mint.txnHash }
   })
-  committed(deps, result.chainId)
-  return { txId: result.txId, txnHash: result.txnHash }
 }
 
 /** POST /kiosk/staff/test-chip: until then, accepted taps are shown and logged as `test`, never counted. */
 export function startTestChip(deps: KioskDeps, p: { stationId: number; seconds: number }): { testUntil: number } {
   const now = deps.now()
   const testUntil = now + p.seconds * 1000
-  deps.store.tx(() => {
+  deps.store.tx((tx) => {
     const station = freshStation(deps, p.stationId)
     deps.store.stations.setTestUntil(station.id, testUntil)
     staffRow(deps, station.id, { action: 'test_chip', summary: `test-chip taps for ${p.seconds} s: they do not count` }, now)
+    announce(tx, deps, null)
   })
-  committed(deps, null)
   return { testUntil }
 }
 
@@ -133,11 +132,11 @@ export function startTestChip(deps: KioskDeps, p: { stationId: number; seconds: 
  */
 export function dismissAlert(deps: KioskDeps, p: { stationId: number }): void {
   const now = deps.now()
-  deps.store.tx(() => {
+  deps.store.tx((tx) => {
     const station = freshStation(deps, p.stationId)
     staffRow(deps, station.id, { action: 'dismiss', summary: 'dismissed the alert on the check-in screen' }, now)
+    announce(tx, deps, null)
   })
-  committed(deps, null)
 }
 
 /** A token's name for staff: its metadata's, else its id. */

@@ -1,6 +1,7 @@
 import type { StationRow } from '../db/stations.js'
 import type { Store } from '../db/store.js'
 import { BadRequestError, NotFoundError } from '../errors.js'
+import type { FeedHub } from './feedHub.js'
 import type { StationMode } from './protocol.js'
 
 export type SetStationModeParameters = {
@@ -10,6 +11,8 @@ export type SetStationModeParameters = {
   now: number
   /** Staff did it (POST /kiosk/staff/mode): a `staff` row is logged beside the `mode` row. */
   byStaff?: boolean
+  /** The station's kiosks (the server's hub), told once the new mode commits; the CLI has none (hubs poll). */
+  feed?: Pick<FeedHub, 'changed'>
 }
 
 /**
@@ -21,7 +24,7 @@ export type SetStationModeParameters = {
  * @throws NotFoundError station_not_found / event_not_found; BadRequestError event_required
  */
 export function setStationMode(store: Store, p: SetStationModeParameters): StationRow {
-  return store.tx(() => {
+  return store.tx((tx) => {
     const station = store.stations.get(p.stationId)
     if (!station || station.revokedAt !== null) throw new NotFoundError('station_not_found', `No active station with id ${p.stationId}`)
     let eventId = station.eventId
@@ -40,6 +43,7 @@ export function setStationMode(store: Store, p: SetStationModeParameters): Stati
         p.mode === 'checkin' ? `check-in for "${event!.name}"` : p.mode === 'claim' ? 'claim mode' : p.mode === 'closed' ? 'closed the station' : 'cleared the mode'
       store.stationEvents.append(station.id, 'staff', { action: 'mode', summary }, p.now)
     }
+    tx.afterCommit(() => p.feed?.changed())
     return store.stations.get(station.id)!
   })
 }

@@ -17,14 +17,13 @@ const sameStatus = (a: ReaderEventData, b: ReaderEventData): boolean =>
 export function recordReaderStatus(store: Store, feed: FeedHub | undefined, p: { stationId: number; status: ReaderEventData; now: number }): number | null {
   // Reader names sorted: two stations listing the same readers in another order have the same status.
   const status: ReaderEventData = { readers: [...p.status.readers].sort(), cardPresent: p.status.cardPresent, pcscd: p.status.pcscd }
-  const id = store.tx(() => {
-    const last = store.stationEvents.lastOfKind(p.stationId, 'reader')
+  return store.tx((tx) => {
+    const last = tx.stationEvents.lastOfKind(p.stationId, 'reader')
     if (last && sameStatus(last.data, status)) return null
-    return store.stationEvents.append(p.stationId, 'reader', status, p.now)
+    // Without a hub (the CLI) the row still lands; a server's hub finds it by polling.
+    tx.afterCommit(() => feed?.changed())
+    return tx.stationEvents.append(p.stationId, 'reader', status, p.now)
   })
-  // Without a hub (the CLI) the row still lands; a server's hub finds it by polling.
-  if (id !== null) feed?.changed()
-  return id
 }
 
 /**
@@ -35,7 +34,8 @@ export function recordReaderStatus(store: Store, feed: FeedHub | undefined, p: {
  * recordPulledCard(store, feed, { stationId, readerName: 'ACR122U', now: Date.now() })
  */
 export function recordPulledCard(store: Store, feed: FeedHub | undefined, p: { stationId: number; readerName: string; now: number }): number {
-  const id = store.tx(() => store.stationEvents.append(p.stationId, 'tap', { state: 'retry', uid: null, readerName: p.readerName }, p.now))
-  feed?.changed()
-  return id
+  return store.tx((tx) => {
+    tx.afterCommit(() => feed?.changed())
+    return tx.stationEvents.append(p.stationId, 'tap', { state: 'retry', uid: null, readerName: p.readerName }, p.now)
+  })
 }

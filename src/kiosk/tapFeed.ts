@@ -2,7 +2,7 @@ import type { Address } from 'viem'
 import { claimSummary } from '../claims/claimViews.js'
 import { openGuestbookClaim, openTokenClaim } from '../claims/openClaim.js'
 import type { StationRow } from '../db/stations.js'
-import type { Store } from '../db/store.js'
+import type { Tx } from '../db/tx.js'
 import { type CheckInDeps, type CheckInResult, checkInChip, checkInSummary } from './checkIns.js'
 import type { CheckInSummary, TapEventData } from './protocol.js'
 
@@ -20,13 +20,13 @@ export type TapCheckIn = { state: 'accepted' | 'already'; test: boolean; checkIn
 
 /**
  * The feed rows of a check-in (a tap's or a manual one): the `tap` row with its summary, and the
- * mint's `queued` step when one was queued. Inside the caller's store.tx.
+ * mint's `queued` step when one was queued. Inside the caller's transaction (`tx`).
  */
-export function appendCheckInRows(store: Store, stationId: number, result: CheckInResult, tap: Omit<TapEventData, 'state' | 'checkIn'>, now: number): CheckInSummary {
-  const summary = checkInSummary(store, result.checkIn)
-  store.stationEvents.append(stationId, 'tap', { ...tap, state: result.state, checkIn: summary, ...(result.mintSkipped ? { detail: result.mintSkipped } : {}) }, now)
+export function appendCheckInRows(tx: Tx, stationId: number, result: CheckInResult, tap: Omit<TapEventData, 'state' | 'checkIn'>, now: number): CheckInSummary {
+  const summary = checkInSummary(tx, result.checkIn)
+  tx.stationEvents.append(stationId, 'tap', { ...tap, state: result.state, checkIn: summary, ...(result.mintSkipped ? { detail: result.mintSkipped } : {}) }, now)
   if (result.queued)
-    store.stationEvents.append(stationId, 'tx', { txId: result.queued.txId, checkInId: result.checkIn.id, status: 'queued', hash: result.queued.hash }, now)
+    tx.stationEvents.append(stationId, 'tx', { txId: result.queued.txId, checkInId: result.checkIn.id, status: 'queued', hash: result.queued.hash }, now)
   return summary
 }
 
@@ -49,54 +49,53 @@ export type RecordedTap = {
  * An accepted tap at a station with a row: in check-in mode, the check-in (or the first one's
  * time and station); in claim mode, a claim of the chip's token (src/claims); in the test-chip
  * window, a `test` tap that counts nothing; otherwise (no mode) a plain accepted tap. Inside the
- * tap's own transaction (verifyTapBatched's consequence), so the tap never commits without them;
- * the caller tells the feed and wakes the relayer after that commit.
+ * tap's own transaction (`tx`, verifyTapBatched's consequence), so the tap never commits without
+ * them; the caller registers the feed notification and the relayer's wake-up on `tx.afterCommit`.
  */
 export function recordAcceptedTap(
-  deps: CheckInDeps,
+  tx: Tx,
+  deps: Omit<CheckInDeps, 'store'>,
   stationId: number,
   tap: { uid: string; counter: number | null; readerName?: string; refId: string },
 ): RecordedTap {
-  const { store } = deps
   const now = deps.now()
-  const station = store.stations.get(stationId)!
+  const station = tx.stations.get(stationId)!
   const base: TapRowBase = { uid: tap.uid, counter: tap.counter, ...(tap.readerName ? { readerName: tap.readerName } : {}) }
   if (station.testUntil !== null && station.testUntil > now) {
-    store.stationEvents.append(station.id, 'tap', { ...base, state: 'accepted', test: true }, now)
+    tx.stationEvents.append(station.id, 'tap', { ...base, state: 'accepted', test: true }, now)
     return { result: { state: 'accepted', test: true, checkIn: null }, queuedOn: null }
   }
-  if (station.mode === 'claim') return recordClaimTap(deps, station, base, tap.refId, now)
+  if (station.mode === 'claim') return recordClaimTap(tx, deps, station, base, tap.refId, now)
   if (!isCheckInStation(station)) {
-    store.stationEvents.append(station.id, 'tap', { ...base, state: 'accepted' }, now)
+    tx.stationEvents.append(station.id, 'tap', { ...base, state: 'accepted' }, now)
     return { result: null, queuedOn: null }
   }
-  const checkIn = checkInChip(deps, { station, uid: tap.uid, manual: false, now })
+  const checkIn = checkInChip(tx, deps, { station, uid: tap.uid, manual: false, now })
   // No wallet on record: the event's token waits for an address through the claim hand-off.
   const claim =
     checkIn.state === 'accepted' && checkIn.queued === null && checkIn.checkIn.mintId === null && checkIn.mintSkipped === undefined && deps.config && deps.chains
-      ? openGuestbookClaim({ store, otpTtlMs: deps.config.otpTtlSeconds * 1000 }, { station, uid: tap.uid, refId: tap.refId, checkInId: checkIn.checkIn.id, now })
+      ? openGuestbookClaim({ tx, otpTtlMs: deps.config.otpTtlSeconds * 1000 }, { station, uid: tap.uid, refId: tap.refId, checkInId: checkIn.checkIn.id, now })
       : null
-  const claimed = claim ? claimSummary(store, claim, now) : undefined
-  const summary = appendCheckInRows(store, station.id, checkIn, { ...base, ...(claimed ? { claim: claimed } : {}) }, now)
+  const claimed = claim ? claimSummary(tx, claim, now) : undefined
+  const summary = appendCheckInRows(tx, station.id, checkIn, { ...base, ...(claimed ? { claim: claimed } : {}) }, now)
   return { result: { state: checkIn.state, test: false, checkIn: summary }, queuedOn: checkIn.queued?.chainId ?? null, image: claimed?.product.image }
 }
 
 /** A claim station's tap, inside recordAcceptedTap's transaction. */
-function recordClaimTap(deps: CheckInDeps, station: StationRow, base: TapRowBase, refId: string, now: number): RecordedTap {
-  const { store } = deps
+function recordClaimTap(tx: Tx, deps: Omit<CheckInDeps, 'store'>, station: StationRow, base: TapRowBase, refId: string, now: number): RecordedTap {
   if (!deps.config || !deps.chains) {
-    store.stationEvents.append(station.id, 'tap', { ...base, state: 'refused', reason: 'chain_unavailable', detail: 'this gateway cannot sign transactions' }, now)
+    tx.stationEvents.append(station.id, 'tap', { ...base, state: 'refused', reason: 'chain_unavailable', detail: 'this gateway cannot sign transactions' }, now)
     return { result: null, queuedOn: null }
   }
-  const opened = openTokenClaim({ store, otpTtlMs: deps.config.otpTtlSeconds * 1000 }, { station, uid: base.uid!, refId, now })
+  const opened = openTokenClaim({ tx, otpTtlMs: deps.config.otpTtlSeconds * 1000 }, { station, uid: base.uid!, refId, now })
   if ('nothing' in opened) {
-    store.stationEvents.append(station.id, 'tap', { ...base, state: 'nothing', reason: opened.nothing, detail: opened.detail }, now)
+    tx.stationEvents.append(station.id, 'tap', { ...base, state: 'nothing', reason: opened.nothing, detail: opened.detail }, now)
     return { result: null, queuedOn: null }
   }
   const early = opened.allowedAt === undefined ? {} : { step: 'early' as const, allowedAt: opened.allowedAt }
-  const summary = claimSummary(store, opened.claim, now, early)
+  const summary = claimSummary(tx, opened.claim, now, early)
   if (opened.known) return { result: null, queuedOn: null, known: { claimId: opened.claim.id, recipient: opened.known, tapRow: base }, image: summary.product.image }
-  store.stationEvents.append(station.id, 'tap', { ...base, state: 'product', claim: summary }, now)
+  tx.stationEvents.append(station.id, 'tap', { ...base, state: 'product', claim: summary }, now)
   return { result: null, queuedOn: null, image: summary.product.image }
 }
 

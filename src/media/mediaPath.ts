@@ -1,4 +1,4 @@
-import type { Store } from '../db/store.js'
+import type { Repositories } from '../db/store.js'
 import { mediaKey, parseMediaUrl } from './mediaUrl.js'
 
 /**
@@ -9,7 +9,7 @@ import { mediaKey, parseMediaUrl } from './mediaUrl.js'
  * @example
  * const image = store.tx(() => mediaPath(store, metadata.image, now)) // '/media/3f2a…' or null
  */
-export function mediaPath(store: Store, url: string | null | undefined, now: number): string | null {
+export function mediaPath(store: Pick<Repositories, 'media'>, url: string | null | undefined, now: number): string | null {
   if (parseMediaUrl(url) === null) return null
   const trimmed = url!.trim()
   const key = mediaKey(trimmed)

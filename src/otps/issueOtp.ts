@@ -1,19 +1,19 @@
 import type { OtpRow, OtpType } from '../db/otps.js'
 import type { RefRow } from '../db/refs.js'
-import type { Store } from '../db/store.js'
 import type { TokenRow } from '../db/tokens.js'
+import type { Tx } from '../db/tx.js'
 import { newPublicId } from '../ids.js'
 
 /** What an OTP authorizes; a token's OTP is bound to the token's moves now (src/otps/tokenOtp.ts). */
 export type OtpTarget = { token?: Pick<TokenRow, 'id' | 'moves'>; proofEventId?: number; guestbookEventId?: number }
 
 /**
- * Issues one OTP of a consumed ref, inside the caller's store.tx: the first query of a ref
+ * Issues one OTP of a consumed ref, inside the caller's transaction (`tx`): the first query of a ref
  * (GET /refs/:id), or the gateway itself when a kiosk claim takes the tap (src/claims).
  */
-export function issueOtp(store: Store, ref: Pick<RefRow, 'id' | 'teamId' | 'chipUid'>, type: OtpType, target: OtpTarget, p: { now: number; ttlMs: number }): OtpRow['code'] {
+export function issueOtp(tx: Tx, ref: Pick<RefRow, 'id' | 'teamId' | 'chipUid'>, type: OtpType, target: OtpTarget, p: { now: number; ttlMs: number }): OtpRow['code'] {
   const code = newPublicId()
-  store.otps.insert({
+  tx.otps.insert({
     code,
     teamId: ref.teamId,
     refId: ref.id,

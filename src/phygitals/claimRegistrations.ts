@@ -2,6 +2,7 @@ import type { ChainDeps } from '../chain/chainDeps.js'
 import type { ClaimRegistrationRow } from '../db/claimRegistrations.js'
 import type { Store } from '../db/store.js'
 import type { TokenKey, TokenRow } from '../db/tokens.js'
+import type { Tx } from '../db/tx.js'
 import { ConflictError, NotFoundError } from '../errors.js'
 import { iso } from '../ids.js'
 import { checkTokenOtp, spendTokenOtp } from '../otps/tokenOtp.js'
@@ -84,7 +85,7 @@ export function createClaimRegistration(
   return store.tx(() => register(store, findToken(store, p.key, p.teamId), p.recipient, p.now).view)
 }
 
-type RegisterWithOtpParameters = { code: string | undefined; recipient: string; now: number; onRegistered?: (registrationId: number, view: ClaimRegistrationView) => void }
+type RegisterWithOtpParameters = { code: string | undefined; recipient: string; now: number; onRegistered?: (registrationId: number, view: ClaimRegistrationView, tx: Tx) => void }
 
 /**
  * The OTP from the first tap registers the recipient, inside one store.tx. The
@@ -93,10 +94,10 @@ type RegisterWithOtpParameters = { code: string | undefined; recipient: string; 
  * chain for moves made outside the gateway (registerWithOtp, a kiosk claim).
  */
 export function createClaimRegistrationWithOtp(store: Store, p: RegisterWithOtpParameters): ClaimRegistrationView {
-  return store.tx(() => {
+  return store.tx((tx) => {
     const { token } = spendTokenOtp(store, { code: p.code, usedFor: 'claim-registration', now: p.now })
     const { id, view } = register(store, token, p.recipient, p.now)
-    p.onRegistered?.(id, view)
+    p.onRegistered?.(id, view, tx)
     return view
   })
 }

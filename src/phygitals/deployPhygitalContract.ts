@@ -1,29 +1,29 @@
 import type { ChainSigner } from '../chain/chainKeys.js'
 import type { Config } from '../config.js'
-import type { Store } from '../db/store.js'
+import type { Tx } from '../db/tx.js'
 import { queueDeploy } from '../relayer/queueDeploy.js'
 
 /**
  * Queues the deploy of a team's phygital (ERC-721) contract and registers it.
  * The address follows from the relayer and nonce, so tokens can be registered
  * under it before the deploy is mined; transfers queued after it are sent
- * after it. Runs inside the caller's store.tx.
+ * after it. Runs inside the caller's transaction (`tx`).
  */
 export function queuePhygitalDeploy(
-  store: Store,
+  tx: Tx,
   chain: ChainSigner,
   config: Config,
   p: { teamId: number; name: string; symbol: string; now: number },
 ): { id: number; address: string; txHash: string } {
-  const tx = queueDeploy(store, chain, config, { contract: 'phygital', ...p })
-  const id = store.phygitalContracts.insert({
+  const queued = queueDeploy(tx, chain, config, { contract: 'phygital', ...p })
+  const id = tx.phygitalContracts.insert({
     teamId: p.teamId,
     name: p.name,
     symbol: p.symbol,
     chainId: chain.chainId,
-    address: tx.contractAddress,
-    deployTxId: tx.id,
+    address: queued.contractAddress,
+    deployTxId: queued.id,
     createdAt: p.now,
   })
-  return { id, address: tx.contractAddress, txHash: tx.hash }
+  return { id, address: queued.contractAddress, txHash: queued.hash }
 }

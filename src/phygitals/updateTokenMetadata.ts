@@ -19,13 +19,13 @@ export function updateTokenMetadata(deps: ChainDeps, p: { key: TokenKey; teamId:
   const { store } = deps
   const metadata = parseJsonField(p.metadata, PhygitalMetadata, 'metadata')
   const now = deps.now()
-  return store.tx(() => {
+  return store.tx((tx) => {
     const token = findToken(store, p.key, p.teamId)
     store.tokens.setMetadata(token.id, JSON.stringify(metadata), now)
     const ours = store.phygitalContracts.findByAddress(token.chainId, token.contractAddress)?.deployTxId != null
     const chain = deps.chains.findSigner(token.chainId)
     if (!ours || !chain) return { refreshTxHash: null, chainId: token.chainId }
-    const tx = queueTx(store, chain, {
+    const queued = queueTx(tx, chain, {
       kind: 'metadata_refresh',
       to: token.contractAddress as `0x${string}`,
       data: refreshMetadataData(BigInt(token.tokenId)),
@@ -33,6 +33,7 @@ export function updateTokenMetadata(deps: ChainDeps, p: { key: TokenKey; teamId:
       now,
       fallbackMaxFeeGwei: deps.config.chain.fallbackMaxFeeGwei,
     })
-    return { refreshTxHash: tx.hash, chainId: token.chainId }
+    tx.afterCommit(() => deps.relayer?.wake(token.chainId))
+    return { refreshTxHash: queued.hash, chainId: token.chainId }
   })
 }

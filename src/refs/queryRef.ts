@@ -4,6 +4,7 @@ import type { ProofEventRow, ProofEventStatus } from '../db/proofEvents.js'
 import type { RefRow } from '../db/refs.js'
 import type { Store } from '../db/store.js'
 import type { TokenRow } from '../db/tokens.js'
+import type { Tx } from '../db/tx.js'
 import { NotFoundError } from '../errors.js'
 import { issueOtp, type OtpTarget } from '../otps/issueOtp.js'
 
@@ -60,10 +61,10 @@ export async function queryRef(store: Store, p: QueryRefParameters): Promise<Ref
   const mayConsume = ref.consumedAt === null && (ref.linksModule === 0 || p.callerTeamId === ref.teamId)
   if (!mayConsume) return render(ref, loadTargets(store, ref.chipUid), null, p.includeMetadata)
 
-  return store.batch(() => {
+  return store.batch((tx) => {
     const targets = loadTargets(store, ref.chipUid)
     if (!store.refs.consume(ref.id, p.now)) return render(ref, targets, null, p.includeMetadata)
-    return render(ref, targets, issueOtps(store, ref, targets, p), p.includeMetadata)
+    return render(ref, targets, issueOtps(tx, ref, targets, p), p.includeMetadata)
   })
 }
 
@@ -75,8 +76,8 @@ function loadTargets(store: Store, chipUid: string): Targets {
   }
 }
 
-function issueOtps(store: Store, ref: RefRow, targets: Targets, p: QueryRefParameters): Codes {
-  const issue = (type: OtpType, target: OtpTarget) => issueOtp(store, ref, type, target, { now: p.now, ttlMs: p.otpTtlMs })
+function issueOtps(tx: Tx, ref: RefRow, targets: Targets, p: QueryRefParameters): Codes {
+  const issue = (type: OtpType, target: OtpTarget) => issueOtp(tx, ref, type, target, { now: p.now, ttlMs: p.otpTtlMs })
   const codes: Codes = { proofEvents: new Map(), guestbookEvents: new Map() }
   if (targets.token) codes.token = issue('PHYGITAL_CLAIM', { token: targets.token })
   for (const event of targets.proofEvents)

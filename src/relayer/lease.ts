@@ -1,5 +1,6 @@
 import type { LeaseKey } from '../db/relayerLeases.js'
 import type { Store } from '../db/store.js'
+import type { Tx } from '../db/tx.js'
 
 export type SenderLease = {
   readonly key: LeaseKey
@@ -10,9 +11,10 @@ export type SenderLease = {
   /**
    * Runs `write` in one store transaction that first checks this holder still holds the lease at
    * its epoch. Fenced out (someone took the lease since): nothing is written, the lease counts as
-   * lost until `acquire` gets it again, and the result is `{ fenced: true }`.
+   * lost until `acquire` gets it again, and the result is `{ fenced: true }`. `write` gets the
+   * transaction's handle, for its after-commit effects.
    */
-  write<T>(write: () => T): { fenced: true } | { fenced: false; value: T }
+  write<T>(write: (tx: Tx) => T): { fenced: true } | { fenced: false; value: T }
   release(): void
 }
 
@@ -28,9 +30,9 @@ export function createSenderLease(store: Store, key: LeaseKey, leaseMs: number):
       epoch = store.relayerLeases.acquire(key, leaseMs)
       return epoch !== null
     },
-    write<T>(write: () => T) {
+    write<T>(write: (tx: Tx) => T) {
       const held = epoch
-      const result = held === null ? null : store.tx(() => (store.relayerLeases.holds(key, held) ? { value: write() } : null))
+      const result = held === null ? null : store.tx((tx) => (store.relayerLeases.holds(key, held) ? { value: write(tx) } : null))
       if (result) return { fenced: false as const, value: result.value }
       epoch = null
       return { fenced: true as const }

@@ -1,7 +1,7 @@
 import type { ChainSigner } from '../chain/chainKeys.js'
 import { deployGuestbookData, deployPhygitalData, GAS, metadataBaseUri } from '../chain/contractCalls.js'
 import type { Config } from '../config.js'
-import type { Store } from '../db/store.js'
+import type { Tx } from '../db/tx.js'
 import { type QueuedTx, queueTx } from './queueTx.js'
 
 const contracts = {
@@ -13,16 +13,16 @@ const contracts = {
  * Queues the deploy of one of our contracts, owned by the relayer, with the
  * chain's signer as its signVerifier and this gateway's metadata route (at
  * the address the contract will get) as its token URI base. Runs inside the
- * caller's store.tx; `contractAddress` of the result is known at once.
+ * caller's transaction (`tx`); `contractAddress` of the result is known at once.
  */
 export function queueDeploy(
-  store: Store,
+  tx: Tx,
   chain: ChainSigner,
   config: Config,
   p: { contract: keyof typeof contracts; name: string; symbol: string; now: number },
 ): QueuedTx & { contractAddress: string } {
   const { kind, data, gas } = contracts[p.contract]
-  const tx = queueTx(store, chain, {
+  const queued = queueTx(tx, chain, {
     kind,
     to: null,
     data: (address) => data({ name: p.name, symbol: p.symbol, signVerifier: chain.signer.address, baseUri: metadataBaseUri(config, chain.chainId, address) }),
@@ -30,5 +30,5 @@ export function queueDeploy(
     now: p.now,
     fallbackMaxFeeGwei: config.chain.fallbackMaxFeeGwei,
   })
-  return { ...tx, contractAddress: tx.contractAddress! }
+  return { ...queued, contractAddress: queued.contractAddress! }
 }

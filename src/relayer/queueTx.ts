@@ -3,7 +3,7 @@ import { getContractAddress } from 'viem/utils'
 import type { ChainSigner } from '../chain/chainKeys.js'
 import { signTransactionSync } from '../chain/signSync.js'
 import type { ChainTxKind } from '../db/chainTxs.js'
-import type { Store } from '../db/store.js'
+import type { Tx } from '../db/tx.js'
 
 export type QueueTxParameters = {
   kind: ChainTxKind
@@ -27,7 +27,7 @@ export type QueuedTx = {
 
 /**
  * Signs a transaction with the chain's relayer key and stores it in the
- * outbox. Must run inside the caller's `store.tx`: the nonce, the signed
+ * outbox. Must run inside the caller's transaction (`tx`): the nonce, the signed
  * transaction and the request's own record commit together or not at all, so
  * an accepted request is never lost and a nonce never used twice. Nothing is
  * broadcast here; the relayer worker sends it after the commit.
@@ -36,12 +36,12 @@ export type QueuedTx = {
  * while its RPC is unreachable; a stuck transaction is later replaced with
  * higher fees (see relayer.ts).
  */
-export function queueTx(store: Store, chain: ChainSigner, p: QueueTxParameters): QueuedTx {
-  const head = store.chainTxs.getHead(chain.chainId)
+export function queueTx(tx: Tx, chain: ChainSigner, p: QueueTxParameters): QueuedTx {
+  const head = tx.chainTxs.getHead(chain.chainId)
   const fallback = BigInt(Math.round(p.fallbackMaxFeeGwei * 1e9))
   const maxPriorityFeePerGas = head ? BigInt(head.maxPriorityFeePerGas) : fallback / 10n
   const maxFeePerGas = head ? BigInt(head.maxFeePerGas) : fallback
-  const nonce = store.chainTxs.allocateNonce(chain.chainId, chain.relayer.address)
+  const nonce = tx.chainTxs.allocateNonce(chain.chainId, chain.relayer.address)
   const contractAddress = p.to === null ? getContractAddress({ from: chain.relayer.address, nonce: BigInt(nonce) }) : null
   const data = typeof p.data === 'function' ? p.data(contractAddress!) : p.data
   const { raw, hash } = signTransactionSync(chain.relayer.key, {
@@ -54,7 +54,7 @@ export function queueTx(store: Store, chain: ChainSigner, p: QueueTxParameters):
     maxFeePerGas,
     maxPriorityFeePerGas,
   })
-  const id = store.chainTxs.insert({
+  const id = tx.chainTxs.insert({
     chainId: chain.chainId,
     sender: chain.relayer.address,
     nonce,

@@ -68,13 +68,13 @@ export async function recoverTransfer(p: { store: Store; chain: Chain; config: C
     return giveUp(p, transfer, token, owner, `${contract} has no getTokenNonce (a PhygitalToken deployed by an older gateway?)`)
   }
   const method = owner === null ? 'mintNFT' : 'claimNFT'
-  const queued = store.tx(() => {
+  const queued = store.tx((tx) => {
     // Transfers of this token still queued will each move it once before ours lands (they were queued first).
     const ahead = store.transfers.countPendingOfToken(token.id)
     store.chainTxs.setTokenNonce(chain.chainId, contract, token.tokenId, Number(onChainNonce) + ahead)
-    const tx = signTransferTx(store, chain, { token, recipient, method, now: p.now, config: p.config })
-    store.transfers.resign(transfer.id, tx.id, method)
-    return tx
+    const signed = signTransferTx(tx, chain, { token, recipient, method, now: p.now, config: p.config })
+    store.transfers.resign(transfer.id, signed.id, method)
+    return signed
   })
   log.warn({ transferId: transfer.id, from: row.txHash, to: queued.hash, method }, 'transfer re-signed after a revert')
 }

@@ -165,8 +165,8 @@ export function createRelayer({ store, chains, config, log, now = Date.now, hold
       const results = chain.embedded ? await sendAndMine(chain, queued) : await Promise.all(queued.map((row) => broadcast(chain, row.rawTx as Hex)))
       if (chain.embedded) loop.blockAt = Date.now()
       const sentAt = now()
-      let fed = false
-      const recorded = lease.write(() =>
+      const recorded = lease.write((tx) => {
+        let fed = false
         queued.forEach((row, i) => {
           const error = results[i]!.error
           if (error) store.chainTxs.setError(row.id, error)
@@ -174,10 +174,10 @@ export function createRelayer({ store, chains, config, log, now = Date.now, hold
             sentNow++
             if (recordTxStep(store, row, { status: 'sent', hash: row.txHash, now: sentAt })) fed = true
           }
-        }),
-      )
+        })
+        if (fed) tx.afterCommit(() => feed?.changed())
+      })
       if (recorded.fenced) fenced(loop)
-      if (fed) feed?.changed()
       const unreachable = results.find((r) => r.unreachable)
       if (unreachable) throw new ChainUnreachableError(chain.chainId, unreachable.error!)
     }
@@ -208,7 +208,9 @@ export function createRelayer({ store, chains, config, log, now = Date.now, hold
   async function settle(chain: Chain, receipts: Array<[ChainTxRow, RpcReceipt]>) {
     const timestamps = await blockTimestamps(chain, receipts.map(([, r]) => r))
     const reverted: ChainTxRow[] = []
-    store.tx(() => {
+    store.tx((tx) => {
+      // settleTx appends a confirmed / failed row for each check-in's mint.
+      if (receipts.some(([row]) => row.kind === 'guestbook_mint')) tx.afterCommit(() => feed?.changed())
       for (const [row, receipt] of receipts) {
         const isReverted = receipt.status !== '0x1'
         const settled = settleTx(store, row, {
@@ -222,8 +224,6 @@ export function createRelayer({ store, chains, config, log, now = Date.now, hold
         if (settled && isReverted) reverted.push(row)
       }
     })
-    // settleTx appended a confirmed / failed row for each check-in's mint.
-    if (receipts.some(([row]) => row.kind === 'guestbook_mint')) feed?.changed()
     if (chain.embedded) chains.embedded?.noteMined(timestamps.size)
     for (const row of reverted) {
       log.warn({ chainId: chain.chainId, tx: row.txHash, kind: row.kind, nonce: row.nonce }, 'transaction reverted')
@@ -322,7 +322,7 @@ export function createRelayer({ store, chains, config, log, now = Date.now, hold
         maxPriorityFeePerGas,
       })
       // Recorded before it is sent: whichever version gets mined, we know its hash.
-      const recorded = lease.write(() => {
+      const recorded = lease.write((tx) => {
         store.chainTxs.replace(row.id, {
           rawTx: raw,
           txHash: hash,
@@ -330,11 +330,10 @@ export function createRelayer({ store, chains, config, log, now = Date.now, hold
           maxPriorityFeePerGas: maxPriorityFeePerGas.toString(),
           now: now(),
         })
-        return recordTxStep(store, row, { status: 'replaced', hash, now: now() })
+        if (recordTxStep(store, row, { status: 'replaced', hash, now: now() })) tx.afterCommit(() => feed?.changed())
       })
       // Fenced out: another gateway took the lease and replaces from now on; this version is never sent.
       if (recorded.fenced) return fenced(loop)
-      if (recorded.value) feed?.changed()
       log.info({ chainId: chain.chainId, nonce: row.nonce, from: row.txHash, to: hash, maxFeePerGas: maxFeePerGas.toString() }, 'replaced a stuck transaction with higher fees')
       const result = await broadcast(chain, raw)
       if (result.unreachable) throw new ChainUnreachableError(chain.chainId, result.error!)

@@ -41,7 +41,6 @@ const withApiKey: FastifyPluginAsyncZod = async (app) => {
     },
     handler: async (request) => {
       const { contractId } = deployGuestbook(app.services, { ...request.body, teamId: teamOf(request).id })
-      app.services.relayer?.wake(request.body.chainId)
       return { success: true as const, contractId }
     },
   })
@@ -51,7 +50,6 @@ const withApiKey: FastifyPluginAsyncZod = async (app) => {
     handler: async (request) => {
       const { recipient, ...selector } = request.body
       const result = await mintGuestbookEvent(app.services, { teamId: teamOf(request).id, selector, recipient: await recipientOf(app, recipient) })
-      app.services.relayer?.wake(result.chainId)
       return { success: true as const, txnHash: result.txnHash }
     },
   })
@@ -66,7 +64,6 @@ const withApiKey: FastifyPluginAsyncZod = async (app) => {
     },
     handler: async (request) => {
       const result = setGuestbookPaused(app.services, { ...request.body, teamId: teamOf(request).id })
-      app.services.relayer?.wake(result.chainId)
       return { success: true as const, txnHash: result.txnHash }
     },
   })
@@ -116,7 +113,6 @@ const withOtp: FastifyPluginAsyncZod = async (app) => {
     handler: async (request) => {
       const recipient = await recipientOf(app, request.body.recipient)
       const result = await mintGuestbookEventSelf(app.services, { code: otpCodeOf(request), recipient })
-      app.services.relayer?.wake(result.chainId)
       return { success: true as const, txnHash: result.txnHash }
     },
   })

@@ -66,12 +66,10 @@ const kioskStaff: FastifyPluginAsyncZod = async (app) => {
     },
     handler: async (request, reply) => {
       try {
-        const { session, expiresAt } = await openStaffSession(store, { station: stationOf(request), pin: request.body.pin, now: now() })
-        app.services.feed.changed()
+        const { session, expiresAt } = await openStaffSession(store, { station: stationOf(request), pin: request.body.pin, now: now(), feed: app.services.feed })
         return { success: true as const, session, expiresAt: new Date(expiresAt).toISOString() }
       } catch (error) {
         if (!(error instanceof PinError)) throw error
-        app.services.feed.changed()
         return reply.code(error.statusCode as 401 | 423).send({ success: false as const, error: error.code, message: error.message, ...error.extra })
       }
     },
@@ -87,8 +85,7 @@ const kioskStaff: FastifyPluginAsyncZod = async (app) => {
     preHandler: requireStaff,
     schema: { tags, summary: 'Switch the station to check-in (for an event) or close it', security: security.staff, body: StaffModeBody, response: { 200: StaffModeResponse, ...errorResponses(...BODY_ERRORS, 401, 404, 409) } },
     handler: async (request) => {
-      const station = setStationMode(store, { stationId: stationOf(request).id, mode: request.body.mode, eventId: request.body.eventId, now: now(), byStaff: true })
-      app.services.feed.changed()
+      const station = setStationMode(store, { stationId: stationOf(request).id, mode: request.body.mode, eventId: request.body.eventId, now: now(), byStaff: true, feed: app.services.feed })
       return { success: true as const, station: kioskStation(store, station) }
     },
   })

@@ -80,8 +80,7 @@ const phygitals: FastifyPluginAsyncZod = async (app) => {
     schema: { tags, summary: "Replace a token's metadata", body: MetadataBody, security: security.apiKey, response: { 200: Success, ...errorResponses(...BODY_ERRORS, 401, 404) } },
     handler: async (request) => {
       const { metadata, ...key } = request.body
-      const { refreshTxHash, chainId } = updateTokenMetadata(app.services, { key, teamId: teamOf(request).id, metadata })
-      if (refreshTxHash) app.services.relayer?.wake(chainId)
+      updateTokenMetadata(app.services, { key, teamId: teamOf(request).id, metadata })
       return { success: true as const }
     },
   })

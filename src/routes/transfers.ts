@@ -18,7 +18,7 @@ import {
   TransferSignatureResponse,
 } from '../schemas/transfers.js'
 import { transferSignatureWithApiKey, transferSignatureWithOtp } from '../transfers/transferSignature.js'
-import { type AcceptedTransfer, transferBySelfService, transferWithApiKey, transferWithOtp } from '../transfers/transferToken.js'
+import { transferBySelfService, transferWithApiKey, transferWithOtp } from '../transfers/transferToken.js'
 import { mergeJsonBodyIntoQuery } from './queryOrBody.js'
 import { publicRateLimit } from './rateLimit.js'
 
@@ -36,19 +36,13 @@ export async function recipientOf(app: FastifyInstance, raw: string): Promise<`0
 
 const transfers: FastifyPluginAsyncZod = async (app) => {
   const deps = app.services
-  // The transaction is committed to the outbox; send it now rather than at the next poll.
-  const sent = async (accepting: Promise<AcceptedTransfer>) => {
-    const accepted = await accepting
-    deps.relayer?.wake(accepted.token.chainId)
-    return accepted
-  }
 
   app.post('/phygitals/transfer', {
     onRequest: app.requireApiKey,
     schema: { tags, summary: "Transfer a team's phygital NFT (API key)", body: TransferBody, security: security.apiKey, response: { 200: TransferResponse, ...errorResponses(...BODY_ERRORS, 401, 404, 409) } },
     handler: async (request) => {
       const { recipient, ...key } = request.body
-      const accepted = await sent(transferWithApiKey(deps, { key, teamId: teamOf(request).id, recipient: await recipientOf(app, recipient) }))
+      const accepted = await transferWithApiKey(deps, { key, teamId: teamOf(request).id, recipient: await recipientOf(app, recipient) })
       return { success: true as const, initialTxHash: accepted.initialTxHash }
     },
   })
@@ -58,7 +52,7 @@ const transfers: FastifyPluginAsyncZod = async (app) => {
     schema: { tags, summary: 'Transfer the tapped phygital NFT (OTP)', body: TransferPullableBody, security: security.otp, response: { 200: TransferResponse, ...errorResponses(...BODY_ERRORS, 401, 403, 409) } },
     handler: async (request) => {
       const recipient = await recipientOf(app, request.body.recipient)
-      const accepted = await sent(transferWithOtp(deps, { code: otpCodeOf(request), recipient }))
+      const accepted = await transferWithOtp(deps, { code: otpCodeOf(request), recipient })
       return { success: true as const, initialTxHash: accepted.initialTxHash }
     },
   })
@@ -74,7 +68,7 @@ const transfers: FastifyPluginAsyncZod = async (app) => {
     },
     handler: async (request) => {
       const recipient = await recipientOf(app, request.body.recipient)
-      const { initialTxHash, token } = await sent(transferBySelfService(deps, { tagUid: request.body.tagUID, teamId: teamOf(request).id, recipient }))
+      const { initialTxHash, token } = await transferBySelfService(deps, { tagUid: request.body.tagUID, teamId: teamOf(request).id, recipient })
       return { initialTxHash, tokenRef: { chainId: token.chainId, contractAddress: token.contractAddress, tokenId: token.tokenId } }
     },
   })

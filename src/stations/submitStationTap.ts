@@ -2,6 +2,7 @@ import type { Chains } from '../chain/chains.js'
 import type { Config } from '../config.js'
 import type { StationRow } from '../db/stations.js'
 import type { Store } from '../db/store.js'
+import type { Tx } from '../db/tx.js'
 import type { FeedHub } from '../kiosk/feedHub.js'
 import { claimSummary } from '../claims/claimViews.js'
 import { giveClaimAddress } from '../claims/giveClaimAddress.js'
@@ -65,16 +66,24 @@ export async function submitStationTap(deps: SubmitStationTapDeps, station: TapS
   const row = station.id === null ? undefined : store.stations.get(station.id)
   if (row?.mode === 'closed') {
     // A closed station spends nothing: the chip's counter and a ref stay for an open one.
-    store.tx(() => store.stationEvents.append(row.id, 'tap', { state: 'closed', uid: tap.rfUid, ...reader }, now()))
-    deps.feed?.changed()
+    store.tx((tx) => {
+      tx.stationEvents.append(row.id, 'tap', { state: 'closed', uid: tap.rfUid, ...reader }, now())
+      tx.afterCommit(() => deps.feed?.changed())
+    })
     log.info({ ...context, uid: tap.rfUid, reason: 'station_closed' }, 'station tap refused')
     const message = 'This station is closed; staff can open it again'
     return { accepted: false, statusCode: 409, reason: 'station_closed', message, detail: `station ${row.id} is closed`, uid: null }
   }
-  // What the tap causes at a station with a row commits in the tap's own transaction (issue 18).
+  // What the tap causes at a station with a row commits in the tap's own transaction (issue 18),
+  // and its kiosks and the relayer hear of it only once that commits: a tap rolled back says nothing.
   const consequence = row
-    ? (accepted: { refId: string; chip: { uid: string }; counter: number | null }) =>
-        recordAcceptedTap(deps, row.id, { uid: accepted.chip.uid, counter: accepted.counter, refId: accepted.refId, ...reader })
+    ? (accepted: { refId: string; chip: { uid: string }; counter: number | null }, tx: Tx) => {
+        const caused = recordAcceptedTap(tx, deps, row.id, { uid: accepted.chip.uid, counter: accepted.counter, refId: accepted.refId, ...reader })
+        tx.afterCommit(() => deps.feed?.changed())
+        const { queuedOn } = caused
+        if (queuedOn !== null) tx.afterCommit(() => deps.relayer?.wake(queuedOn))
+        return caused
+      }
     : undefined
   let verified: VerifiedTap & { caused?: RecordedTap }
   try {
@@ -84,19 +93,19 @@ export async function submitStationTap(deps: SubmitStationTapDeps, station: TapS
     log.info({ ...context, uid: error.uid, reason: error.reason }, 'station tap refused')
     if (row) {
       const data = { state: refusedTapState(error.reason), uid: error.uid, reason: error.reason, detail: error.detail, ...reader }
-      store.tx(() => store.stationEvents.append(row.id, 'tap', data, now()))
-      deps.feed?.changed()
+      store.tx((tx) => {
+        tx.stationEvents.append(row.id, 'tap', data, now())
+        tx.afterCommit(() => deps.feed?.changed())
+      })
     }
     return { accepted: false, statusCode: error.statusCode, reason: error.reason, message: error.message, detail: error.detail, uid: error.uid }
   }
   log.info({ ...context, uid: verified.uid, counter: verified.counter, mode: verified.mode }, 'station tap accepted')
   const { refId, uid, counter, mode, authenticated, fileData, caused } = verified
   if (!caused) return { accepted: true, refId, uid, counter, mode, authenticated, fileData }
-  const { result, queuedOn, known, image } = caused
+  const { result, known, image } = caused
   if (image) deps.media?.prefetch(image.slice(image.lastIndexOf('/') + 1))
   if (known) await claimKnownAddress(deps, known)
-  deps.feed?.changed()
-  if (queuedOn !== null) deps.relayer?.wake(queuedOn)
   return { accepted: true, refId, uid, counter, mode, authenticated, fileData, ...(result ? { checkIn: result } : {}) }
 }
 
@@ -114,10 +123,11 @@ async function claimKnownAddress(deps: SubmitStationTapDeps, known: NonNullable<
     } catch (error) {
       if (!(error instanceof BaseError)) throw error
       const now = deps.now()
-      store.tx(() => {
-        const claim = store.claims.get(known.claimId)!
+      store.tx((tx) => {
+        const claim = tx.claims.get(known.claimId)!
         const detail = `the known address ${known.recipient} was refused: ${error.code}: ${error.message}`
-        store.stationEvents.append(claim.stationId, 'tap', { ...known.tapRow, state: 'product', detail, claim: claimSummary(store, claim, now) }, now)
+        tx.stationEvents.append(claim.stationId, 'tap', { ...known.tapRow, state: 'product', detail, claim: claimSummary(tx, claim, now) }, now)
+        tx.afterCommit(() => deps.feed?.changed())
       })
     }
   }

@@ -1,6 +1,7 @@
 import type { ChipRow } from '../db/chips.js'
 import type { RefSource } from '../db/refs.js'
 import type { Store } from '../db/store.js'
+import type { Tx } from '../db/tx.js'
 import { newPublicId } from '../ids.js'
 import { counterJump, ntag21xCounterDemand, type CounterJumpLimit } from './counterRules.js'
 import { TapRejectedError, type TapRejectReason } from './tapErrors.js'
@@ -33,9 +34,9 @@ export type RecordTapReturnType = { refId: string; teamId: number; chip: ChipRow
 /**
  * What an accepted tap causes (a station's check-in, claim, feed rows, a queued mint), written
  * inside the tap's own transaction: it commits with the tap or, if it throws, takes the tap's
- * counter, ref and log row with it. Runs only for an accepted tap.
+ * counter, ref and log row with it, and its after-commit effects. Runs only for an accepted tap.
  */
-export type TapConsequence<T> = (tap: RecordTapReturnType & { counter: number | null }) => T
+export type TapConsequence<T> = (tap: RecordTapReturnType & { counter: number | null }, tx: Tx) => T
 
 /**
  * Turns an accepted tap into a ref and writes the tap log, in one BEGIN
@@ -48,7 +49,7 @@ export type TapConsequence<T> = (tap: RecordTapReturnType & { counter: number | 
  * const { refId } = recordTap(store, { uid: '04DE5F1EACC040', source: 'operator', authenticated: false, now: Date.now() })
  */
 export function recordTap(store: Store, p: RecordTapParameters): RecordTapReturnType {
-  return unwrap(store.tx(() => tapTransaction(store, p)))
+  return unwrap(store.tx((tx) => tapTransaction(tx, p)))
 }
 
 /**
@@ -61,7 +62,7 @@ export async function recordTapBatched<T = undefined>(
   p: RecordTapParameters,
   consequence?: TapConsequence<T>,
 ): Promise<RecordTapReturnType & { caused?: T }> {
-  return unwrap(await store.batch(() => tapTransaction(store, p, consequence)))
+  return unwrap(await store.batch((tx) => tapTransaction(tx, p, consequence)))
 }
 
 type TapOutcome<T> = { ok: RecordTapReturnType & { caused?: T } } | { rejected: TapRejectedError }
@@ -73,12 +74,12 @@ function unwrap<T>(result: TapOutcome<T>): RecordTapReturnType & { caused?: T } 
 }
 
 /** The read-modify-write of a tap; runs inside a transaction (tx or batch). */
-function tapTransaction<T>(store: Store, p: RecordTapParameters, consequence?: TapConsequence<T>): TapOutcome<T> {
+function tapTransaction<T>(tx: Tx, p: RecordTapParameters, consequence?: TapConsequence<T>): TapOutcome<T> {
   const counter = p.counter ?? null
-  const chip = store.chips.get(p.uid)
+  const chip = tx.chips.get(p.uid)
   const log = { at: p.now, source: p.source, chipUid: p.uid, authenticated: p.authenticated, counter }
   const reject = (reason: TapRejectReason, detail: string) => {
-    store.tapLog.insert({ ...log, teamId: chip?.teamId ?? null, accepted: false, reason, refId: null, detail })
+    tx.tapLog.insert({ ...log, teamId: chip?.teamId ?? null, accepted: false, reason, refId: null, detail })
     return { rejected: new TapRejectedError(reason, detail, p.uid) }
   }
   if (!chip) return reject('unknown_chip', `no chip with UID ${p.uid} is registered`)
@@ -103,11 +104,11 @@ function tapTransaction<T>(store: Store, p: RecordTapParameters, consequence?: T
       return reject('counter_replay', `counter ${counter} is not above the last accepted counter ${chip.lastCounter}`)
     const jump = counterJump(counter, chip.lastCounter, p.counterJump ?? null)
     if (jump !== null) return reject('counter_jump', jump)
-    if (!store.chips.advanceCounter(chip.uid, counter))
+    if (!tx.chips.advanceCounter(chip.uid, counter))
       return reject('counter_replay', `counter ${counter} is not above the last accepted counter ${chip.lastCounter}`)
   }
   const refId = newPublicId()
-  store.refs.insert({
+  tx.refs.insert({
     id: refId,
     chipUid: chip.uid,
     teamId: chip.teamId,
@@ -117,7 +118,7 @@ function tapTransaction<T>(store: Store, p: RecordTapParameters, consequence?: T
     counter,
     now: p.now,
   })
-  store.tapLog.insert({ ...log, teamId: chip.teamId, accepted: true, reason: 'accepted', refId, detail: p.detail ?? null })
+  tx.tapLog.insert({ ...log, teamId: chip.teamId, accepted: true, reason: 'accepted', refId, detail: p.detail ?? null })
   const ok = { refId, teamId: chip.teamId, chip }
-  return { ok: consequence ? { ...ok, caused: consequence({ ...ok, counter }) } : ok }
+  return { ok: consequence ? { ...ok, caused: consequence({ ...ok, counter }, tx) } : ok }
 }

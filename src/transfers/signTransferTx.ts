@@ -3,7 +3,7 @@ import type { ChainSigner } from '../chain/chainKeys.js'
 import { signClaim } from '../chain/claimSignature.js'
 import { GAS, transferData, type TransferMethod } from '../chain/contractCalls.js'
 import type { Config } from '../config.js'
-import type { Store } from '../db/store.js'
+import type { Tx } from '../db/tx.js'
 import type { TokenRow } from '../db/tokens.js'
 import { type QueuedTx, queueTx } from '../relayer/queueTx.js'
 
@@ -22,17 +22,17 @@ export type SignTransferTxParameters = {
  * nonce comes from a local counter, so transfers of one token queued while the
  * RPC is down (or back to back) each get the next one: they land in relayer
  * nonce order, which is the order they were queued in. Runs inside the
- * caller's store.tx.
+ * caller's transaction (`tx`).
  */
-export function signTransferTx(store: Store, chain: ChainSigner, p: SignTransferTxParameters): QueuedTx {
+export function signTransferTx(tx: Tx, chain: ChainSigner, p: SignTransferTxParameters): QueuedTx {
   const contract = p.token.contractAddress as Address
-  const nonce = store.chainTxs.allocateTokenNonce(chain.chainId, contract, p.token.tokenId)
-  const head = store.chainTxs.getHead(chain.chainId)?.blockNumber ?? 0
+  const nonce = tx.chainTxs.allocateTokenNonce(chain.chainId, contract, p.token.tokenId)
+  const head = tx.chainTxs.getHead(chain.chainId)?.blockNumber ?? 0
   // Far in the future: a queued transfer must survive an outage. It is bound to recipient and the token's nonce, so it can only ever do this move.
   const blockExpiry = BigInt(head + p.config.chain.relayedSignatureBlocks)
   const tokenId = BigInt(p.token.tokenId)
   const signature = signClaim(chain.signer.key, { blockExpiry, recipient: p.recipient, tokenId, contract, chainId: BigInt(chain.chainId), nonce: BigInt(nonce) })
-  return queueTx(store, chain, {
+  return queueTx(tx, chain, {
     kind: 'transfer',
     to: contract,
     data: transferData(p.method, { signature, blockExpiry, recipient: p.recipient, tokenId }),

@@ -2,7 +2,7 @@ import type { Address } from 'viem'
 import { phygitalTokenAbi } from '../../contracts/artifacts/PhygitalToken.js'
 import type { ChainDeps } from '../chain/chainDeps.js'
 import { ChainUnreachableError, ContractRevertError, RpcError } from '../chain/rpc.js'
-import type { Store } from '../db/store.js'
+import type { Tx } from '../db/tx.js'
 import type { TokenRow } from '../db/tokens.js'
 
 /*
@@ -37,15 +37,15 @@ export async function readTokenNonce(deps: Pick<ChainDeps, 'chains'>, token: Tok
 }
 
 /**
- * Inside the caller's store.tx: the moves the chain shows beyond our own landed transfers are
+ * Inside the caller's transaction (`tx`): the moves the chain shows beyond our own landed transfers are
  * moves made outside the gateway, and count as moves of the token. Only a quiet read counts: while
  * a transfer of ours is on its way, the chain may already show it and the outbox not yet (a move
  * would be counted twice), so the read waits for the next request.
  * @returns the token's moves now
  */
-export function noteChainNonce(store: Store, token: Pick<TokenRow, 'id' | 'moves'>, chainNonce: bigint): number {
-  if (store.transfers.countPendingOfToken(token.id) > 0) return token.moves
-  return store.tokens.noteOutsideMoves(token.id, Number(chainNonce) - store.transfers.countLandedOfToken(token.id))
+export function noteChainNonce(tx: Tx, token: Pick<TokenRow, 'id' | 'moves'>, chainNonce: bigint): number {
+  if (tx.transfers.countPendingOfToken(token.id) > 0) return token.moves
+  return tx.tokens.noteOutsideMoves(token.id, Number(chainNonce) - tx.transfers.countLandedOfToken(token.id))
 }
 
 /**
@@ -56,8 +56,8 @@ export function noteChainNonce(store: Store, token: Pick<TokenRow, 'id' | 'moves
 export async function refreshTokenMoves(deps: Pick<ChainDeps, 'chains' | 'store'>, token: TokenRow): Promise<void> {
   const nonce = await readTokenNonce(deps, token)
   if (nonce === null) return
-  deps.store.tx(() => {
-    const fresh = deps.store.tokens.get(token.id)
-    if (fresh) noteChainNonce(deps.store, fresh, nonce)
+  deps.store.tx((tx) => {
+    const fresh = tx.tokens.get(token.id)
+    if (fresh) noteChainNonce(tx, fresh, nonce)
   })
 }

@@ -40,7 +40,7 @@ async function sign(deps: ChainDeps, chain: Chain, token: TokenRow, recipient: A
     ]),
   )
   // The read also tells whether the token moved outside the gateway (a pull with an earlier signature).
-  deps.store.tx(() => noteChainNonce(deps.store, deps.store.tokens.get(token.id) ?? token, onChainNonce))
+  deps.store.tx((tx) => noteChainNonce(tx, tx.tokens.get(token.id) ?? token, onChainNonce))
   const nonce = onChainNonce + BigInt(deps.store.transfers.countPendingOfToken(token.id))
   const blockExpiry = head + BigInt(deps.config.chain.signatureBlocks)
   const signature = signClaim(chain.signer.key, { blockExpiry, recipient, tokenId, contract, chainId: BigInt(chain.chainId), nonce })

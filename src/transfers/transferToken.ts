@@ -3,6 +3,7 @@ import type { ChainDeps } from '../chain/chainDeps.js'
 import { checkRecipientCanReceive } from '../chain/recipientCheck.js'
 import type { TokenKey, TokenRow } from '../db/tokens.js'
 import type { TransferRow } from '../db/transfers.js'
+import type { Tx } from '../db/tx.js'
 import { ConflictError, NotFoundError } from '../errors.js'
 import { checkTokenOtp, spendTokenOtp } from '../otps/tokenOtp.js'
 import { findToken } from '../phygitals/findTeamToken.js'
@@ -12,8 +13,8 @@ import { refreshTokenMoves } from './tokenMoves.js'
 
 export type AcceptedTransfer = { initialTxHash: string; token: TokenRow; txId: number; transferId: number; recipient: Address }
 
-/** Runs inside the transfer's transaction, after it is recorded: what else must commit with it (a kiosk claim's step). */
-export type OnAccepted = (accepted: AcceptedTransfer) => void
+/** Runs inside the transfer's transaction, after it is recorded, with its handle: what else must commit with it (a kiosk claim's step, its feed notification). */
+export type OnAccepted = (accepted: AcceptedTransfer, tx: Tx) => void
 
 /**
  * Accepts a transfer: the 2-tap gate, the relayed mintNFT/claimNFT and the
@@ -27,12 +28,12 @@ function accept(
 ): AcceptedTransfer {
   const { store, config } = deps
   const now = deps.now()
-  return store.tx(() => {
+  return store.tx((tx) => {
     const { token, otpCode = null } = p.token()
     const chain = deps.chains.signer(token.chainId)
     const registration = useClaimRegistration(store, token, p.recipient, now)
     const method = token.minted ? 'claimNFT' : 'mintNFT'
-    const tx = signTransferTx(store, chain, { token, recipient: p.recipient, method, now, config })
+    const signed = signTransferTx(tx, chain, { token, recipient: p.recipient, method, now, config })
     const transferId = store.transfers.insert({
       tokenId: token.id,
       teamId: token.teamId,
@@ -41,15 +42,16 @@ function accept(
       via: p.via,
       otpCode,
       claimRegistrationId: registration?.id ?? null,
-      chainTxId: tx.id,
+      chainTxId: signed.id,
       createdAt: now,
     })
     store.tokens.setMinted(token.id, true)
     const moves = store.tokens.addMove(token.id)
     // Given back (its transfer given up, src/relayer/recoverTransfer.ts), this OTP works again until the token's next move.
     if (otpCode !== null) store.otps.bindToMoves(otpCode, moves)
-    const accepted = { initialTxHash: tx.hash, token, txId: tx.id, transferId, recipient: p.recipient }
-    p.onAccepted?.(accepted)
+    const accepted = { initialTxHash: signed.hash, token, txId: signed.id, transferId, recipient: p.recipient }
+    p.onAccepted?.(accepted, tx)
+    tx.afterCommit(() => deps.relayer?.wake(token.chainId))
     return accepted
   })
 }

@@ -77,9 +77,9 @@ async function peer(): Promise<Peer> {
 /** `n` plain calls queued in the outbox through `store` (as a request on that gateway would). */
 function queue(store: Store, chains: Chains, n: number): number[] {
   const chain = chains.get(CHAIN)!
-  return store.tx(() =>
+  return store.tx((tx) =>
     Array.from({ length: n }, () =>
-      queueTx(store, chain, { kind: 'metadata_refresh', to: OTHER, data: '0x', gas: 21_000n, now: Date.now(), fallbackMaxFeeGwei: 50 }).id,
+      queueTx(tx, chain, { kind: 'metadata_refresh', to: OTHER, data: '0x', gas: 21_000n, now: Date.now(), fallbackMaxFeeGwei: 50 }).id,
     ),
   )
 }

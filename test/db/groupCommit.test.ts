@@ -2,7 +2,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import Database from 'better-sqlite3'
 import { afterEach, beforeEach, expect, test } from 'vitest'
-import { createGroupCommit } from '../../src/db/groupCommit.js'
+import { createStore } from '../../src/db/store.js'
 import { openDatabase, type Db } from '../../src/db/openDatabase.js'
 import { makeTempDir } from '../helpers/gateway.js'
 
@@ -22,7 +22,7 @@ const insert = (v: string) => () => db.prepare('INSERT INTO t (v) VALUES (?)').r
 const values = () => db.prepare<[], { v: string }>('SELECT v FROM t ORDER BY v').all().map((r) => r.v)
 
 test('jobs of one event-loop turn share one transaction; a failing job rolls back only itself', async () => {
-  const batch = createGroupCommit(db)
+  const batch = createStore(db).batch
   let sawOther = false
   let inTransaction = false
   const results = await Promise.allSettled([
@@ -46,7 +46,7 @@ test('jobs of one event-loop turn share one transaction; a failing job rolls bac
 })
 
 test('results arrive only after COMMIT: another connection already sees the write', async () => {
-  const batch = createGroupCommit(db)
+  const batch = createStore(db).batch
   const other = new Database(path.join(dir, 'tapgate.sqlite'), { readonly: true })
   try {
     await batch(insert('x'))
@@ -57,7 +57,7 @@ test('results arrive only after COMMIT: another connection already sees the writ
 })
 
 test('when the write lock cannot be had, every job of the batch fails and nothing is written', async () => {
-  const batch = createGroupCommit(db)
+  const batch = createStore(db).batch
   const other = new Database(path.join(dir, 'tapgate.sqlite'))
   other.exec('BEGIN IMMEDIATE')
   try {

@@ -1,6 +1,7 @@
+import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, test } from 'vitest'
 import { createTestGateway, type TestGateway } from '../helpers/gateway.js'
-import { seedCheckInTeam, stationTap, tapUrl, UIDS } from './kioskFixture.js'
+import { type KioskClient, openKiosk, seedCheckInTeam, stationTap, tapUrl, UIDS } from './kioskFixture.js'
 
 // Issue 18, "a tap and what it causes commit together": the verified tap (counter, ref, tap log)
 // and its check-in (check_ins, the mint's outbox row and nonce, guestbook_mints, feed rows) are one
@@ -9,7 +10,11 @@ import { seedCheckInTeam, stationTap, tapUrl, UIDS } from './kioskFixture.js'
 // the tap must roll back with it, so the station's retry of the same URL is not a replay.
 
 let gw: TestGateway
-afterEach(async () => gw?.close())
+const clients: KioskClient[] = []
+afterEach(async () => {
+  for (const c of clients.splice(0)) c.ws.terminate()
+  await gw?.close()
+})
 
 const count = (sql: string) => (gw.store.db.prepare(sql).get() as { n: number }).n
 const OTHER_WALLET = '0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC'
@@ -71,5 +76,35 @@ describe('a tap and its check-in commit together', () => {
     expect(gw.store.db.prepare('SELECT recipient FROM guestbook_mints').all()).toEqual([{ recipient: OTHER_WALLET }])
     expect(mints()).toEqual([{ nonce: before.next }])
     expect(gw.store.chainTxs.peekNonce(31337, before.sender)).toBe(before.next + 1)
+  })
+
+  test("a tap that rolled back with its check-in announces nothing: no feed notification, the door's kiosk gets no message; the retry's commit does", async () => {
+    gw = await createTestGateway()
+    await gw.app.listen({ host: '127.0.0.1', port: 0 })
+    const s = seedCheckInTeam(gw)
+    const page = await openKiosk(`http://127.0.0.1:${(gw.app.server.address() as AddressInfo).port}`, { token: s.kiosk })
+    clients.push(page)
+    await page.waitFor((m) => m.type === 'welcome')
+    // The real hub, counted: the after-commit notification is the kiosk's push.
+    const feed = gw.app.services.feed
+    const notify = feed.changed.bind(feed)
+    let notified = 0
+    feed.changed = () => {
+      notified++
+      notify()
+    }
+    failCheckInsOf(UIDS[0]!)
+    const url = tapUrl(UIDS[0]!, 1)
+    expect((await stationTap(gw, s.door.token, UIDS[0]!, 1, { url })).status).toBe(500)
+    // Longer than the hub's poll: a row written and rolled back must not reach the kiosk that way either.
+    await new Promise((resolve) => setTimeout(resolve, 700))
+    expect(notified).toBe(0)
+    expect(page.events()).toEqual([])
+
+    gw.store.db.exec('DROP TRIGGER fail_check_in')
+    expect((await stationTap(gw, s.door.token, UIDS[0]!, 1, { url })).status).toBe(200)
+    expect(notified).toBe(1)
+    const tap = await page.waitFor((m) => m.type === 'event' && m.event.kind === 'tap')
+    expect(tap).toMatchObject({ event: { data: { state: 'accepted' } }, counts: { event: 1, station: 1 } })
   })
 })
