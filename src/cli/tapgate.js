@@ -76,7 +76,8 @@ async function bundle(dir) {
       target: 'node20',
       plugins: [externalPackages],
       outdir: tmp,
-      // Linked, not inline: a chunk's map is read only when a stack trace needs it.
+      // Linked, not inline: the maps stay out of the chunks Node parses at every start, and are
+      // read only under --enable-source-maps.
       sourcemap: 'linked',
       logLevel: 'silent',
     })
@@ -105,7 +106,16 @@ function pruneOlderBundles(keep) {
 async function bundledEntry() {
   const dir = path.join(cacheRoot, fingerprint())
   const entry = path.join(dir, 'main.js')
-  if (fs.existsSync(entry)) return entry
+  if (fs.existsSync(entry)) {
+    // Marks it used, so pruneOlderBundles keeps what a running gateway may still import from.
+    try {
+      const now = new Date()
+      fs.utimesSync(dir, now, now)
+    } catch {
+      // A read-only install: its bundle is never pruned by this process either.
+    }
+    return entry
+  }
   await bundle(dir)
   return entry
 }
