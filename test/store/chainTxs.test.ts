@@ -22,7 +22,7 @@ const queuedRow = (id: number, t: ChainTxInsert): ChainTxRow => ({
   sentAt: null, minedAt: null, lastError: null,
 })
 
-describeStores('chainTxs', ({ store, backend }) => {
+describeStores('chainTxs', ({ store }) => {
   it('inserts an outbox row with its first attempt and reads it back whole', async () => {
     const s = store()
     const t = outboxRow(0, { toAddress: null, kind: 'deploy_phygital' })
@@ -207,6 +207,5 @@ describeStores('chainTxs', ({ store, backend }) => {
       Array.from({ length: racers }, () => s.tx((tx) => tx.chainTxs.allocateTokenNonce(CHAIN, '0xc0', '7', 0), readCommitted)),
     )
     expect([...got].sort((a, b) => a - b)).toEqual(Array.from({ length: racers }, (_, k) => k))
-    void backend
   })
 })
