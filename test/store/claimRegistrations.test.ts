@@ -1,19 +1,14 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { expect, it } from 'vitest'
 import { describeStores } from '../helpers/stores.js'
+import { insertTeam, insertToken } from './seedRows.js'
 
 const RACERS = 20
 const ALICE = '0x00000000000000000000000000000000000a11ce'
 const BOB = '0x0000000000000000000000000000000000000b0b'
 
 describeStores('claimRegistrations', ({ store }) => {
-  const seedToken = async () => {
-    const teamId = await store().teams.insert({ name: 'Team', redirectUrl: null, now: 1 })
-    return store().tokens.insert({
-      teamId, chainId: 31337, contractAddress: '0x00000000000000000000000000000000000000c0', tokenId: '1', metadata: null,
-      twoTapClaim: true, claimDelaySeconds: 10, claimWindowSeconds: 100, now: 1,
-    })
-  }
+  const seedToken = async () => insertToken(store(), await insertTeam(store(), []))
   const register = (tokenId: number, recipient: string, createdAt: number) =>
     store().claimRegistrations.insert({ tokenId, recipient, createdAt, allowedAt: createdAt + 10, expiresAt: createdAt + 100 })
 

@@ -1,7 +1,7 @@
 import { expect, it } from 'vitest'
 import type { ClaimRow, ClaimVia } from '../../src/db/claims.js'
 import { describeStores } from '../helpers/stores.js'
-import { insertChainTx, insertOtp, insertStation } from './seedRows.js'
+import { insertChainTx, insertOtp, insertStation, insertTeam, insertToken } from './seedRows.js'
 
 const RACERS = 20
 const ALICE = '0x00000000000000000000000000000000000a11ce'
@@ -9,12 +9,8 @@ const CHIP = '04D1000000000A'
 
 describeStores('claims', ({ store }) => {
   const seed = async () => {
-    const teamId = await store().teams.insert({ name: 'Team', redirectUrl: null, now: 1 })
-    await store().chips.insert({ uid: CHIP, teamId, groupId: null, kind: 'ntag424', redirectUrl: null, now: 1 })
-    const tokenId = await store().tokens.insert({
-      teamId, chainId: 31337, contractAddress: '0x00000000000000000000000000000000000000c0', tokenId: '1', metadata: null,
-      twoTapClaim: false, claimDelaySeconds: 0, claimWindowSeconds: 0, now: 1,
-    })
+    const teamId = await insertTeam(store(), [CHIP])
+    const tokenId = await insertToken(store(), teamId)
     const contractId = await store().guestbook.insertContract({ teamId, name: 'Book', symbol: 'GB', chainId: 31337, address: '0x00000000000000000000000000000000000000d2', now: 1 })
     const eventId = await store().guestbook.insertEvent({ teamId, contractId, name: 'Day', tokenId: '1', metadata: '{}', now: 1 })
     const stationId = await insertStation(store(), teamId)

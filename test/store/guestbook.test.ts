@@ -1,6 +1,6 @@
 import { expect, it } from 'vitest'
 import { describeStores } from '../helpers/stores.js'
-import { insertChainTx } from './seedRows.js'
+import { insertChainTx, insertTeam } from './seedRows.js'
 
 const RACERS = 20
 const PLANNED = '0x00000000000000000000000000000000000000d1'
@@ -8,11 +8,7 @@ const DEPLOYED = '0x00000000000000000000000000000000000000d2'
 const CHIP = '04B1000000000A'
 
 describeStores('guestbook', ({ store }) => {
-  const seedTeam = async () => {
-    const teamId = await store().teams.insert({ name: 'Team', redirectUrl: null, now: 1 })
-    await store().chips.insert({ uid: CHIP, teamId, groupId: null, kind: 'ntag424', redirectUrl: null, now: 1 })
-    return teamId
-  }
+  const seedTeam = () => insertTeam(store(), [CHIP])
   const seedPending = async (teamId: number) => {
     const deployTxId = await insertChainTx(store())
     const id = await store().guestbook.insertContract({ teamId, name: 'Book', symbol: 'GB', chainId: 31337, address: null, now: 10, plannedAddress: PLANNED, deployTxId })

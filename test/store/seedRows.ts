@@ -48,3 +48,18 @@ export async function insertOtp(store: Store, { code, teamId, chipUid }: { code:
   await insertRow(store, 'otps', { code, team_id: teamId, ref_id: `ref-${code}`, chip_uid: chipUid, type: 'PHYGITAL_CLAIM', created_at: 1, expires_at: 10_000 }, 'code')
   return code
 }
+
+/** A team with its chips (14 hex digits each). @returns the team's id */
+export async function insertTeam(store: Store, chipUids: string[]): Promise<number> {
+  const teamId = await store.teams.insert({ name: 'Team', redirectUrl: null, now: 1 })
+  for (const uid of chipUids) await store.chips.insert({ uid, teamId, groupId: null, kind: 'ntag424', redirectUrl: null, now: 1 })
+  return teamId
+}
+
+/** A one-tap token of the test contract. @returns its row id */
+export function insertToken(store: Store, teamId: number, tokenId = '1'): Promise<number> {
+  return store.tokens.insert({
+    teamId, chainId: 31337, contractAddress: '0x00000000000000000000000000000000000000c0', tokenId, metadata: null,
+    twoTapClaim: false, claimDelaySeconds: 0, claimWindowSeconds: 0, now: 1,
+  })
+}

@@ -1,6 +1,7 @@
 import { expect, it } from 'vitest'
 import type { TokenWrite } from '../../src/db/tokens.js'
 import { describeStores } from '../helpers/stores.js'
+import { insertTeam } from './seedRows.js'
 
 const RACERS = 20
 const key = { chainId: 31337, contractAddress: '0x00000000000000000000000000000000000000c0', tokenId: '7' }
@@ -9,12 +10,7 @@ const write = (teamId: number, over: Partial<TokenWrite> = {}): TokenWrite => ({
 })
 
 describeStores('tokens', ({ store }) => {
-  const seed = async () => {
-    const s = store()
-    const teamId = await s.teams.insert({ name: 'Team', redirectUrl: null, now: 1 })
-    for (const uid of ['04A1000000000A', '04A2000000000A', '04A3000000000A']) await s.chips.insert({ uid, teamId, groupId: null, kind: 'ntag424', redirectUrl: null, now: 1 })
-    return teamId
-  }
+  const seed = () => insertTeam(store(), ['04A1000000000A', '04A2000000000A', '04A3000000000A'])
 
   it('inserts a token and finds it by id, key and chip with 0/1 flags and numbers', async () => {
     const teamId = await seed()

@@ -2,7 +2,7 @@ import { expect, it } from 'vitest'
 import { isUniqueViolation } from '../../src/db/storeErrors.js'
 import type { TransferRow } from '../../src/db/transfers.js'
 import { describeStores } from '../helpers/stores.js'
-import { insertChainTx } from './seedRows.js'
+import { insertChainTx, insertTeam, insertToken } from './seedRows.js'
 
 const RACERS = 20
 const ALICE = '0x00000000000000000000000000000000000a11ce'
@@ -10,11 +10,9 @@ const CHIP = '04C1000000000A'
 
 describeStores('transfers', ({ store }) => {
   const seed = async () => {
-    const teamId = await store().teams.insert({ name: 'Team', redirectUrl: null, now: 1 })
-    await store().chips.insert({ uid: CHIP, teamId, groupId: null, kind: 'ntag424', redirectUrl: null, now: 1 })
-    const token = { teamId, chainId: 31337, contractAddress: '0x00000000000000000000000000000000000000c0', metadata: null, twoTapClaim: false, claimDelaySeconds: 0, claimWindowSeconds: 0, now: 1 }
-    const tokenId = await store().tokens.insert({ ...token, tokenId: '1' })
-    const otherTokenId = await store().tokens.insert({ ...token, tokenId: '2' })
+    const teamId = await insertTeam(store(), [CHIP])
+    const tokenId = await insertToken(store(), teamId, '1')
+    const otherTokenId = await insertToken(store(), teamId, '2')
     const contractId = await store().guestbook.insertContract({ teamId, name: 'Book', symbol: 'GB', chainId: 31337, address: '0x00000000000000000000000000000000000000d2', now: 1 })
     const eventId = await store().guestbook.insertEvent({ teamId, contractId, name: 'Day', tokenId: '1', metadata: '{}', now: 1 })
     return { teamId, tokenId, otherTokenId, eventId }
