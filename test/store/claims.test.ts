@@ -1,5 +1,6 @@
 import { expect, it } from 'vitest'
 import type { ClaimRow, ClaimVia } from '../../src/db/claims.js'
+import { isUniqueViolation } from '../../src/db/storeErrors.js'
 import { describeStores } from '../helpers/stores.js'
 import { insertChainTx, insertOtp, insertStation, insertTeam, insertToken } from './seedRows.js'
 
@@ -42,6 +43,17 @@ describeStores('claims', ({ store }) => {
     expect(await store().claims.markOpened(id, 'phone-a', 150)).toBe(true)
     expect(await store().claims.setLink(id, 'link-3')).toBe(false)
     expect(await store().claims.findByLink('link-2')).toEqual({ ...openRow(s, id), linkHash: 'link-2', step: 'opened', phoneHash: 'phone-a', openedAt: 150 })
+  })
+
+  it('refuses a link already given to another claim, as a unique violation', async () => {
+    const s = await seed()
+    const first = await tokenClaim(s)
+    const second = await tokenClaim(s)
+    await store().claims.setLink(first, 'link')
+    const refused = await store().claims.setLink(second, 'link').then(() => null, (error: unknown) => error)
+    expect(isUniqueViolation(refused)).toBe(true)
+    expect((await store().claims.findByLink('link'))?.id).toBe(first)
+    expect((await store().claims.get(second))?.linkHash).toBeNull()
   })
 
   it('lets only the phone that opened a link, or the kiosk while open, claim it', async () => {
