@@ -47,7 +47,7 @@ async function seed(dir: string): Promise<{ refs: string[]; otps: string[] }> {
   const store = openStore({ dataDir: dir })
   try {
     const now = Date.now()
-    importData(
+    await importData(
       store,
       parseImportFile({
         teams: [
@@ -68,26 +68,30 @@ async function seed(dir: string): Promise<{ refs: string[]; otps: string[] }> {
                   image: 'https://example.com/bench.png',
                   attributes: [{ trait_type: 'Size', value: 'M' }],
                   media_gallery: [],
+                      },
+                    },
+                  ],
                 },
-              },
-            ],
-          },
         ],
       }),
       { config, now, secret: loadGatewaySecret({ dataDir: dir }) },
     )
-    const teamId = store.teams.getByName('Bench')!.id
+    const teamId = (await store.teams.getByName('Bench'))!.id
     // The write path's refs go straight in through the refs repository: one transaction, no tap log.
-    const refs = store.tx(() =>
-      Array.from({ length: REF_POOL }, () => {
+    const refs = await store.tx(async (tx) => {
+      const ids: string[] = []
+      for (let i = 0; i < REF_POOL; i++) {
         const id = newPublicId()
-        store.refs.insert({ id, chipUid: CHIP, teamId, source: 'operator', authenticated: false, linksModule: false, counter: null, now })
-        return id
-      }),
-    )
-    const otpRefs = store.tx(() =>
-      Array.from({ length: OTP_POOL }, () => recordTap(store, { uid: CHIP, source: 'operator', authenticated: false, now }).refId),
-    )
+        await tx.refs.insert({ id, chipUid: CHIP, teamId, source: 'operator', authenticated: false, linksModule: false, counter: null, now })
+        ids.push(id)
+      }
+      return ids
+    })
+    const otpRefs = await store.tx(async (tx) => {
+      const ids: string[] = []
+      for (let i = 0; i < OTP_POOL; i++) ids.push((await recordTap(tx, { uid: CHIP, source: 'operator', authenticated: false, now })).refId)
+      return ids
+    })
     // OTPs to read: issued the real way, by the first query of a ref. A day's lifetime outlasts any run.
     const otps = await Promise.all(
       otpRefs.map(async (refId) => {
@@ -99,7 +103,7 @@ async function seed(dir: string): Promise<{ refs: string[]; otps: string[] }> {
     )
     return { refs, otps }
   } finally {
-    store.close()
+    await store.close()
   }
 }
 

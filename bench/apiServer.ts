@@ -52,7 +52,7 @@ const stop = async () => {
   if (closing) return
   closing = true
   await Promise.all([gateway.close(), bare.close()])
-  store.close()
+  await store.close()
   process.exit(0)
 }
 process.once('SIGTERM', () => void stop())

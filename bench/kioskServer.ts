@@ -57,17 +57,17 @@ const seed = JSON.parse(fs.readFileSync(path.join(root, 'fixtures/taps/seed.json
 const config = ConfigSchema.parse({ dataDir: dir, demo: false, logLevel: 'silent', chain: { embedded: false }, station: { enabled: true } })
 const store = openStore({ dataDir: dir })
 const secret = loadGatewaySecret({ dataDir: dir, secretHex: config.secret })
-const { teams } = importData(store, parseImportFile(seed), { config, now: Date.now(), secret })
+const { teams } = await importData(store, parseImportFile(seed), { config, now: Date.now(), secret })
 const teamId = teams[0]!.id
-const { stationId, token: stationToken } = store.tx(() => createStation(store, { teamId, name: 'bench door', now: Date.now() }))
-const stationKioskToken = createKioskToken(store, { stationId, now: Date.now() }).token
+const { stationId, token: stationToken } = await store.tx((tx) => createStation(tx, { teamId, name: 'bench door', now: Date.now() }))
+const stationKioskToken = (await createKioskToken(store, { stationId, now: Date.now() })).token
 
 const app = await buildApp({ config, store })
 const acceptedAt = new Map<number, number>()
 const { feed } = app.services
 const changed = feed.changed.bind(feed)
-feed.changed = () => {
-  acceptedAt.set(store.stationEvents.maxId(), at())
+feed.changed = async () => {
+  acceptedAt.set(await store.stationEvents.maxId(), at())
   changed()
 }
 await app.listen({ host: '127.0.0.1', port: 0 })
@@ -77,7 +77,7 @@ const port = (app.server.address() as { port: number }).port
 const reader = createVirtualReader<VirtualNtag424>('Virtual NTAG 424 reader')
 const inProcess = await startInProcessStation({ app, store, config, openReaders: async () => new OneReader(reader) })
 if (!inProcess) throw new Error('the in-process station did not start')
-const inProcessKioskToken = createKioskToken(store, { stationId: inProcess.stationId, now: Date.now() }).token
+const inProcessKioskToken = (await createKioskToken(store, { stationId: inProcess.stationId, now: Date.now() })).token
 const aes = seed.teams[0].chipProfiles.find((p) => p.mode === 'aes')!
 const chip = new VirtualNtag424({ uid: '04A1B2C3D4E502', metaKey: aes.metaKey, fileKey: aes.fileKey })
 
@@ -98,7 +98,7 @@ process.on('message', (message: { type: string }) => {
 const stop = async () => {
   await inProcess.close()
   await app.close()
-  store.close()
+  await store.close()
   process.exit(0)
 }
 process.once('SIGTERM', () => void stop())

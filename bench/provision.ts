@@ -107,9 +107,9 @@ async function main(): Promise<void> {
   onCleanup('close the store', () => store.close())
   const secret = crypto.randomBytes(32)
   const now = Date.now()
-  const teamId = store.teams.insert({ name: 'Bench', redirectUrl: null, now })
-  upsertChipProfile(store, secret, { teamId, name: 'bench', keyScheme: SCHEME, mode: LRP ? 'lrp' : 'aes', ...profileKeysFor(SCHEME), now })
-  const profile = store.chipProfiles.getByName(teamId, 'bench')!
+  const teamId = await store.teams.insert({ name: 'Bench', redirectUrl: null, now })
+  await upsertChipProfile(store, secret, { teamId, name: 'bench', keyScheme: SCHEME, mode: LRP ? 'lrp' : 'aes', ...profileKeysFor(SCHEME), now })
+  const profile = (await store.chipProfiles.getByName(teamId, 'bench'))!
 
   const pcscd: PcscdProcess = await usePcscd()
   onCleanup('stop pcscd', () => pcscd.stop())

@@ -46,7 +46,7 @@ import { fileURLToPath } from 'node:url'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../src/app.js'
 import { ConfigSchema } from '../src/config.js'
-import { openStore, type Store } from '../src/db/store.js'
+import { openStore, type SqliteStore } from '../src/db/store.js'
 import { importData, parseImportFile } from '../src/importer/importData.js'
 import { loadGatewaySecret } from '../src/keys/gatewaySecret.js'
 import { FixtureReader, FixtureReaderSource } from '../station/fixtures/fixtureReader.js'
@@ -126,7 +126,7 @@ function printTable(rows: string[][], { note = false } = {}): void {
 
 // ---------------------------------------------------------------- gateway in process
 
-type BenchGateway = { app: FastifyInstance; store: Store; teamId: number; sink: TapSink; dataDir: string; close: () => Promise<void> }
+type BenchGateway = { app: FastifyInstance; store: SqliteStore; teamId: number; sink: TapSink; dataDir: string; close: () => Promise<void> }
 
 /** Discards pino's lines (they are still formatted: that is part of a tap's work in a real gateway). */
 const devNull = () =>
@@ -142,14 +142,14 @@ const devNull = () =>
  */
 async function openGateway(extraChips: Seed['teams'][0]['chips'] = [], { backgroundCheckpoints = true } = {}): Promise<BenchGateway> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tapgate-bench-station-'))
-  let store: Store | undefined
+  let store: SqliteStore | undefined
   let app: FastifyInstance | undefined
   let closed = false
   const close = async () => {
     if (closed) return
     closed = true
     await app?.close()
-    store?.close()
+    await store?.close()
     fs.rmSync(dataDir, { recursive: true, force: true })
   }
   onCleanup(`closing the gateway on ${dataDir}`, close)
@@ -159,7 +159,7 @@ async function openGateway(extraChips: Seed['teams'][0]['chips'] = [], { backgro
   const secret = loadGatewaySecret({ dataDir, secretHex: config.secret })
   const doc = structuredClone(seed)
   doc.teams[0].chips.push(...extraChips)
-  const summary = importData(store, parseImportFile(doc), { config, now: Date.now(), secret })
+  const summary = await importData(store, parseImportFile(doc), { config, now: Date.now(), secret })
   app = await buildApp({ config, store, logStream: devNull() })
   await app.ready()
   const { keyring, now } = app.services

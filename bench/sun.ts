@@ -181,18 +181,18 @@ async function seedTaps(dir: string): Promise<string[]> {
   try {
     const secret = loadGatewaySecret({ dataDir: dir })
     const uids = Array.from({ length: TAP_CHIPS }, (_, i) => `04B0${i.toString(16).toUpperCase().padStart(10, "0")}`)
-    const { teams } = importData(store, parseImportFile({ teams: [{ name: 'Bench', chips: uids.map((uid) => ({ uid })) }] }), { config, now: Date.now(), secret })
+    const { teams } = await importData(store, parseImportFile({ teams: [{ name: 'Bench', chips: uids.map((uid) => ({ uid })) }] }), { config, now: Date.now(), secret })
     const teamId = teams[0]!.id
     const metaKey = randomBytes(16).toString('hex')
     const fileKey = randomBytes(16).toString('hex')
-    upsertChipProfile(store, secret, { teamId, name: 'bench', mode: 'aes', keyScheme: 'static', metaKey, fileKey, now: Date.now() })
-    for (const uid of uids) setChipVerification(store, secret, { uid, teamId, profileName: 'bench' })
+    await upsertChipProfile(store, secret, { teamId, name: 'bench', mode: 'aes', keyScheme: 'static', metaKey, fileKey, now: Date.now() })
+    for (const uid of uids) await setChipVerification(store, secret, { uid, teamId, profileName: 'bench' })
     return Array.from({ length: TAP_URLS }, (_, i) => {
       const m = generateSunMessage({ metaKey, fileKey, uid: uids[i % TAP_CHIPS]!, counter: Math.floor(i / TAP_CHIPS) + 1 })
       return `/tap?e=${m.piccData}&c=${m.sdmmac}`
     })
   } finally {
-    store.close()
+    await store.close()
   }
 }
 

@@ -82,13 +82,16 @@ export async function buildApp({ config, store, logStream, logger, now = Date.no
   app.setValidatorCompiler(validatorCompiler)
   app.setSerializerCompiler(serializerCompiler)
 
-  const secret = openGatewaySecret(store, { dataDir: config.dataDir, secretHex: config.secret })
+  const secret = await openGatewaySecret(store, { dataDir: config.dataDir, secretHex: config.secret })
   // The kiosk feed's live side; the relayer tells it about check-in mints' progress.
-  const feed = createFeedHub(store)
+  const feed = await createFeedHub(store, { onError: (error) => app.log.warn({ err: error }, 'the kiosk feed could not read new rows; retrying at the next poll') })
   relayer?.attachFeed(feed)
+  // Several gateways on one PostgreSQL: a row another gateway appended arrives at once, not at the next poll.
+  const unlisten = await store.listen?.('tapgate_feed', () => feed.changed())
   app.addHook('onClose', async () => {
     relayer?.attachFeed(null)
     feed.close()
+    await unlisten?.()
   })
   // Product images: fetches in flight are aborted before the store closes.
   const media = createMediaCache({ store, config, now, log: app.log, userAgent: `tapgate/${version}` })

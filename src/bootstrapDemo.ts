@@ -4,7 +4,7 @@ import { createApiKey, type CreateApiKeyReturnType } from './auth/apiKeys.js'
 import type { Config } from './config.js'
 import type { Store } from './db/store.js'
 import { packageRoot } from './paths.js'
-import { importData, parseImportFile, type ImportSummary } from './importer/importData.js'
+import { importInto, parseImportFile, type ImportSummary } from './importer/importData.js'
 
 export const demoFixturePath = path.join(packageRoot, 'fixtures/demo.json')
 
@@ -19,12 +19,12 @@ export type BootstrapDemoReturnType = { key: CreateApiKeyReturnType; summary: Im
  * @example
  * const demo = bootstrapDemo(store, { config, now: Date.now(), secret: loadGatewaySecret({ dataDir: config.dataDir, secretHex: config.secret }) })
  */
-export function bootstrapDemo(store: Store, { config, now, secret }: { config: Config; now: number; secret: Buffer }): BootstrapDemoReturnType {
+export function bootstrapDemo(store: Store, { config, now, secret }: { config: Config; now: number; secret: Buffer }): Promise<BootstrapDemoReturnType> {
   const data = parseImportFile(JSON.parse(fs.readFileSync(demoFixturePath, 'utf8')))
-  return store.tx(() => {
-    if (store.teams.list().length > 0) return null
-    const summary = importData(store, data, { config, now, secret })
-    const key = createApiKey(store, { teamId: summary.teams[0]!.id, label: 'demo', now })
+  return store.tx(async (tx) => {
+    if ((await tx.teams.list()).length > 0) return null
+    const summary = await importInto(tx, data, { config, now, secret })
+    const key = await createApiKey(tx, { teamId: summary.teams[0]!.id, label: 'demo', now })
     return { key, summary }
   })
 }

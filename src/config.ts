@@ -105,6 +105,16 @@ export const ConfigSchema = z
     host: z.string().min(1).default('127.0.0.1'),
     port: port.default(8787),
     dataDir: z.string().min(1).default('./data'),
+    /** Several gateways on one PostgreSQL: its URL selects it; without one, SQLite in the data dir (the default). */
+    database: z
+      .object({
+        url: z
+          .string()
+          .regex(/^postgres(ql)?:\/\//, 'Must be a postgres:// URL (a Unix socket directory goes in ?host=/path)')
+          .optional(),
+      })
+      .strict()
+      .default({}),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     /** Create and print a demo team on a data dir that has no team yet. */
     demo: bool.default(true),
@@ -220,6 +230,13 @@ export const ConfigSchema = z
     message: 'Chain 31337 is the embedded chain: set chain.embedded to false to reach it over an RPC instead',
     path: ['chains', '31337'],
   })
+  // Gateways sharing a database must share its chains: each embedded anvil would be a chain of its own.
+  .refine((c) => !(c.database.url && c.chain.embedded), {
+    message:
+      'With database.url every gateway must reach the same chain: set chain.embedded to false (TAPGATE_EMBEDDED_CHAIN=false) ' +
+      'and give chains.<id>.rpcUrl (one anvil or a real RPC for all gateways)',
+    path: ['chain', 'embedded'],
+  })
 
 export type Config = z.infer<typeof ConfigSchema>
 export type ConfigInput = z.input<typeof ConfigSchema>
@@ -229,6 +246,7 @@ const envSettings: ReadonlyArray<readonly [string, readonly string[]]> = [
   ['HOST', ['host']],
   ['PORT', ['port']],
   ['TAPGATE_DATA_DIR', ['dataDir']],
+  ['TAPGATE_DATABASE_URL', ['database', 'url']],
   ['TAPGATE_LOG_LEVEL', ['logLevel']],
   ['TAPGATE_DEMO', ['demo']],
   ['TAPGATE_OTP_TTL_SECONDS', ['otpTtlSeconds']],

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import { buildApp } from './app.js'
 import { bootstrapDemo } from './bootstrapDemo.js'
 import type { Config } from './config.js'
-import { openStore, type Store } from './db/store.js'
+import { openGatewayStore, type Store } from './db/store.js'
 import { checkGatewaySecret, openGatewaySecret } from './keys/secretCheck.js'
 import { dataDirExposure } from './paths.js'
 import { EMBEDDED_CHAIN_ID } from './chain/chainKeys.js'
@@ -42,15 +42,19 @@ export async function startServer(
   let store: Store | undefined
   let chains: Chains | undefined
   let relayer: Relayer | undefined
+  let stopListening: (() => Promise<void>) | null = null
   try {
-    store = openStore({ dataDir: config.dataDir, backgroundCheckpoints: true, log })
+    store = await openGatewayStore({ dataDir: config.dataDir, databaseUrl: config.database.url, backgroundCheckpoints: true, log })
     // Before anything is sealed or served: a secret that cannot open the stored chip keys stops the start here.
     const secretSource = { dataDir: config.dataDir, secretHex: config.secret }
-    const secret = openGatewaySecret(store, secretSource)
-    checkGatewaySecret(store, secret, secretSource)
-    const demo = config.demo ? bootstrapDemo(store, { config, now: Date.now(), secret }) : null
+    const secret = await openGatewaySecret(store, secretSource)
+    await checkGatewaySecret(store, secret, secretSource)
+    const demo = config.demo ? await bootstrapDemo(store, { config, now: Date.now(), secret }) : null
     chains = createChains({ config, embedded: await embeddedStart })
     relayer = createRelayer({ store, chains, config, log })
+    // On PostgreSQL a transaction queued by another gateway wakes this one's relayer (if it holds the lease it sends now).
+    const wakeRelayer = relayer
+    stopListening = (await store.listen?.('tapgate_outbox', (chainId) => wakeRelayer.wake(Number(chainId)))) ?? null
     app = await buildApp({ config, store, chains, relayer, logger: log })
     const exposure = dataDirExposure(config.dataDir)
     if (exposure) app.log.warn({ dataDir: config.dataDir }, exposure)
@@ -88,17 +92,19 @@ export async function startServer(
 
     const close = async () => {
       await (await station)?.close()
+      await stopListening?.()
       await relayer!.stop()
       await app!.close()
       await chains!.close()
-      store!.close()
+      await store!.close()
     }
     return { app, store, url, chains, relayer, close }
   } catch (error) {
+    await stopListening?.()
     await relayer?.stop()
     await app?.close()
     await (chains ? chains.close() : embeddedStart?.then((chain) => chain.stop(), () => {}))
-    store?.close()
+    await store?.close()
     throw error
   }
 }

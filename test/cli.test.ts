@@ -13,7 +13,7 @@ import { importData, parseImportFile } from '../src/importer/importData.js'
 import { loadGatewaySecret } from '../src/keys/gatewaySecret.js'
 import { testDir, testStore } from './helpers/gateway.js'
 import { collectOutput } from './helpers/processes.js'
-import { thrown } from './helpers/thrown.js'
+import { rejected } from './helpers/thrown.js'
 
 // The CLI as users run it: `node src/cli/tapgate.js …` in the repo root, against a temp data dir.
 const repoRoot = fileURLToPath(new URL('..', import.meta.url))
@@ -53,14 +53,14 @@ const open = testStore
 const config = ConfigSchema.parse({ logLevel: 'silent' })
 
 /** A data dir holding fixtures/demo.json, imported in-process (no spawn). */
-function demoDataDir(extraTeams: Record<string, unknown>[] = []): string {
+async function demoDataDir(extraTeams: Record<string, unknown>[] = []): Promise<string> {
   const dataDir = tempDir()
   const store = openStore({ dataDir })
   try {
     const demo = JSON.parse(fs.readFileSync(demoFile, 'utf8')) as { teams: Record<string, unknown>[] }
-    importData(store, parseImportFile({ teams: [...demo.teams, ...extraTeams] }), { config, now: Date.now(), secret: loadGatewaySecret({ dataDir }) })
+    await importData(store, parseImportFile({ teams: [...demo.teams, ...extraTeams] }), { config, now: Date.now(), secret: loadGatewaySecret({ dataDir }) })
   } finally {
-    store.close()
+    await store.close()
   }
   return dataDir
 }
@@ -183,14 +183,14 @@ describe('team and key commands', () => {
       { id: 2, name: '007', redirectUrl: null, createdAt: expect.stringMatching(ISO) },
     ])
     // The printed key is the team's working key.
-    expect(authenticateApiKey(open(dataDir), out.apiKey).id).toBe(1)
+    expect((await authenticateApiKey(open(dataDir), out.apiKey)).id).toBe(1)
   })
 
   test('key create / revoke: the key works until revoked, and only its SHA-256 is stored', async () => {
     const dataDir = tempDir()
     const seed = open(dataDir)
-    const team = createTeam(seed, { name: 'Acme', now: Date.now() })
-    seed.close()
+    const team = await createTeam(seed, { name: 'Acme', now: Date.now() })
+    await seed.close()
 
     const created = await runCli(['key', 'create', '--team', String(team.teamId), '--label', 'kiosk'], dataDir)
     expect(created.code).toBe(0)
@@ -199,7 +199,7 @@ describe('team and key commands', () => {
     expect(key.apiKey).not.toBe(team.apiKey)
 
     const store = open(dataDir)
-    expect(authenticateApiKey(store, key.apiKey).id).toBe(team.teamId)
+    expect((await authenticateApiKey(store, key.apiKey)).id).toBe(team.teamId)
 
     // No column of api_keys holds the key; key_hash is its SHA-256.
     const db = new Database(path.join(dataDir, 'tapgate.sqlite'), { fileMustExist: true })
@@ -225,9 +225,9 @@ describe('team and key commands', () => {
     const revoked = await runCli(['key', 'revoke', '--prefix', key.prefix], dataDir)
     expect(revoked.code).toBe(0)
     expect(JSON.parse(revoked.stdout)).toEqual({ revoked: 1 })
-    expect(thrown(() => authenticateApiKey(store, key.apiKey))).toMatchObject({ statusCode: 401, code: 'invalid_api_key' })
+    expect(await rejected(authenticateApiKey(store, key.apiKey))).toMatchObject({ statusCode: 401, code: 'invalid_api_key' })
     // Only that key: the team's first key still works.
-    expect(authenticateApiKey(store, team.apiKey).id).toBe(team.teamId)
+    expect((await authenticateApiKey(store, team.apiKey)).id).toBe(team.teamId)
 
     const again = await runCli(['key', 'revoke', '--prefix', key.prefix], dataDir)
     expect(again.code).toBe(1)
@@ -238,9 +238,9 @@ describe('team and key commands', () => {
   test('key revoke with a whole key: a wrong key sharing the real one\'s prefix revokes nothing (exit 1); the real key revokes it', async () => {
     const dataDir = tempDir()
     const seed = open(dataDir)
-    const team = createTeam(seed, { name: 'Acme', now: Date.now() })
-    const key = seed.tx(() => createApiKey(seed, { teamId: team.teamId, label: 'kiosk', now: Date.now() }))
-    seed.close()
+    const team = await createTeam(seed, { name: 'Acme', now: Date.now() })
+    const key = await seed.tx((tx) => createApiKey(tx, { teamId: team.teamId, label: 'kiosk', now: Date.now() }))
+    await seed.close()
     // Same 10-character prefix, different key: only the hash can tell them apart.
     const lastChar = key.apiKey.at(-1) === 'A' ? 'B' : 'A'
     const wrong = `${key.apiKey.slice(0, -1)}${lastChar}`
@@ -252,20 +252,20 @@ describe('team and key commands', () => {
     expect(refused.stderr).toContain(`No active key matches that key (prefix ${key.prefix})`)
     expect(refused.stderr).not.toContain(wrong)
     const store = open(dataDir)
-    expect(authenticateApiKey(store, key.apiKey).id).toBe(team.teamId)
-    expect(store.apiKeys.listByPrefix(key.prefix).map((k) => k.revokedAt)).toEqual([null])
+    expect((await authenticateApiKey(store, key.apiKey)).id).toBe(team.teamId)
+    expect((await store.apiKeys.listByPrefix(key.prefix)).map((k) => k.revokedAt)).toEqual([null])
 
     // Something longer than a prefix but shorter than a key is neither: refused, nothing revoked.
     const partial = await runCli(['key', 'revoke', '--prefix', key.apiKey.slice(0, 20)], dataDir)
     expect(partial.code).toBe(2)
     expect(partial.stderr).toContain('--prefix takes a key prefix (10 characters) or a whole key')
-    expect(authenticateApiKey(store, key.apiKey).id).toBe(team.teamId)
+    expect((await authenticateApiKey(store, key.apiKey)).id).toBe(team.teamId)
 
     const revoked = await runCli(['key', 'revoke', '--prefix', key.apiKey], dataDir)
     expect(revoked.code).toBe(0)
     expect(JSON.parse(revoked.stdout)).toEqual({ revoked: 1 })
-    expect(thrown(() => authenticateApiKey(store, key.apiKey))).toMatchObject({ code: 'invalid_api_key' })
-    expect(authenticateApiKey(store, team.apiKey).id).toBe(team.teamId)
+    expect(await rejected(authenticateApiKey(store, key.apiKey))).toMatchObject({ code: 'invalid_api_key' })
+    expect((await authenticateApiKey(store, team.apiKey)).id).toBe(team.teamId)
   })
 
   test('team create --redirect-url takes only what import takes: a javascript: or ftp: URL is exit 2 and creates no team', async () => {
@@ -277,11 +277,11 @@ describe('team and key commands', () => {
       expect(result.stderr, url).toContain('--redirect-url: ')
       expect(() => parseImportFile({ teams: [{ name: 'Acme', redirectUrl: url }] }), url).toThrow()
     }
-    expect(open(dataDir).teams.list()).toEqual([])
+    expect(await open(dataDir).teams.list()).toEqual([])
     // The URL is stored as typed.
     const ok = await runCli(['team', 'create', '--name', 'Acme', '--redirect-url', 'HTTPS://Acme.example/a/../tap'], dataDir)
     expect(ok.code).toBe(0)
-    expect(open(dataDir).teams.list().map((t) => t.redirectUrl)).toEqual(['HTTPS://Acme.example/a/../tap'])
+    expect((await open(dataDir).teams.list()).map((t) => t.redirectUrl)).toEqual(['HTTPS://Acme.example/a/../tap'])
   })
 
   test('key create without --team is a usage error (exit 2)', async () => {
@@ -339,11 +339,11 @@ describe('import', () => {
     expect(result.stdout).toBe('')
     expect(result.stderr).toContain('The import file is not valid')
     expect(result.stderr).toMatch(/^ {2}- teams\.0\.chips\.1\.uid: A chip UID is 7 bytes/m)
-    expect(open(dataDir).teams.list()).toEqual([])
+    expect(await open(dataDir).teams.list()).toEqual([])
   })
 
   test('a chip of another team exits 1 naming the path; nothing of the file is written', async () => {
-    const dataDir = demoDataDir()
+    const dataDir = await demoDataDir()
     const before = countRows(dataDir)
     const result = await runCli(['import', importFixture('foreign-chip.json')], dataDir)
     expect(result.code).toBe(1)
@@ -352,9 +352,9 @@ describe('import', () => {
     // Not the first team's new group and chip, nor the second team or its first chip.
     expect(countRows(dataDir)).toEqual(before)
     const store = open(dataDir)
-    expect(store.teams.getByName('Intruder')).toBeUndefined()
-    expect(store.chips.get('04AABBCCDDEE02')).toBeUndefined()
-    expect(store.chips.get('04DE5F1EACC040')?.teamId).toBe(store.teams.getByName('Demo team')!.id)
+    expect(await store.teams.getByName('Intruder')).toBeUndefined()
+    expect(await store.chips.get('04AABBCCDDEE02')).toBeUndefined()
+    expect((await store.chips.get('04DE5F1EACC040'))?.teamId).toBe((await store.teams.getByName('Demo team'))!.id)
   })
 
   test('a missing file and a file that is not JSON exit 1', async () => {
@@ -377,15 +377,15 @@ describe('tap', () => {
   const HOODIE = '04DE5F1EACC040'
 
   test('tap --uid (lower case, ":" separators) prints a ref id and logs an unauthenticated operator tap', async () => {
-    const dataDir = demoDataDir()
+    const dataDir = await demoDataDir()
     const result = await runCli(['tap', '--uid', '04:de:5f:1e:ac:c0:40'], dataDir)
     expect(result.code).toBe(0)
     expect(result.stdout).toMatch(/^[\w-]{21}\n$/)
     const refId = result.stdout.trim()
 
     const store = open(dataDir)
-    const teamId = store.teams.getByName('Demo team')!.id
-    expect(store.refs.get(refId)).toMatchObject({
+    const teamId = (await store.teams.getByName('Demo team'))!.id
+    expect(await store.refs.get(refId)).toMatchObject({
       chipUid: HOODIE,
       teamId,
       source: 'operator',
@@ -393,41 +393,41 @@ describe('tap', () => {
       linksModule: 0,
       consumedAt: null,
     })
-    expect(store.tapLog.byChip(HOODIE)).toEqual([
+    expect(await store.tapLog.byChip(HOODIE)).toEqual([
       expect.objectContaining({ source: 'operator', teamId, authenticated: 0, accepted: 1, reason: 'accepted', refId }),
     ])
   })
 
   test('--json prints { refId, uid }', async () => {
-    const dataDir = demoDataDir()
+    const dataDir = await demoDataDir()
     const result = await runCli(['tap', '--uid', '04958caa5c5e80', '--json'], dataDir)
     expect(result.code).toBe(0)
     const out = JSON.parse(result.stdout) as { refId: string; uid: string }
     expect(out).toEqual({ refId: expect.stringMatching(REF_ID), uid: '04958CAA5C5E80' })
-    expect(open(dataDir).refs.get(out.refId)?.chipUid).toBe('04958CAA5C5E80')
+    expect((await open(dataDir).refs.get(out.refId))?.chipUid).toBe('04958CAA5C5E80')
   })
 
   test('an unknown chip exits 1 and the rejected tap is in the tap log', async () => {
-    const dataDir = demoDataDir()
+    const dataDir = await demoDataDir()
     const result = await runCli(['tap', '--uid', '04aaaaaaaaaaaa'], dataDir)
     expect(result.code).toBe(1)
     expect(result.stdout).toBe('')
     expect(result.stderr.trim()).toBe('tapgate: This chip is not registered here. (no chip with UID 04AAAAAAAAAAAA is registered)')
-    expect(open(dataDir).tapLog.byChip('04AAAAAAAAAAAA')).toEqual([
+    expect(await open(dataDir).tapLog.byChip('04AAAAAAAAAAAA')).toEqual([
       expect.objectContaining({ source: 'operator', teamId: null, accepted: 0, authenticated: 0, reason: 'unknown_chip', refId: null }),
     ])
   })
 
   test('a malformed UID is a usage error (exit 2) and logs nothing', async () => {
-    const dataDir = demoDataDir()
+    const dataDir = await demoDataDir()
     const result = await runCli(['tap', '--uid', 'XYZ'], dataDir)
     expect(result.code).toBe(2)
     expect(result.stderr).toContain('--uid: A chip UID is 7 bytes')
-    expect(open(dataDir).tapLog.recent()).toEqual([])
+    expect(await open(dataDir).tapLog.recent()).toEqual([])
   })
 
   test('a UID made only of decimal digits is read as text, not as a number', async () => {
-    const dataDir = demoDataDir([{ name: 'Digits', chips: [{ uid: '04123456789012' }] }])
+    const dataDir = await demoDataDir([{ name: 'Digits', chips: [{ uid: '04123456789012' }] }])
     const result = await runCli(['tap', '--uid', '04123456789012', '--json'], dataDir)
     expect(result.stderr).toBe('')
     expect(result.code).toBe(0)
@@ -478,8 +478,8 @@ describe('serve', () => {
   test('a data dir that has a team prints no key; tap and import work while the server runs', async () => {
     const dataDir = tempDir()
     const seed = openStore({ dataDir })
-    const demo = bootstrapDemo(seed, { config, now: Date.now(), secret: loadGatewaySecret({ dataDir }) })
-    seed.close()
+    const demo = await bootstrapDemo(seed, { config, now: Date.now(), secret: loadGatewaySecret({ dataDir }) })
+    await seed.close()
     const apiKey = demo!.key.apiKey
 
     const server = startServe(dataDir)
@@ -538,7 +538,7 @@ describe('profile and chip commands', () => {
   const SNEAKER = '04958CAA5C5E80'
 
   test('profile create prints the profile without keys; list shows it; chip set puts chips under it', async () => {
-    const dataDir = demoDataDir()
+    const dataDir = await demoDataDir()
     const keyFile = path.join(dataDir, 'file.key')
     fs.writeFileSync(keyFile, `${FILE}\n`, { mode: 0o600 })
     const [created, perChip] = await Promise.all([
@@ -585,11 +585,11 @@ describe('profile and chip commands', () => {
     ])
     expect(profiles.find((p) => p.name === 'sdm')).toEqual({ ...sdm, chips: 1, keysOpen: true, updatedAt: expect.stringMatching(ISO) })
     expect(`${created.stdout}${perChip.stdout}${setOwn.stdout}${list.stdout}`.toUpperCase()).not.toMatch(new RegExp(`${META}|${FILE}`))
-    expect(open(dataDir).chips.get(SNEAKER)).toMatchObject({ randomUid: 1, keyVersion: 2 })
+    expect(await open(dataDir).chips.get(SNEAKER)).toMatchObject({ randomUid: 1, keyVersion: 2 })
   })
 
   test('exit 2 for a malformed command line, exit 1 for what the data refuses', async () => {
-    const dataDir = demoDataDir()
+    const dataDir = await demoDataDir()
     const cases: [string[], number, string][] = [
       [['profile', 'create', '--team', '1', '--name', 'x'], 2, '--scheme is required'],
       [['profile', 'create', '--team', '1', '--name', 'x', '--scheme', 'aes'], 2, '--scheme is one of static, per_chip, an10922, sdm_backend, boltcard'],
@@ -616,11 +616,11 @@ describe('profile and chip commands', () => {
       expect(result.stderr).toContain(message)
     })
     // Nothing was written by any of them.
-    expect(open(dataDir).chipProfiles.list().map((p) => p.name)).toEqual(['Factory keys (demo)'])
+    expect((await open(dataDir).chipProfiles.list()).map((p) => p.name)).toEqual(['Factory keys (demo)'])
   }, 90_000)
 
   test('profile create --url stores the template; chip provision --dry-run then needs no --url, and without either is exit 2', async () => {
-    const dataDir = demoDataDir()
+    const dataDir = await demoDataDir()
     const template = 'https://tap.example/t?e={picc}&c={mac}'
     const [created, neither] = await Promise.all([
       runCli(['profile', 'create', '--team', '1', '--name', 'tags', '--scheme', 'per_chip', '--meta-key', META, '--url', template], dataDir),
@@ -646,13 +646,13 @@ describe('profile and chip commands', () => {
   })
 
   test('run with another secret than the one the stored keys were sealed under, profile create refuses to seal', async () => {
-    const dataDir = demoDataDir()
+    const dataDir = await demoDataDir()
     const result = await runCli(['profile', 'create', '--team', '1', '--name', 'x', '--scheme', 'sdm_backend', '--master-key', META], dataDir, {
       TAPGATE_SECRET: 'ab'.repeat(32),
     })
     expect(result.code).toBe(1)
     expect(result.stderr).toContain("do not open under this gateway secret, so keys sealed now would not open for the server either")
-    expect(open(dataDir).chipProfiles.list()).toHaveLength(1)
+    expect(await open(dataDir).chipProfiles.list()).toHaveLength(1)
   })
 
   test('import prints the profile count; --help lists profile and chip', async () => {

@@ -168,7 +168,7 @@ beforeAll(async () => {
   const store = openStore({ dataDir })
   try {
     const seed = { store, config, clock: { now: Date.now() } }
-    seedTeam(seed, {
+    await seedTeam(seed, {
       name: 'Race team',
       chips: [{ uid: CHIP }],
       tokens: [{ chainId: 31337, contractAddress: CONTRACT, tokenId: TOKEN_ID, chips: [CHIP], metadata: metadata(), twoTapClaim: true }],
@@ -183,12 +183,18 @@ beforeAll(async () => {
         },
       ],
     })
-    tokenRowId = store.tokens.findByChip(CHIP)!.id
-    raceRefs = Array.from({ length: REFS_PER_RACE }, () => tapChip(seed, CHIP))
-    claimRef = tapChip(seed, CHIP)
-    loadRefs = Array.from({ length: LOAD_REFS }, () => tapChip(seed, CHIP))
+    tokenRowId = (await store.tokens.findByChip(CHIP))!.id
+    // One tap after another, as the refs' order (race refs, then the claim's, then the load's) is part of the setup.
+    const taps = async (n: number) => {
+      const refs: string[] = []
+      for (let i = 0; i < n; i++) refs.push(await tapChip(seed, CHIP))
+      return refs
+    }
+    raceRefs = await taps(REFS_PER_RACE)
+    claimRef = await tapChip(seed, CHIP)
+    loadRefs = await taps(LOAD_REFS)
   } finally {
-    store.close()
+    await store.close()
   }
   servers.push(...(await Promise.all([startServer(), startServer()])))
   // Bursts reuse these sockets; any that closed meanwhile are re-opened by the kernel's backlog even while paused.

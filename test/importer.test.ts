@@ -1,7 +1,7 @@
 import fs from 'node:fs'
 import { afterEach, beforeEach, describe, expect, test } from 'vitest'
 import { ConfigSchema } from '../src/config.js'
-import { openStore, type Store } from '../src/db/store.js'
+import { openStore, type SqliteStore } from '../src/db/store.js'
 import { ValidationError } from '../src/errors.js'
 import { importData, parseImportFile, type ImportSummary } from '../src/importer/importData.js'
 import { SealedKeyError } from '../src/keys/errors.js'
@@ -10,7 +10,7 @@ import { generateSunMessage } from '../src/sun/index.js'
 import { chipKeyContext, createKeyring, profileKeyContext } from '../src/taps/createKeyring.js'
 import { verifyTap } from '../src/taps/verifyTap.js'
 import { CONTRACT, GUESTBOOK, makeTempDir, metadata } from './helpers/gateway.js'
-import { thrown as thrownError } from './helpers/thrown.js'
+import { rejected, thrown as thrownError } from './helpers/thrown.js'
 
 const SECRET = Buffer.alloc(32, 7)
 
@@ -18,19 +18,20 @@ const SECRET = Buffer.alloc(32, 7)
 const config = ConfigSchema.parse({ logLevel: 'silent', claim: { delaySeconds: 15, windowSeconds: 7200 } })
 
 let dataDir: string
-let store: Store
+let store: SqliteStore
 beforeEach(() => {
   dataDir = makeTempDir('tapgate-import-')
   store = openStore({ dataDir })
 })
-afterEach(() => {
-  store.close()
+afterEach(async () => {
+  await store.close()
   fs.rmSync(dataDir, { recursive: true, force: true })
 })
 
-const run = (doc: unknown, now = 1_000): ImportSummary => importData(store, parseImportFile(doc), { config, now, secret: SECRET })
+const run = (doc: unknown, now = 1_000): Promise<ImportSummary> => importData(store, parseImportFile(doc), { config, now, secret: SECRET })
 
 const thrown = (fn: () => unknown) => thrownError(fn, ValidationError)
+const rejects = (promise: Promise<unknown>) => rejected(promise, ValidationError)
 
 /** Row counts of every table, to show that nothing was written or duplicated. */
 function countRows(): Record<string, number> {
@@ -97,8 +98,8 @@ const fullTeam = (): TeamDoc => ({
 const tokenKey = (tokenId: string, chainId = 31337) => ({ chainId, contractAddress: CONTRACT, tokenId })
 
 describe('importData', () => {
-  test('every section lands in the store', () => {
-    const summary = run({ teams: [fullTeam()] })
+  test('every section lands in the store', async () => {
+    const summary = await run({ teams: [fullTeam()] })
     const teamId = summary.teams[0]!.id
     expect(summary).toEqual({
       teams: [{ id: teamId, name: 'Acme', created: true }],
@@ -112,22 +113,22 @@ describe('importData', () => {
       guestbookContracts: 2,
       guestbookEvents: 2,
     })
-    expect(store.teams.get(teamId)).toEqual({ id: teamId, name: 'Acme', redirectUrl: 'https://acme.example/tap', createdAt: 1_000 })
+    expect(await store.teams.get(teamId)).toEqual({ id: teamId, name: 'Acme', redirectUrl: 'https://acme.example/tap', createdAt: 1_000 })
 
     // Chip groups: the listed one, and the one a chip named without listing it.
-    const groups = store.chipGroups.listByTeam(teamId)
+    const groups = await store.chipGroups.listByTeam(teamId)
     expect(groups.map((g) => g.name)).toEqual(['Listed group', 'Auto group'])
     const [listed, auto] = groups as [(typeof groups)[0], (typeof groups)[0]]
 
     // Chips: UIDs normalised, kind defaults to ntag424.
-    expect(store.chips.listByTeam(teamId).map((c) => c.uid)).toEqual([
+    expect((await store.chips.listByTeam(teamId)).map((c) => c.uid)).toEqual([
       '04AABBCCDDEE01',
       '04AABBCCDDEE02',
       '04AABBCCDDEE03',
       '04AABBCCDDEE04',
       '04AABBCCDDEE05',
     ])
-    expect(store.chips.get('04AABBCCDDEE01')).toEqual({
+    expect(await store.chips.get('04AABBCCDDEE01')).toEqual({
       uid: '04AABBCCDDEE01',
       teamId,
       groupId: listed.id,
@@ -142,50 +143,50 @@ describe('importData', () => {
       counterMirror: null,
       wallet: null,
     })
-    expect(store.chips.get('04AABBCCDDEE02')).toMatchObject({ groupId: auto.id, kind: 'ntag21x', redirectUrl: 'https://acme.example/chip-2' })
-    expect(store.chips.get('04AABBCCDDEE03')).toMatchObject({ groupId: null, kind: 'ntag424' })
+    expect(await store.chips.get('04AABBCCDDEE02')).toMatchObject({ groupId: auto.id, kind: 'ntag21x', redirectUrl: 'https://acme.example/chip-2' })
+    expect(await store.chips.get('04AABBCCDDEE03')).toMatchObject({ groupId: null, kind: 'ntag424' })
 
     // Tokens: address checksummed, token id canonical, metadata kept whole, two-tap variants.
-    const hoodie = store.tokens.findByKey(tokenKey('1'))!
+    const hoodie = (await store.tokens.findByKey(tokenKey('1')))!
     expect(hoodie).toMatchObject({ teamId, contractAddress: CONTRACT, twoTapClaim: 0, claimDelaySeconds: 15, claimWindowSeconds: 7200 })
     expect(JSON.parse(hoodie.metadata!)).toEqual(metadata({ name: 'Hoodie', extra_field: 'kept' }))
-    expect(store.tokens.chipUids(hoodie.id)).toEqual(['04AABBCCDDEE01'])
-    expect(store.tokens.findByKey(tokenKey('2'))).toMatchObject({ metadata: null, twoTapClaim: 1, claimDelaySeconds: 15, claimWindowSeconds: 7200 })
-    expect(store.tokens.findByKey(tokenKey('3'))).toMatchObject({ tokenId: '3', twoTapClaim: 1, claimDelaySeconds: 60, claimWindowSeconds: 7200 })
-    const otherChain = store.tokens.findByKey(tokenKey('1', 1))!
+    expect(await store.tokens.chipUids(hoodie.id)).toEqual(['04AABBCCDDEE01'])
+    expect(await store.tokens.findByKey(tokenKey('2'))).toMatchObject({ metadata: null, twoTapClaim: 1, claimDelaySeconds: 15, claimWindowSeconds: 7200 })
+    expect(await store.tokens.findByKey(tokenKey('3'))).toMatchObject({ tokenId: '3', twoTapClaim: 1, claimDelaySeconds: 60, claimWindowSeconds: 7200 })
+    const otherChain = (await store.tokens.findByKey(tokenKey('1', 1)))!
     expect(otherChain).toMatchObject({ twoTapClaim: 1, claimDelaySeconds: 15, claimWindowSeconds: 600 })
-    expect(store.tokens.findByChip('04AABBCCDDEE02')?.id).toBe(otherChain.id)
-    expect(store.tokens.findByChip('04AABBCCDDEE03')).toBeUndefined()
+    expect((await store.tokens.findByChip('04AABBCCDDEE02'))?.id).toBe(otherChain.id)
+    expect(await store.tokens.findByChip('04AABBCCDDEE03')).toBeUndefined()
 
     // Proof events: name and status default to '' and active.
-    expect(store.proofEvents.listByChip('04AABBCCDDEE03').map(({ proofEventId, name, status, teamId: t }) => ({ proofEventId, name, status, t }))).toEqual([
+    expect((await store.proofEvents.listByChip('04AABBCCDDEE03')).map(({ proofEventId, name, status, teamId: t }) => ({ proofEventId, name, status, t }))).toEqual([
       { proofEventId: 180001, name: 'Launch', status: 'future', t: teamId },
       { proofEventId: 170042, name: '', status: 'active', t: teamId },
     ])
-    expect(store.proofEvents.listByChip('04AABBCCDDEE04').map((e) => e.proofEventId)).toEqual([170042])
+    expect((await store.proofEvents.listByChip('04AABBCCDDEE04')).map((e) => e.proofEventId)).toEqual([170042])
 
     // Guestbook: a contract with an address is confirmed, one without is pending.
-    expect(store.guestbook.listContracts(teamId)).toEqual([
+    expect(await store.guestbook.listContracts(teamId)).toEqual([
       expect.objectContaining({ name: 'Book', symbol: 'BK', chainId: 31337, address: GUESTBOOK, status: 'confirmed', paused: 0 }),
       expect.objectContaining({ name: 'Draft', symbol: 'DR', chainId: 31337, address: null, status: 'pending' }),
     ])
-    const events = store.guestbook.listEvents(teamId)
+    const events = await store.guestbook.listEvents(teamId)
     expect(events).toEqual([
       expect.objectContaining({ name: 'Check-in', tokenId: '1', chainId: 31337, contractAddress: GUESTBOOK }),
       expect.objectContaining({ name: 'Later', tokenId: '7', chainId: 31337, contractAddress: null }),
     ])
     expect(JSON.parse(events[0]!.metadata)).toEqual(guestbookMetadata())
-    expect(store.guestbook.listEventsByChip('04AABBCCDDEE05').map((e) => e.name)).toEqual(['Check-in'])
-    expect(store.guestbook.listEventsByChip('04AABBCCDDEE04').map((e) => e.name)).toEqual(['Check-in'])
-    expect(store.guestbook.listEventsByChip('04AABBCCDDEE01')).toEqual([])
+    expect((await store.guestbook.listEventsByChip('04AABBCCDDEE05')).map((e) => e.name)).toEqual(['Check-in'])
+    expect((await store.guestbook.listEventsByChip('04AABBCCDDEE04')).map((e) => e.name)).toEqual(['Check-in'])
+    expect(await store.guestbook.listEventsByChip('04AABBCCDDEE01')).toEqual([])
   })
 
-  test('re-importing an edited file updates rows in place', () => {
-    const first = run({ teams: [fullTeam()] }, 1_000)
+  test('re-importing an edited file updates rows in place', async () => {
+    const first = await run({ teams: [fullTeam()] }, 1_000)
     const teamId = first.teams[0]!.id
     const counts = countRows()
-    const hoodieId = store.tokens.findByKey(tokenKey('1'))!.id
-    const launchId = store.proofEvents.listByChip('04AABBCCDDEE03')[0]!.id
+    const hoodieId = (await store.tokens.findByKey(tokenKey('1')))!.id
+    const launchId = (await store.proofEvents.listByChip('04AABBCCDDEE03'))[0]!.id
 
     const edited = fullTeam()
     edited.tokens[0]!.metadata = metadata({ name: 'Hoodie, second edition' })
@@ -194,56 +195,56 @@ describe('importData', () => {
     edited.proofEvents[0]!.status = 'expired'
     edited.guestbookContracts[0]!.events[0]!.name = 'Booth check-in'
     delete edited.chips[1]!.redirectUrl
-    const second = run({ teams: [edited] }, 2_000)
+    const second = await run({ teams: [edited] }, 2_000)
 
     // The pending "Draft" guestbook is found by name: no second deploy.
     expect(second).toEqual({ ...first, deploys: 0, teams: [{ id: teamId, name: 'Acme', created: false }] })
     expect(countRows()).toEqual(counts)
 
-    const hoodie = store.tokens.findByKey(tokenKey('1'))!
+    const hoodie = (await store.tokens.findByKey(tokenKey('1')))!
     expect(hoodie).toMatchObject({ id: hoodieId, createdAt: 1_000, updatedAt: 2_000 })
     expect(JSON.parse(hoodie.metadata!)).toEqual(metadata({ name: 'Hoodie, second edition' }))
-    expect(store.tokens.findByKey(tokenKey('2'))).toMatchObject({ twoTapClaim: 0 })
-    expect(store.proofEvents.get(launchId)).toMatchObject({ proofEventId: 180001, name: 'Launch (over)', status: 'expired', createdAt: 1_000 })
-    expect(store.guestbook.listEvents(teamId).map((e) => e.name)).toEqual(['Booth check-in', 'Later'])
+    expect(await store.tokens.findByKey(tokenKey('2'))).toMatchObject({ twoTapClaim: 0 })
+    expect(await store.proofEvents.get(launchId)).toMatchObject({ proofEventId: 180001, name: 'Launch (over)', status: 'expired', createdAt: 1_000 })
+    expect((await store.guestbook.listEvents(teamId)).map((e) => e.name)).toEqual(['Booth check-in', 'Later'])
     // A chip's redirect URL left out of the file is kept.
-    expect(store.chips.get('04AABBCCDDEE02')?.redirectUrl).toBe('https://acme.example/chip-2')
+    expect((await store.chips.get('04AABBCCDDEE02'))?.redirectUrl).toBe('https://acme.example/chip-2')
 
     // A token re-imported without metadata keeps what it had.
     const bare = fullTeam()
     delete bare.tokens[0]!.metadata
-    run({ teams: [bare] }, 3_000)
-    expect(JSON.parse(store.tokens.findByKey(tokenKey('1'))!.metadata!)).toEqual(metadata({ name: 'Hoodie, second edition' }))
+    await run({ teams: [bare] }, 3_000)
+    expect(JSON.parse((await store.tokens.findByKey(tokenKey('1')))!.metadata!)).toEqual(metadata({ name: 'Hoodie, second edition' }))
     expect(countRows()).toEqual(counts)
   })
 
-  test('a re-import that omits a chip group or redirect keeps the stored one', () => {
-    run({ teams: [{ name: 'Acme', chips: [{ uid: '04AABBCCDDEE01', group: 'Door', redirectUrl: 'https://acme.example/a' }] }] })
-    run({ teams: [{ name: 'Acme', chips: [{ uid: '04AABBCCDDEE01', kind: 'ntag21x' }] }] })
-    const chip = store.chips.get('04AABBCCDDEE01')!
+  test('a re-import that omits a chip group or redirect keeps the stored one', async () => {
+    await run({ teams: [{ name: 'Acme', chips: [{ uid: '04AABBCCDDEE01', group: 'Door', redirectUrl: 'https://acme.example/a' }] }] })
+    await run({ teams: [{ name: 'Acme', chips: [{ uid: '04AABBCCDDEE01', kind: 'ntag21x' }] }] })
+    const chip = (await store.chips.get('04AABBCCDDEE01'))!
     expect(chip.kind).toBe('ntag21x')
     expect(chip.redirectUrl).toBe('https://acme.example/a')
-    expect(chip.groupId).toBe(store.chipGroups.getByName(chip.teamId, 'Door')!.id)
-    run({ teams: [{ name: 'Acme', chips: [{ uid: '04AABBCCDDEE01', redirectUrl: null }] }] })
-    expect(store.chips.get('04AABBCCDDEE01')!.redirectUrl).toBeNull()
+    expect(chip.groupId).toBe((await store.chipGroups.getByName(chip.teamId, 'Door'))!.id)
+    await run({ teams: [{ name: 'Acme', chips: [{ uid: '04AABBCCDDEE01', redirectUrl: null }] }] })
+    expect((await store.chips.get('04AABBCCDDEE01'))!.redirectUrl).toBeNull()
   })
 
-  test('a pending contract re-imported with its address is confirmed, not duplicated', () => {
+  test('a pending contract re-imported with its address is confirmed, not duplicated', async () => {
     const contract = { name: 'Guestbook', symbol: 'GB', chainId: 31337 }
-    const [team] = run({ teams: [{ name: 'Acme', guestbookContracts: [contract] }] }).teams
-    const [pending] = store.guestbook.listContracts(team!.id)
+    const [team] = (await run({ teams: [{ name: 'Acme', guestbookContracts: [contract] }] })).teams
+    const [pending] = await store.guestbook.listContracts(team!.id)
     expect(pending).toMatchObject({ status: 'pending', address: null })
-    run({ teams: [{ name: 'Acme', guestbookContracts: [{ ...contract, address: GUESTBOOK.toLowerCase() }] }] })
-    const contracts = store.guestbook.listContracts(team!.id)
+    await run({ teams: [{ name: 'Acme', guestbookContracts: [{ ...contract, address: GUESTBOOK.toLowerCase() }] }] })
+    const contracts = await store.guestbook.listContracts(team!.id)
     expect(contracts).toHaveLength(1)
     expect(contracts[0]).toMatchObject({ id: pending!.id, status: 'confirmed', address: GUESTBOOK })
     // A second contract of the same name at another address is a different contract.
-    run({ teams: [{ name: 'Acme', guestbookContracts: [{ ...contract, address: CONTRACT }] }] })
-    expect(store.guestbook.listContracts(team!.id)).toHaveLength(2)
+    await run({ teams: [{ name: 'Acme', guestbookContracts: [{ ...contract, address: CONTRACT }] }] })
+    expect(await store.guestbook.listContracts(team!.id)).toHaveLength(2)
   })
 
-  test('chip UIDs are normalised wherever they appear', () => {
-    run({
+  test('chip UIDs are normalised wherever they appear', async () => {
+    await run({
       teams: [
         {
           name: 'Acme',
@@ -254,8 +255,8 @@ describe('importData', () => {
       ],
     })
     expect(store.db.prepare('SELECT uid FROM chips').all()).toEqual([{ uid: '04ABCDEF012345' }])
-    expect(store.tokens.findByChip('04ABCDEF012345')?.tokenId).toBe('1')
-    expect(store.proofEvents.listByChip('04ABCDEF012345')).toHaveLength(1)
+    expect((await store.tokens.findByChip('04ABCDEF012345'))?.tokenId).toBe('1')
+    expect(await store.proofEvents.listByChip('04ABCDEF012345')).toHaveLength(1)
 
     for (const uid of ['04:AB:CD', '04ABCDEF01234G', '04 AB CD EF 01 23 45', '004ABCDEF012345'])
       expect(thrown(() => parseImportFile({ teams: [{ name: 'A', chips: [{ uid }] }] })).errors).toEqual({
@@ -267,8 +268,8 @@ describe('importData', () => {
 describe('importData: what another team owns is an error, and nothing is written', () => {
   const A_CHIP = '04AAAAAAAAAA01'
   const B_CHIP = '04BBBBBBBBBB01'
-  beforeEach(() => {
-    run({
+  beforeEach(async () => {
+    await run({
       teams: [
         {
           name: 'A',
@@ -323,20 +324,20 @@ describe('importData: what another team owns is an error, and nothing is written
     },
   ]
 
-  test.each(cases)('$what', ({ team, errors }) => {
+  test.each(cases)('$what', async ({ team, errors }) => {
     const before = countRows()
-    const error = thrown(() => run({ teams: [team] }))
+    const error = await rejects(run({ teams: [team] }))
     expect(error).toMatchObject({ statusCode: 400, code: 'validation_failed', message: 'The import file conflicts with stored data' })
     expect(error.errors).toEqual(errors)
     expect(countRows()).toEqual(before)
-    expect(store.teams.getByName('B')).toBeUndefined()
-    expect(store.chips.get(B_CHIP)).toBeUndefined()
-    expect(store.chips.get(A_CHIP)?.teamId).toBe(store.teams.getByName('A')!.id)
+    expect(await store.teams.getByName('B')).toBeUndefined()
+    expect(await store.chips.get(B_CHIP)).toBeUndefined()
+    expect((await store.chips.get(A_CHIP))?.teamId).toBe((await store.teams.getByName('A'))!.id)
   })
 
-  test('a conflict in a later team rolls back the earlier teams of the same file', () => {
+  test('a conflict in a later team rolls back the earlier teams of the same file', async () => {
     const before = countRows()
-    const error = thrown(() =>
+    const error = await rejects(
       run({
         teams: [
           { name: 'A', chipGroups: [{ name: 'New group' }], chips: [{ uid: A_CHIP, kind: 'ntag21x' }] },
@@ -347,8 +348,8 @@ describe('importData: what another team owns is an error, and nothing is written
     )
     expect(error.errors).toEqual({ 'teams.2.chips.0.uid': `Chip ${A_CHIP} belongs to another team` })
     expect(countRows()).toEqual(before)
-    expect(store.chips.get(A_CHIP)?.kind).toBe('ntag424')
-    expect(store.teams.getByName('C')).toBeUndefined()
+    expect((await store.chips.get(A_CHIP))?.kind).toBe('ntag424')
+    expect(await store.teams.getByName('C')).toBeUndefined()
   })
 })
 
@@ -447,12 +448,12 @@ describe('importData: chip profiles and chip keys', () => {
     for (const key of KEYS) expect(text.toUpperCase()).not.toContain(key)
   }
 
-  test('profiles and chip settings land in the store, keys sealed; the summary counts profiles and shows no key', () => {
-    const summary = run({ teams: [team()] })
+  test('profiles and chip settings land in the store, keys sealed; the summary counts profiles and shows no key', async () => {
+    const summary = await run({ teams: [team()] })
     expect(summary).toMatchObject({ chipProfiles: 3, chips: 3 })
     expectNoKeys(JSON.stringify(summary))
     const teamId = summary.teams[0]!.id
-    const [shop, own, bolt] = store.chipProfiles.listByTeam(teamId)
+    const [shop, own, bolt] = await store.chipProfiles.listByTeam(teamId)
     expect(shop).toMatchObject({ name: 'shop', mode: 'aes', keyScheme: 'static', layout: JSON.stringify({ piccParam: 'picc_data', macParam: 'cmac', encParam: 'enc' }) })
     expect(own).toMatchObject({ name: 'own', mode: 'lrp', keyScheme: 'per_chip', fileKey: null, masterKey: null })
     expect(bolt).toMatchObject({ name: 'bolt', mode: 'aes', keyScheme: 'boltcard', metaKey: null, fileKey: null })
@@ -460,20 +461,20 @@ describe('importData: chip profiles and chip keys', () => {
     expect(openKey(SECRET, own!.metaKey!, profileKeyContext(own!.id, 'meta')).toString('hex').toUpperCase()).toBe(META)
     expect(openKey(SECRET, bolt!.masterKey!, profileKeyContext(bolt!.id, 'master')).toString('hex').toUpperCase()).toBe(MASTER)
 
-    expect(store.chips.get(U1)).toMatchObject({ profileId: shop!.id, randomUid: 0, fileKey: null, keyVersion: 1 })
-    expect(store.chips.get(U2)).toMatchObject({ profileId: own!.id, randomUid: 1 })
-    expect(openKey(SECRET, store.chips.get(U2)!.fileKey!, chipKeyContext(U2)).toString('hex').toUpperCase()).toBe(CHIP_KEY)
-    expect(store.chips.get(U3)).toMatchObject({ profileId: bolt!.id, keyVersion: 4 })
+    expect(await store.chips.get(U1)).toMatchObject({ profileId: shop!.id, randomUid: 0, fileKey: null, keyVersion: 1 })
+    expect(await store.chips.get(U2)).toMatchObject({ profileId: own!.id, randomUid: 1 })
+    expect(openKey(SECRET, (await store.chips.get(U2))!.fileKey!, chipKeyContext(U2)).toString('hex').toUpperCase()).toBe(CHIP_KEY)
+    expect(await store.chips.get(U3)).toMatchObject({ profileId: bolt!.id, keyVersion: 4 })
 
     // The imported profile verifies taps with the layout it was given.
     const m = generateSunMessage({ metaKey: META, fileKey: FILE, uid: U1, counter: 3, fileData: '00'.repeat(16), macInput: ({ encFileData }) => `${encFileData}&cmac=` })
     const url = `https://shop.example/t?picc_data=${m.piccData}&enc=${m.encFileData}&cmac=${m.sdmmac}`
-    expect(verifyTap(store, createKeyring(store, SECRET), { url, source: 'phone', now: 5 })).toMatchObject({ uid: U1, counter: 3 })
+    expect(await verifyTap(store, createKeyring(store, SECRET), { url, source: 'phone', now: 5 })).toMatchObject({ uid: U1, counter: 3 })
   })
 
-  test('re-importing updates profiles in place; keys, mode and layout left out keep what is stored', () => {
-    run({ teams: [team()] }, 1_000)
-    const before = store.chipProfiles.list()
+  test('re-importing updates profiles in place; keys, mode and layout left out keep what is stored', async () => {
+    await run({ teams: [team()] }, 1_000)
+    const before = await store.chipProfiles.list()
     const counts = countRows()
     const edited = team()
     edited.chipProfiles = [
@@ -481,30 +482,30 @@ describe('importData: chip profiles and chip keys', () => {
       { name: 'own', keyScheme: 'per_chip' },
     ]
     edited.chips = [{ uid: U1 }, { uid: U2, randomUid: false }, { uid: U3, profile: null }]
-    const summary = run({ teams: [edited] }, 2_000)
+    const summary = await run({ teams: [edited] }, 2_000)
     expect(summary.chipProfiles).toBe(2)
     expect(countRows()).toEqual(counts)
 
-    const [shop, own, bolt] = store.chipProfiles.list()
+    const [shop, own, bolt] = await store.chipProfiles.list()
     expect(shop).toMatchObject({ id: before[0]!.id, createdAt: 1_000, updatedAt: 2_000, layout: before[0]!.layout })
     expect(openKey(SECRET, shop!.metaKey!, profileKeyContext(shop!.id, 'meta')).toString('hex').toUpperCase()).toBe(FILE)
     expect(own).toMatchObject({ id: before[1]!.id, mode: 'lrp', metaKey: before[1]!.metaKey })
     expect(bolt).toEqual(before[2])
     // Chips: no verification field leaves them as they were; randomUid alone keeps the profile and the key.
-    expect(store.chips.get(U1)!.profileId).toBe(shop!.id)
-    expect(store.chips.get(U2)).toMatchObject({ profileId: own!.id, randomUid: 0 })
-    expect(openKey(SECRET, store.chips.get(U2)!.fileKey!, chipKeyContext(U2)).toString('hex').toUpperCase()).toBe(CHIP_KEY)
+    expect((await store.chips.get(U1))!.profileId).toBe(shop!.id)
+    expect(await store.chips.get(U2)).toMatchObject({ profileId: own!.id, randomUid: 0 })
+    expect(openKey(SECRET, (await store.chips.get(U2))!.fileKey!, chipKeyContext(U2)).toString('hex').toUpperCase()).toBe(CHIP_KEY)
     // profile: null takes a chip off its profile.
-    expect(store.chips.get(U3)!.profileId).toBeNull()
+    expect((await store.chips.get(U3))!.profileId).toBeNull()
   })
 
-  test('a profile stored before (not in this file) can be named by a chip; a profile of another team cannot', () => {
-    run({ teams: [team()] })
-    run({ teams: [{ name: 'Acme', chips: [{ uid: '04C1C1C1C1C1FF', profile: 'shop' }] }] })
-    expect(store.chips.get('04C1C1C1C1C1FF')!.profileId).toBe(store.chips.get(U1)!.profileId)
-    const error = thrown(() => run({ teams: [{ name: 'Other', chips: [{ uid: '04D1D1D1D1D101', profile: 'shop' }] }] }))
+  test('a profile stored before (not in this file) can be named by a chip; a profile of another team cannot', async () => {
+    await run({ teams: [team()] })
+    await run({ teams: [{ name: 'Acme', chips: [{ uid: '04C1C1C1C1C1FF', profile: 'shop' }] }] })
+    expect((await store.chips.get('04C1C1C1C1C1FF'))!.profileId).toBe((await store.chips.get(U1))!.profileId)
+    const error = await rejects(run({ teams: [{ name: 'Other', chips: [{ uid: '04D1D1D1D1D101', profile: 'shop' }] }] }))
     expect(error.errors).toEqual({ 'teams.0.chips.0.profile': 'No chip profile named "shop" in this team' })
-    expect(store.teams.getByName('Other')).toBeUndefined()
+    expect(await store.teams.getByName('Other')).toBeUndefined()
   })
 
   const conflicts: { what: string; team: Row; errors: Record<string, string> }[] = [
@@ -551,15 +552,15 @@ describe('importData: chip profiles and chip keys', () => {
     },
   ]
 
-  test.each(conflicts)('$what: the error names the path, nothing is written, no key is echoed', ({ team: doc, errors }) => {
-    run({ teams: [{ name: 'A', chips: [{ uid: '04E1E1E1E1E101' }] }] })
+  test.each(conflicts)('$what: the error names the path, nothing is written, no key is echoed', async ({ team: doc, errors }) => {
+    await run({ teams: [{ name: 'A', chips: [{ uid: '04E1E1E1E1E101' }] }] })
     const before = countRows()
-    const error = thrown(() => run({ teams: [{ name: 'A', chipProfiles: [{ name: 'first', keyScheme: 'sdm_backend', masterKey: MASTER }] }, doc] }))
+    const error = await rejects(run({ teams: [{ name: 'A', chipProfiles: [{ name: 'first', keyScheme: 'sdm_backend', masterKey: MASTER }] }, doc] }))
     expect(error).toMatchObject({ statusCode: 400, code: 'validation_failed', message: 'The import file conflicts with stored data' })
     expect(error.errors).toEqual(Object.fromEntries(Object.entries(errors).map(([k, v]) => [k.replace('teams.0', 'teams.1'), v])))
     expectNoKeys(JSON.stringify(error.errors))
     expect(countRows()).toEqual(before)
-    expect(store.chipProfiles.list()).toEqual([])
+    expect(await store.chipProfiles.list()).toEqual([])
   })
 
   test('schema errors: key format, scheme, layout and duplicate names, by path, without the key', () => {
@@ -598,39 +599,39 @@ describe('importData: chip profiles and chip keys', () => {
     expect(twice.errors).toEqual({ 'teams.0.chipProfiles.1.name': 'Profile "p" is listed twice' })
   })
 
-  test('keys stored under another secret: the import refuses to mix secrets, unless it re-lists every profile with its keys', () => {
-    run({ teams: [team()] })
+  test('keys stored under another secret: the import refuses to mix secrets, unless it re-lists every profile with its keys', async () => {
+    await run({ teams: [team()] })
     const other = Buffer.alloc(32, 9)
     const runWith = (doc: unknown) => importData(store, parseImportFile(doc), { config, now: 5_000, secret: other })
     // Adding a profile under another secret would leave the stored ones unopenable for whoever has that secret.
     const extra = { name: 'Acme', chipProfiles: [{ name: 'new', keyScheme: 'sdm_backend', masterKey: MASTER }] }
-    expect(thrownError(() => runWith({ teams: [extra] }), SealedKeyError)).toMatchObject({ code: 'chip_keys_unavailable', reason: 'other_secret' })
+    expect(await rejected(runWith({ teams: [extra] }), SealedKeyError)).toMatchObject({ code: 'chip_keys_unavailable', reason: 'other_secret' })
     // A file without keys changes nothing about sealing and is imported.
-    expect(runWith({ teams: [{ name: 'Acme', chips: [{ uid: U1, redirectUrl: 'https://acme.example/x' }] }] }).chips).toBe(1)
+    expect((await runWith({ teams: [{ name: 'Acme', chips: [{ uid: U1, redirectUrl: 'https://acme.example/x' }] }] })).chips).toBe(1)
     // Re-listing a profile without its keys cannot keep keys it cannot open.
-    const keyless = thrown(() => runWith({ teams: [{ name: 'Acme', chipProfiles: team().chipProfiles.map((p) => ({ name: p.name, keyScheme: p.keyScheme })) }] }))
+    const keyless = await rejects(runWith({ teams: [{ name: 'Acme', chipProfiles: team().chipProfiles.map((p) => ({ name: p.name, keyScheme: p.keyScheme })) }] }))
     expect(keyless.errors).toMatchObject({
       'teams.0.chipProfiles.0.metaKey': 'The stored metaKey does not open under this gateway secret (it was sealed under another one): give the key again',
     })
     // The recovery for a lost secret: every profile with every key, in one file, and the per-chip keys.
     const all = team()
-    runWith({ teams: [all] })
-    expect(() => createKeyring(store, other).profiles()).not.toThrow()
-    expect(openKey(other, store.chips.get(U2)!.fileKey!, chipKeyContext(U2)).toString('hex').toUpperCase()).toBe(CHIP_KEY)
+    await runWith({ teams: [all] })
+    await expect(createKeyring(store, other).profiles()).resolves.toBeDefined()
+    expect(openKey(other, (await store.chips.get(U2))!.fileKey!, chipKeyContext(U2)).toString('hex').toUpperCase()).toBe(CHIP_KEY)
   })
 })
 
 describe('the demo fixture', () => {
-  test("its first chip verifies NXP's published AN12196 tap URL with the all-zero keys, and keeps its token", () => {
+  test("its first chip verifies NXP's published AN12196 tap URL with the all-zero keys, and keeps its token", async () => {
     const demo = JSON.parse(fs.readFileSync(new URL('../fixtures/demo.json', import.meta.url), 'utf8'))
-    run(demo)
+    await run(demo)
     const keyring = createKeyring(store, SECRET)
     const url = 'http://127.0.0.1:8787/tap?e=EF963FF7828658A599F3041510671E88&c=94EED9EE65337086'
-    const tap = verifyTap(store, keyring, { url, source: 'phone', now: 10 })
+    const tap = await verifyTap(store, keyring, { url, source: 'phone', now: 10 })
     expect(tap).toMatchObject({ uid: '04DE5F1EACC040', counter: 61, mode: 'aes', authenticated: true })
-    expect(store.tokens.findByChip('04DE5F1EACC040')).toMatchObject({ tokenId: '1' })
+    expect(await store.tokens.findByChip('04DE5F1EACC040')).toMatchObject({ tokenId: '1' })
     // The published URL works once; the counter check refuses it after that.
-    expect(() => verifyTap(store, keyring, { url, source: 'phone', now: 11 })).toThrow(/counter 61 is not above the last accepted counter 61/)
+    await expect(verifyTap(store, keyring, { url, source: 'phone', now: 11 })).rejects.toThrow(/counter 61 is not above the last accepted counter 61/)
   })
 })
 

@@ -36,7 +36,7 @@ describe('logs', () => {
   test('never contain API keys, OTP codes or ref ids, even on error paths', async () => {
     const log = logCapture()
     gw = await createTestGateway({ config: { logLevel: 'info' }, logStream: log.stream })
-    const { apiKey } = seed(gw)
+    const { apiKey } = await seed(gw)
     const bogusKey = 'tg_bogus-key-that-must-not-be-logged'
 
     const secrets: string[] = [apiKey, bogusKey]
@@ -48,10 +48,10 @@ describe('logs', () => {
     }
 
     // Refs: valid, then used, with and without a key and options.
-    const tokenRef = tapChip(gw, UID.token)
-    const gbRef = tapChip(gw, UID.guestbook)
-    const bareRef = tapChip(gw, UID.bare)
-    const linksRef = tapChip(gw, UID.token, { linksModule: true })
+    const tokenRef = await tapChip(gw, UID.token)
+    const gbRef = await tapChip(gw, UID.guestbook)
+    const bareRef = await tapChip(gw, UID.bare)
+    const linksRef = await tapChip(gw, UID.token, { linksModule: true })
     const unknownRef = 'V1StGXR8_Z5jdHi6B-myT'
     secrets.push(tokenRef, gbRef, bareRef, linksRef, unknownRef)
 
@@ -175,8 +175,8 @@ describe('rate limits (per client)', () => {
 
   test('the 4th GET /otps/:id in the window is 429 rate_limited', async () => {
     gw = await createTestGateway(limited)
-    seed(gw)
-    const code: string = (await call(gw, { url: `/refs/${tapChip(gw, UID.token)}` })).body.linkedToken.otp
+    await seed(gw)
+    const code: string = (await call(gw, { url: `/refs/${await tapChip(gw, UID.token)}` })).body.linkedToken.otp
 
     for (let i = 0; i < 3; i++) expect((await call(gw, { url: `/otps/${code}` })).status).toBe(200)
     const res = await call(gw, { url: `/otps/${code}` })
@@ -191,17 +191,17 @@ describe('rate limits (per client)', () => {
 
   test('the 4th GET /refs/:id in the window is 429 rate_limited and does not touch the ref', async () => {
     gw = await createTestGateway(limited)
-    seed(gw)
-    const used = tapChip(gw, UID.token)
+    await seed(gw)
+    const used = await tapChip(gw, UID.token)
     const statuses: number[] = []
     for (let i = 0; i < 3; i++) statuses.push((await call(gw, { url: `/refs/${used}` })).status)
     expect(statuses).toEqual([200, 200, 200])
 
-    const fresh = tapChip(gw, UID.token)
+    const fresh = await tapChip(gw, UID.token)
     const res = await call(gw, { url: `/refs/${fresh}` })
     expect(res.status).toBe(429)
     expect(res.body).toMatchObject({ success: false, error: 'rate_limited' })
-    expect(gw.store.refs.get(fresh)?.consumedAt).toBeNull()
+    expect((await gw.store.refs.get(fresh))?.consumedAt).toBeNull()
 
     const other = await call(gw, { url: `/refs/${fresh}`, remoteAddress: '127.0.0.2' })
     expect(other.status).toBe(200)
@@ -210,8 +210,8 @@ describe('rate limits (per client)', () => {
 
   test('the window ends: after windowMs the client may query again', async () => {
     gw = await createTestGateway({ config: { logLevel: 'silent', rateLimit: { max: 1, windowMs: 200 } } })
-    seed(gw)
-    const code: string = (await call(gw, { url: `/refs/${tapChip(gw, UID.token)}` })).body.linkedToken.otp
+    await seed(gw)
+    const code: string = (await call(gw, { url: `/refs/${await tapChip(gw, UID.token)}` })).body.linkedToken.otp
     expect((await call(gw, { url: `/otps/${code}` })).status).toBe(200)
     expect((await call(gw, { url: `/otps/${code}` })).status).toBe(429)
     // Bounded wait: the limiter's own clock, not the app clock, decides the window.

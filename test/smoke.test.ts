@@ -6,12 +6,12 @@ afterEach(async () => gw?.close())
 
 test('a tap on a linked chip yields a claim OTP on the first query only', async () => {
   gw = await createTestGateway()
-  seedTeam(gw, {
+  await seedTeam(gw, {
     name: 'A',
     chips: [{ uid: '04AABBCCDDEE01' }],
     tokens: [{ chainId: 31337, contractAddress: CONTRACT, tokenId: '7', chips: ['04AABBCCDDEE01'], metadata: metadata() }],
   })
-  const ref = tapChip(gw, '04aabbccddee01')
+  const ref = await tapChip(gw, '04aabbccddee01')
   const first = await call(gw, { url: `/refs/${ref}` })
   expect(first.status).toBe(200)
   expect(first.body.isValidRef).toBe(true)

@@ -1,5 +1,5 @@
 import crypto from 'node:crypto'
-import type { Store } from '../db/store.js'
+import type { Store, Repositories } from '../db/store.js'
 import type { TeamRow } from '../db/teams.js'
 import { ConflictError, NotFoundError, UnauthorizedError } from '../errors.js'
 
@@ -21,11 +21,11 @@ export type CreateApiKeyReturnType = { teamId: number; apiKey: string; prefix: s
  * @example
  * const { apiKey } = createApiKey(store, { teamId: 1, label: 'kiosk', now: Date.now() })
  */
-export function createApiKey(store: Store, p: { teamId: number; label?: string | null; now: number }): CreateApiKeyReturnType {
-  if (!store.teams.get(p.teamId)) throw new NotFoundError('team_not_found', `No team with id ${p.teamId}`)
+export async function createApiKey(store: Repositories, p: { teamId: number; label?: string | null; now: number }): Promise<CreateApiKeyReturnType> {
+  if (!await store.teams.get(p.teamId)) throw new NotFoundError('team_not_found', `No team with id ${p.teamId}`)
   const apiKey = `tg_${crypto.randomBytes(24).toString('base64url')}`
   const prefix = apiKey.slice(0, PREFIX_LENGTH)
-  store.apiKeys.insert({ teamId: p.teamId, prefix, hash: hashApiKey(apiKey), label: p.label ?? null, now: p.now })
+  await store.apiKeys.insert({ teamId: p.teamId, prefix, hash: hashApiKey(apiKey), label: p.label ?? null, now: p.now })
   return { teamId: p.teamId, apiKey, prefix }
 }
 
@@ -36,11 +36,11 @@ export function createApiKey(store: Store, p: { teamId: number; label?: string |
  *
  * @returns the number of keys revoked (0 when nothing active matched)
  */
-export function revokeApiKey(store: Store, p: { keyOrPrefix: string; now: number }): number {
-  return store.tx(() =>
+export function revokeApiKey(store: Store, p: { keyOrPrefix: string; now: number }): Promise<number> {
+  return store.tx(async (tx) =>
     p.keyOrPrefix.length <= PREFIX_LENGTH
-      ? store.apiKeys.revokeByPrefix(p.keyOrPrefix, p.now)
-      : store.apiKeys.revokeByHash(hashApiKey(p.keyOrPrefix), p.now),
+      ? await tx.apiKeys.revokeByPrefix(p.keyOrPrefix, p.now)
+      : await tx.apiKeys.revokeByHash(hashApiKey(p.keyOrPrefix), p.now),
   )
 }
 
@@ -48,18 +48,18 @@ export function revokeApiKey(store: Store, p: { keyOrPrefix: string; now: number
  * Resolves an `x-service-api-key` header to its team.
  * @throws UnauthorizedError when the key is unknown or revoked
  */
-export function authenticateApiKey(store: Store, key: string): TeamRow {
-  const row = store.apiKeys.findActiveByHash(hashApiKey(key))
-  const team = row && store.teams.get(row.teamId)
+export async function authenticateApiKey(store: Repositories, key: string): Promise<TeamRow> {
+  const row = await store.apiKeys.findActiveByHash(hashApiKey(key))
+  const team = row && await store.teams.get(row.teamId)
   if (!team) throw new UnauthorizedError('invalid_api_key', 'The API key is unknown or has been revoked')
   return team
 }
 
 /** Creates a team and its first API key in one transaction. */
-export function createTeam(store: Store, p: { name: string; redirectUrl?: string | null; now: number }): CreateApiKeyReturnType {
-  return store.tx(() => {
-    if (store.teams.getByName(p.name)) throw new ConflictError('team_exists', `A team named ${JSON.stringify(p.name)} already exists`)
-    const teamId = store.teams.insert({ name: p.name, redirectUrl: p.redirectUrl ?? null, now: p.now })
-    return createApiKey(store, { teamId, label: 'initial', now: p.now })
+export function createTeam(store: Store, p: { name: string; redirectUrl?: string | null; now: number }): Promise<CreateApiKeyReturnType> {
+  return store.tx(async (tx) => {
+    if (await tx.teams.getByName(p.name)) throw new ConflictError('team_exists', `A team named ${JSON.stringify(p.name)} already exists`)
+    const teamId = await tx.teams.insert({ name: p.name, redirectUrl: p.redirectUrl ?? null, now: p.now })
+    return createApiKey(tx, { teamId, label: 'initial', now: p.now })
   })
 }

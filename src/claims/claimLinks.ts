@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import encodeQR from 'qr'
 import type { Address } from 'viem'
 import type { ClaimRow } from '../db/claims.js'
-import type { Store } from '../db/store.js'
+import type { Store, Repositories } from '../db/store.js'
 import { BaseError, ConflictError, ForbiddenError, GoneError, NotFoundError } from '../errors.js'
 import type { ClaimSummary, TxStatus } from '../kiosk/protocol.js'
 import { claimStep, claimSummary } from './claimViews.js'
@@ -23,8 +23,8 @@ export type PhoneClaim = Pick<ClaimSummary, 'kind' | 'product' | 'step' | 'twoTa
   tx: { status: TxStatus; hash: string | null } | null
 }
 
-export function phoneClaim(store: Store, claim: ClaimRow, p: { now: number; ens: boolean }): PhoneClaim {
-  const s = claimSummary(store, claim, p.now)
+export async function phoneClaim(store: Store, claim: ClaimRow, p: { now: number; ens: boolean }): Promise<PhoneClaim> {
+  const s = await claimSummary(store, claim, p.now)
   return {
     kind: s.kind,
     product: s.product,
@@ -44,21 +44,21 @@ export function phoneClaim(store: Store, claim: ClaimRow, p: { now: number; ens:
  *
  * @throws NotFoundError claim_not_found; ConflictError claim_used / claim_not_open; GoneError claim_expired
  */
-export function createClaimLink(store: Store, p: { stationId: number; claimId: number; baseUrl: string; now: number }): { url: string; svg: string; expiresAt: string } {
+export async function createClaimLink(store: Store, p: { stationId: number; claimId: number; baseUrl: string; now: number }): Promise<{ url: string; svg: string; expiresAt: string }> {
   const token = newSecret()
-  const claim = store.tx(() => {
-    const row = store.claims.get(p.claimId)
-    const claim = checkClaimOpen(store, row?.stationId === p.stationId ? row : undefined, { via: 'kiosk', now: p.now })
-    if (!store.claims.setLink(claim.id, hashSecret(token))) throw new ConflictError('claim_not_open', 'This claim is no longer open')
-    return claim
-  })
+  const claim = await store.tx(async (tx) => {
+      const row = await tx.claims.get(p.claimId)
+      const claim = await checkClaimOpen(tx, row?.stationId === p.stationId ? row : undefined, { via: 'kiosk', now: p.now })
+      if (!await tx.claims.setLink(claim.id, hashSecret(token))) throw new ConflictError('claim_not_open', 'This claim is no longer open')
+      return claim
+    })
   const url = `${p.baseUrl.replace(/\/+$/, '')}/c/${token}`
   // A quiet zone of 4 modules, as the QR standard asks: phone cameras find the code faster.
   return { url, svg: encodeQR(url, 'svg', { border: 4 }), expiresAt: new Date(claim.expiresAt).toISOString() }
 }
 
-function claimOfLink(store: Store, token: string): ClaimRow {
-  const claim = LINK_TOKEN.test(token) ? store.claims.findByLink(hashSecret(token)) : undefined
+async function claimOfLink(store: Repositories, token: string): Promise<ClaimRow> {
+  const claim = LINK_TOKEN.test(token) ? await store.claims.findByLink(hashSecret(token)) : undefined
   if (!claim) throw new NotFoundError('claim_link_not_found', 'This link is not valid: ask at the kiosk for a new one')
   return claim
 }
@@ -71,27 +71,27 @@ const linkExpired = () => new GoneError('claim_link_expired', 'This link has exp
  * idle) and gets a session secret; that phone's later calls (a reload) send it back. Any other
  * phone, or a link already claimed, is `claim_link_used`; past the OTP's lifetime, `expired`.
  */
-export function openClaimLink(deps: Pick<ClaimDeps, 'store' | 'now' | 'feed'>, p: { token: string; session?: string; ens: boolean }): { session: string; claim: PhoneClaim } {
+export async function openClaimLink(deps: Pick<ClaimDeps, 'store' | 'now' | 'feed'>, p: { token: string; session?: string; ens: boolean }): Promise<{ session: string; claim: PhoneClaim }> {
   const { store } = deps
   const now = deps.now()
-  const opened = store.tx((tx) => {
-    const claim = claimOfLink(store, p.token)
-    if (p.session !== undefined && claim.phoneHash !== null && hashSecret(p.session) === claim.phoneHash) return { session: p.session, claim, fresh: false }
-    if (claim.step !== 'open') throw linkUsed()
-    if (claimStep(claim, now) === 'expired') throw linkExpired()
-    const session = newSecret()
-    if (!store.claims.markOpened(claim.id, hashSecret(session), now)) throw linkUsed()
-    const row = store.claims.get(claim.id)!
-    store.stationEvents.append(row.stationId, 'claim', { claim: claimSummary(store, row, now) }, now)
-    tx.afterCommit(() => deps.feed?.changed())
-    return { session, claim: row, fresh: true }
-  })
-  return { session: opened.session, claim: phoneClaim(store, opened.claim, { now, ens: p.ens }) }
+  const opened = await store.tx(async (tx) => {
+      const claim = await claimOfLink(tx, p.token)
+      if (p.session !== undefined && claim.phoneHash !== null && hashSecret(p.session) === claim.phoneHash) return { session: p.session, claim, fresh: false }
+      if (claim.step !== 'open') throw linkUsed()
+      if (claimStep(claim, now) === 'expired') throw linkExpired()
+      const session = newSecret()
+      if (!await tx.claims.markOpened(claim.id, hashSecret(session), now)) throw linkUsed()
+      const row = (await tx.claims.get(claim.id))!
+      await tx.stationEvents.append(row.stationId, 'claim', { claim: await claimSummary(tx, row, now) }, now)
+      tx.afterCommit(() => deps.feed?.changed())
+      return { session, claim: row, fresh: true }
+    })
+  return { session: opened.session, claim: await phoneClaim(store, opened.claim, { now, ens: p.ens }) }
 }
 
 /** The claim of a link, for the phone that opened it. @throws claim_link_not_found, claim_session_mismatch */
-export function claimOfPhone(store: Store, p: { token: string; session: string }): ClaimRow {
-  const claim = claimOfLink(store, p.token)
+export async function claimOfPhone(store: Store, p: { token: string; session: string }): Promise<ClaimRow> {
+  const claim = await claimOfLink(store, p.token)
   if (claim.phoneHash === null || hashSecret(p.session) !== claim.phoneHash)
     throw new ForbiddenError('claim_session_mismatch', 'This link was opened on another phone')
   return claim
@@ -99,7 +99,7 @@ export function claimOfPhone(store: Store, p: { token: string; session: string }
 
 /** The phone sends its address: the claim goes as at the kiosk, with the phone's own words for the refusals. */
 export async function sendFromPhone(deps: ClaimDeps, p: { token: string; session: string; recipient: Address; ens: boolean }): Promise<PhoneClaim> {
-  const claim = claimOfPhone(deps.store, p)
+  const claim = await claimOfPhone(deps.store, p)
   try {
     const done = await giveClaimAddress(deps, { claimId: claim.id, recipient: p.recipient, via: 'phone', phoneHash: claim.phoneHash! })
     return phoneClaim(deps.store, done, { now: deps.now(), ens: p.ens })

@@ -17,7 +17,7 @@ const text = (value: unknown): string | null => (typeof value === 'string' && va
  * Takes the repositories, not a `Tx`: it also serves reads outside a transaction (a phone polling its
  * claim), where recording the media row (once, read first) commits on its own.
  */
-export function productCard(store: Repositories, metadataText: string | null, fallbackName: string, now: number): ProductCard {
+export async function productCard(store: Repositories, metadataText: string | null, fallbackName: string, now: number): Promise<ProductCard> {
   let metadata: Record<string, unknown> = {}
   try {
     const parsed: unknown = metadataText === null ? null : JSON.parse(metadataText)
@@ -29,7 +29,7 @@ export function productCard(store: Repositories, metadataText: string | null, fa
   return {
     name: text(metadata.name) ?? fallbackName,
     description: text(metadata.description),
-    image: mediaPath(store, typeof metadata.image === 'string' ? metadata.image : null, now),
+    image: await mediaPath(store, typeof metadata.image === 'string' ? metadata.image : null, now),
     attributes: attributes.slice(0, MAX_ATTRIBUTES).flatMap((a: unknown) => {
       if (a === null || typeof a !== 'object') return []
       const { trait_type: trait, value } = a as { trait_type?: unknown; value?: unknown }
@@ -40,12 +40,12 @@ export function productCard(store: Repositories, metadataText: string | null, fa
 }
 
 /** The card a claim shows: its token's, or its event's. */
-export function claimCard(store: Repositories, claim: ClaimRow, now: number): ProductCard {
+export async function claimCard(store: Repositories, claim: ClaimRow, now: number): Promise<ProductCard> {
   if (claim.kind === 'token') {
-    const token = store.tokens.get(claim.tokenId!)!
+    const token = (await store.tokens.get(claim.tokenId!))!
     return productCard(store, token.metadata, `Token #${token.tokenId}`, now)
   }
-  const event = store.guestbook.getEvent(claim.guestbookEventId!)!
+  const event = (await store.guestbook.getEvent(claim.guestbookEventId!))!
   return productCard(store, event.metadata, event.name, now)
 }
 
@@ -60,49 +60,49 @@ export function claimStep(claim: Pick<ClaimRow, 'step' | 'expiresAt'>, now: numb
 }
 
 /** Whether a token claim's token moved after its tap: its OTP would be refused (token_moved). */
-export function claimMoved(store: Repositories, claim: ClaimRow): boolean {
+export async function claimMoved(store: Repositories, claim: ClaimRow): Promise<boolean> {
   if (claim.kind !== 'token' || claim.tokenId === null) return false
-  const otp = store.otps.get(claim.otpCode)
-  const token = store.tokens.get(claim.tokenId)
+  const otp = await store.otps.get(claim.otpCode)
+  const token = await store.tokens.get(claim.tokenId)
   return otp !== undefined && token !== undefined && tokenMovedSince(otp, token)
 }
 
 /** A claim's transaction now (a re-signed transfer's latest one). */
-export function claimTx(store: Repositories, claim: ClaimRow): { id: number; status: TxStatus; hash: string | null } | null {
+export async function claimTx(store: Repositories, claim: ClaimRow): Promise<{ id: number; status: TxStatus; hash: string | null } | null> {
   let txId = claim.chainTxId
-  if (claim.transferId !== null) txId = store.transfers.get(claim.transferId)?.chainTxId ?? txId
-  const tx = txId === null ? undefined : store.chainTxs.get(txId)
+  if (claim.transferId !== null) txId = (await store.transfers.get(claim.transferId))?.chainTxId ?? txId
+  const tx = txId === null ? undefined : await store.chainTxs.get(txId)
   return tx ? { id: tx.id, status: txStatusOf(tx), hash: tx.txHash } : null
 }
 
 /** When a 2-tap claim's address may claim: its registration's allowedAt. */
-function allowedAt(store: Repositories, claim: ClaimRow): string | null {
+async function allowedAt(store: Repositories, claim: ClaimRow): Promise<string | null> {
   if (claim.registrationId !== null) {
-    const registration = store.claimRegistrations.get(claim.registrationId)
+    const registration = await store.claimRegistrations.get(claim.registrationId)
     return registration ? new Date(registration.allowedAt).toISOString() : null
   }
   return null
 }
 
 /** The feed's (and the kiosk's) view of a claim; the recipient is staff only (publicClaim strips it). */
-export function claimSummary(store: Repositories, claim: ClaimRow, now: number, extra: { step?: ClaimStep; allowedAt?: number } = {}): ClaimSummary {
-  const token = claim.tokenId === null ? undefined : store.tokens.get(claim.tokenId)
+export async function claimSummary(store: Repositories, claim: ClaimRow, now: number, extra: { step?: ClaimStep; allowedAt?: number } = {}): Promise<ClaimSummary> {
+  const token = claim.tokenId === null ? undefined : await store.tokens.get(claim.tokenId)
   return {
     id: claim.id,
     kind: claim.kind,
-    product: claimCard(store, claim, now),
-    step: extra.step ?? claimStep(claim, now, (claim.step === 'open' || claim.step === 'opened') && claimMoved(store, claim)),
+    product: await claimCard(store, claim, now),
+    step: extra.step ?? claimStep(claim, now, (claim.step === 'open' || claim.step === 'opened') && await claimMoved(store, claim)),
     expiresAt: new Date(claim.expiresAt).toISOString(),
     twoTap: token?.twoTapClaim === 1,
-    allowedAt: extra.allowedAt === undefined ? allowedAt(store, claim) : new Date(extra.allowedAt).toISOString(),
+    allowedAt: extra.allowedAt === undefined ? await allowedAt(store, claim) : new Date(extra.allowedAt).toISOString(),
     via: claim.via,
-    tx: claimTx(store, claim),
+    tx: await claimTx(store, claim),
     recipient: claim.recipient,
   }
 }
 
 /** A claim as the kiosk's own answers show it: without its recipient, like the public feed. */
-export function publicClaimSummary(store: Repositories, claim: ClaimRow, now: number): ClaimSummary {
-  const { recipient: _recipient, ...rest } = claimSummary(store, claim, now)
+export async function publicClaimSummary(store: Repositories, claim: ClaimRow, now: number): Promise<ClaimSummary> {
+  const { recipient: _recipient, ...rest } = await claimSummary(store, claim, now)
   return rest
 }

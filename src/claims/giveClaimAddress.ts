@@ -3,7 +3,7 @@ import type { ChainDeps } from '../chain/chainDeps.js'
 import { refuseZeroAddress } from '../chain/recipientCheck.js'
 import type { ClaimRow, ClaimVia } from '../db/claims.js'
 import type { Repositories, Store } from '../db/store.js'
-import type { Tx } from '../db/tx.js'
+import type { Tx } from '../db/types.js'
 import { BaseError, ConflictError, ForbiddenError, GoneError, NotFoundError } from '../errors.js'
 import { mintGuestbookEventSelf } from '../guestbook/guestbookChain.js'
 import type { FeedHub } from '../kiosk/feedHub.js'
@@ -31,12 +31,12 @@ export type GiveClaimAddressParameters = {
 }
 
 /** Whether a claim can take an address from this source now. @throws the claim_* refusals, token_moved */
-export function checkClaimOpen(store: Repositories, claim: ClaimRow | undefined, p: { via: ClaimVia; phoneHash?: string; now: number }): ClaimRow {
+export async function checkClaimOpen(store: Repositories, claim: ClaimRow | undefined, p: { via: ClaimVia; phoneHash?: string; now: number }): Promise<ClaimRow> {
   if (!claim) throw new NotFoundError('claim_not_found', 'No such claim at this station')
   if (claim.step === 'claimed' || claim.step === 'registered') throw new ConflictError('claim_used', 'This claim was already used')
   if (p.now >= claim.expiresAt) throw new GoneError('claim_expired', 'This claim expired with its tap: tap the tag again')
   // Its OTP would be refused too (inside the transfer's transaction): said before anything is read or spent.
-  if (claimMoved(store, claim)) throw tokenMovedError()
+  if (await claimMoved(store, claim)) throw tokenMovedError()
   if (claim.step === 'opened') {
     if (p.via !== 'phone') throw new ConflictError('claim_not_open', 'This claim was opened on a phone: it is finished there')
     if (p.phoneHash !== claim.phoneHash) throw new ForbiddenError('claim_session_mismatch', 'This link was opened on another phone')
@@ -64,26 +64,26 @@ function asClaimError(error: unknown): unknown {
 export async function giveClaimAddress(deps: ClaimDeps, p: GiveClaimAddressParameters): Promise<ClaimRow> {
   const { store } = deps
   refuseZeroAddress(p.recipient)
-  const claim = checkClaimOpen(store, store.claims.get(p.claimId), { ...p, now: deps.now() })
+  const claim = await checkClaimOpen(store, await store.claims.get(p.claimId), { ...p, now: deps.now() })
   try {
     if (claim.kind === 'guestbook') {
       const mint = await mintGuestbookEventSelf(deps, {
         code: claim.otpCode,
         recipient: p.recipient,
-        onQueued: (queued, tx) => {
-          claimed(tx, deps, p, { transferId: null, guestbookMintId: queued.mintId, txId: queued.txId, hash: queued.txnHash })
-          if (claim.checkInId !== null) tx.checkIns.setMint(claim.checkInId, queued.mintId, queued.txId)
+        onQueued: async (queued, tx) => {
+          await claimed(tx, deps, p, { transferId: null, guestbookMintId: queued.mintId, txId: queued.txId, hash: queued.txnHash })
+          if (claim.checkInId !== null) await tx.checkIns.setMint(claim.checkInId, queued.mintId, queued.txId)
         },
       })
-    } else if (needsRegistration(store, claim, p.recipient, deps.now())) {
+    } else if (await needsRegistration(store, claim, p.recipient, deps.now())) {
       // The registration spends the first tap's OTP: an address the token can never reach is refused first.
-      await checkRecipient(deps, store.tokens.get(claim.tokenId!)!, p.recipient)
-      createClaimRegistrationWithOtp(store, {
-        code: claim.otpCode,
-        recipient: p.recipient,
-        now: deps.now(),
-        onRegistered: (registrationId, _view, tx) => registered(tx, deps, p, registrationId),
-      })
+      await checkRecipient(deps, (await store.tokens.get(claim.tokenId!))!, p.recipient)
+      await createClaimRegistrationWithOtp(store, {
+                code: claim.otpCode,
+                recipient: p.recipient,
+                now: deps.now(),
+                onRegistered: (registrationId, _view, tx) => registered(tx, deps, p, registrationId),
+              })
     } else {
       await transferWithOtp(deps, {
         code: claim.otpCode,
@@ -94,7 +94,7 @@ export async function giveClaimAddress(deps: ClaimDeps, p: GiveClaimAddressParam
   } catch (error) {
     throw asClaimError(error)
   }
-  return store.claims.get(claim.id)!
+  return (await store.claims.get(claim.id))!
 }
 
 /**
@@ -102,42 +102,42 @@ export async function giveClaimAddress(deps: ClaimDeps, p: GiveClaimAddressParam
  * is registered; a registration that lets this address claim now means the transfer. Any other
  * state (another address registered, too early) is the gate's own 409.
  */
-function needsRegistration(store: Store, claim: ClaimRow, recipient: Address, now: number): boolean {
-  const token = store.tokens.get(claim.tokenId!)!
+async function needsRegistration(store: Store, claim: ClaimRow, recipient: Address, now: number): Promise<boolean> {
+  const token = (await store.tokens.get(claim.tokenId!))!
   if (token.twoTapClaim !== 1) return false
-  if (store.claimRegistrations.findOpen(token.id, now) === undefined) return true
-  checkClaimRegistration(store, token, recipient, now)
+  if (await store.claimRegistrations.findOpen(token.id, now) === undefined) return true
+  await checkClaimRegistration(store, token, recipient, now)
   return false
 }
 
 /** Inside the transfer's (or mint's) transaction: the claim is claimed, and once it commits the feed says so. */
-function claimed(
+async function claimed(
   tx: Tx,
   deps: ClaimDeps,
   p: GiveClaimAddressParameters,
   t: { transferId: number | null; guestbookMintId: number | null; txId: number; hash: string },
-): void {
+): Promise<void> {
   const now = deps.now()
-  if (!tx.claims.markClaimed({ id: p.claimId, via: p.via, phoneHash: p.phoneHash ?? null, recipient: p.recipient, transferId: t.transferId, guestbookMintId: t.guestbookMintId, chainTxId: t.txId, now }))
+  if (!await tx.claims.markClaimed({ id: p.claimId, via: p.via, phoneHash: p.phoneHash ?? null, recipient: p.recipient, transferId: t.transferId, guestbookMintId: t.guestbookMintId, chainTxId: t.txId, now }))
     throw new ConflictError('claim_used', 'This claim was already used')
-  const claim = tx.claims.get(p.claimId)!
-  appendClaimRow(tx, claim, p.tapRow, now)
-  tx.stationEvents.append(claim.stationId, 'tx', { txId: t.txId, checkInId: claim.checkInId, claimId: claim.id, status: 'queued', hash: t.hash }, now)
+  const claim = (await tx.claims.get(p.claimId))!
+  await appendClaimRow(tx, claim, p.tapRow, now)
+  await tx.stationEvents.append(claim.stationId, 'tx', { txId: t.txId, checkInId: claim.checkInId, claimId: claim.id, status: 'queued', hash: t.hash }, now)
   // The transfer's (or mint's) own transaction wakes the relayer after the same commit.
   tx.afterCommit(() => deps.feed?.changed())
 }
 
-function registered(tx: Tx, deps: ClaimDeps, p: GiveClaimAddressParameters, registrationId: number): void {
+async function registered(tx: Tx, deps: ClaimDeps, p: GiveClaimAddressParameters, registrationId: number): Promise<void> {
   const now = deps.now()
-  if (!tx.claims.markRegistered({ id: p.claimId, via: p.via, phoneHash: p.phoneHash ?? null, recipient: p.recipient, registrationId, now }))
+  if (!await tx.claims.markRegistered({ id: p.claimId, via: p.via, phoneHash: p.phoneHash ?? null, recipient: p.recipient, registrationId, now }))
     throw new ConflictError('claim_used', 'This claim was already used')
-  appendClaimRow(tx, tx.claims.get(p.claimId)!, p.tapRow, now)
+  await appendClaimRow(tx, (await tx.claims.get(p.claimId))!, p.tapRow, now)
   tx.afterCommit(() => deps.feed?.changed())
 }
 
 /** The claim's new state for its station's kiosks: a `claim` row, or the tap's own row (known-address path). */
-export function appendClaimRow(tx: Tx, claim: ClaimRow, tapRow: GiveClaimAddressParameters['tapRow'], now: number): void {
-  const summary = claimSummary(tx, claim, now)
-  if (tapRow) tx.stationEvents.append(claim.stationId, 'tap', { ...tapRow, state: 'product', claim: summary }, now)
-  else tx.stationEvents.append(claim.stationId, 'claim', { claim: summary }, now)
+export async function appendClaimRow(tx: Tx, claim: ClaimRow, tapRow: GiveClaimAddressParameters['tapRow'], now: number): Promise<void> {
+  const summary = await claimSummary(tx, claim, now)
+  if (tapRow) await tx.stationEvents.append(claim.stationId, 'tap', { ...tapRow, state: 'product', claim: summary }, now)
+  else await tx.stationEvents.append(claim.stationId, 'claim', { claim: summary }, now)
 }

@@ -1,7 +1,7 @@
 import type { Address } from 'viem'
 import type { ClaimRow } from '../db/claims.js'
 import type { StationRow } from '../db/stations.js'
-import type { Tx } from '../db/tx.js'
+import type { Tx } from '../db/types.js'
 import { issueOtp } from '../otps/issueOtp.js'
 
 export type OpenClaimDeps = { tx: Tx; otpTtlMs: number }
@@ -16,9 +16,9 @@ export type OpenedClaim =
  * it consumes it and issues the one OTP the claim needs, which stays on the gateway. Whoever queried
  * the ref first (a race with GET /refs/:id) keeps it: then there is nothing to claim here.
  */
-function takeRef(tx: Tx, refId: string, now: number): { id: string; teamId: number; chipUid: string } | null {
-  const ref = tx.refs.get(refId)
-  if (!ref || !tx.refs.consume(ref.id, now)) return null
+async function takeRef(tx: Tx, refId: string, now: number): Promise<{ id: string; teamId: number; chipUid: string } | null> {
+  const ref = await tx.refs.get(refId)
+  if (!ref || !await tx.refs.consume(ref.id, now)) return null
   return ref
 }
 
@@ -27,32 +27,32 @@ function takeRef(tx: Tx, refId: string, now: number): { id: string; teamId: numb
  * An address is known when a 2-tap token has an open registration (the second tap: it claims from
  * allowedAt; before that the claim is `early`) or the chip has a wallet on record.
  */
-export function openTokenClaim(deps: OpenClaimDeps, p: { station: StationRow; uid: string; refId: string; now: number }): OpenedClaim {
+export async function openTokenClaim(deps: OpenClaimDeps, p: { station: StationRow; uid: string; refId: string; now: number }): Promise<OpenedClaim> {
   const { tx } = deps
   const { now } = p
-  const token = tx.tokens.findByChip(p.uid)
+  const token = await tx.tokens.findByChip(p.uid)
   if (!token || token.teamId !== p.station.teamId) return { nothing: 'chip_not_linked', detail: `chip ${p.uid} is linked to no phygital token of this team` }
-  const ref = takeRef(tx, p.refId, now)
+  const ref = await takeRef(tx, p.refId, now)
   if (!ref) return { nothing: 'ref_used', detail: `ref ${p.refId} was queried before the station could take it` }
-  const otpCode = issueOtp(tx, ref, 'PHYGITAL_CLAIM', { token }, { now, ttlMs: deps.otpTtlMs })
-  const id = tx.claims.insert({
-    stationId: p.station.id,
-    kind: 'token',
-    chipUid: p.uid,
-    tokenId: token.id,
-    guestbookEventId: null,
-    checkInId: null,
-    otpCode,
-    createdAt: now,
-    expiresAt: now + deps.otpTtlMs,
-  })
-  const claim = tx.claims.get(id)!
+  const otpCode = await issueOtp(tx, ref, 'PHYGITAL_CLAIM', { token }, { now, ttlMs: deps.otpTtlMs })
+  const id = await tx.claims.insert({
+      stationId: p.station.id,
+      kind: 'token',
+      chipUid: p.uid,
+      tokenId: token.id,
+      guestbookEventId: null,
+      checkInId: null,
+      otpCode,
+      createdAt: now,
+      expiresAt: now + deps.otpTtlMs,
+    })
+  const claim = (await tx.claims.get(id))!
   if (token.twoTapClaim === 1) {
-    const registration = tx.claimRegistrations.findOpen(token.id, now)
+    const registration = await tx.claimRegistrations.findOpen(token.id, now)
     if (registration && now < registration.allowedAt) return { claim, known: null, allowedAt: registration.allowedAt }
     if (registration) return { claim, known: registration.recipient as Address }
   }
-  const wallet = tx.chips.get(p.uid)?.wallet ?? null
+  const wallet = (await tx.chips.get(p.uid))?.wallet ?? null
   return { claim, known: wallet as Address | null }
 }
 
@@ -61,22 +61,22 @@ export function openTokenClaim(deps: OpenClaimDeps, p: { station: StationRow; ui
  * guestbook token waits for an address ("check in now, collect later"), given through the same
  * hand-off as a product. The OTP is the one POST /events/mint/self takes, for the station's event.
  */
-export function openGuestbookClaim(deps: OpenClaimDeps, p: { station: StationRow & { eventId: number }; uid: string; refId: string; checkInId: number; now: number }): ClaimRow | null {
+export async function openGuestbookClaim(deps: OpenClaimDeps, p: { station: StationRow & { eventId: number }; uid: string; refId: string; checkInId: number; now: number }): Promise<ClaimRow | null> {
   const { tx } = deps
   const { now } = p
-  const ref = takeRef(tx, p.refId, now)
+  const ref = await takeRef(tx, p.refId, now)
   if (!ref) return null
-  const otpCode = issueOtp(tx, ref, 'GUESTBOOK_EVENT', { guestbookEventId: p.station.eventId }, { now, ttlMs: deps.otpTtlMs })
-  const id = tx.claims.insert({
-    stationId: p.station.id,
-    kind: 'guestbook',
-    chipUid: p.uid,
-    tokenId: null,
-    guestbookEventId: p.station.eventId,
-    checkInId: p.checkInId,
-    otpCode,
-    createdAt: now,
-    expiresAt: now + deps.otpTtlMs,
-  })
-  return tx.claims.get(id)!
+  const otpCode = await issueOtp(tx, ref, 'GUESTBOOK_EVENT', { guestbookEventId: p.station.eventId }, { now, ttlMs: deps.otpTtlMs })
+  const id = await tx.claims.insert({
+      stationId: p.station.id,
+      kind: 'guestbook',
+      chipUid: p.uid,
+      tokenId: null,
+      guestbookEventId: p.station.eventId,
+      checkInId: p.checkInId,
+      otpCode,
+      createdAt: now,
+      expiresAt: now + deps.otpTtlMs,
+    })
+  return (await tx.claims.get(id))!
 }

@@ -15,24 +15,24 @@ import { transferWithOtp } from '../transfers/transferToken.js'
 export async function retryClaimTx(deps: KioskDeps, p: { stationId: number; txId: number }): Promise<{ txId: number; txnHash: string }> {
   const { store } = deps
   if (!deps.chains || !deps.config) throw new UnavailableError('chain_unavailable', 'This gateway cannot sign transactions')
-  const claim = store.claims.findByTx(p.txId)
-  const tx = store.chainTxs.get(p.txId)
+  const claim = await store.claims.findByTx(p.txId)
+  const tx = await store.chainTxs.get(p.txId)
   if (!claim || !tx || claim.stationId !== p.stationId || claim.kind !== 'token' || claim.recipient === null)
     throw new NotFoundError('tx_not_found', `No transaction ${p.txId} of this station's claims`)
   const status = txStatusOf(tx)
   if (status !== 'failed') throw new ConflictError('tx_not_failed', `Transaction ${p.txId} is ${status}: only a failed one can be retried`)
-  if (store.transfers.findByTx(p.txId) && store.otps.get(claim.otpCode)?.usedAt !== null)
+  if (await store.transfers.findByTx(p.txId) && (await store.otps.get(claim.otpCode))?.usedAt !== null)
     throw new ConflictError('tx_not_failed', `Transaction ${p.txId} is being re-sent by the relayer`)
   const accepted = await transferWithOtp(
     { store, chains: deps.chains, config: deps.config, now: deps.now },
     {
       code: claim.otpCode,
       recipient: claim.recipient as Address,
-      onAccepted: (a, tx) => {
+      onAccepted: async (a, tx) => {
         const now = deps.now()
-        tx.claims.setRetried(claim.id, { transferId: a.transferId, guestbookMintId: null, chainTxId: a.txId })
-        tx.stationEvents.append(claim.stationId, 'tx', { txId: a.txId, checkInId: null, claimId: claim.id, status: 'queued', hash: a.initialTxHash }, now)
-        tx.stationEvents.append(claim.stationId, 'staff', { action: 'retry', summary: `retried claim ${claim.id}'s transaction ${p.txId} as ${a.txId}`, txId: a.txId }, now)
+        await tx.claims.setRetried(claim.id, { transferId: a.transferId, guestbookMintId: null, chainTxId: a.txId })
+        await tx.stationEvents.append(claim.stationId, 'tx', { txId: a.txId, checkInId: null, claimId: claim.id, status: 'queued', hash: a.initialTxHash }, now)
+        await tx.stationEvents.append(claim.stationId, 'staff', { action: 'retry', summary: `retried claim ${claim.id}'s transaction ${p.txId} as ${a.txId}`, txId: a.txId }, now)
         tx.afterCommit(() => deps.feed.changed())
         tx.afterCommit(() => deps.relayer?.wake(a.token.chainId))
       },

@@ -75,10 +75,13 @@ const commands: Record<string, CommandSpec> = {
     load: () => import('./commands/importFile.js'),
   },
   db: {
-    usage: 'db status [--json]',
-    summary: "Show the database: backend, file and size, schema version against this tapgate's, rows per table (reads only, migrates nothing)",
+    usage: 'db status [--json] | db copy --to postgres://… [--json]',
+    summary:
+      "status: the database (SQLite, or PostgreSQL with database.url): backend, location and size, schema version against this tapgate's, rows per table (reads only, migrates nothing). " +
+      'copy: the data dir\'s SQLite database into an empty PostgreSQL database (every table, in one transaction), with row counts on both sides',
     options: {
       json: { type: 'boolean', description: 'Print one JSON object instead of the table' },
+      to: { type: 'string', value: 'URL', description: 'db copy: the empty PostgreSQL database (postgres://user@host/db; a Unix socket: ?host=/dir)' },
     },
     load: () => import('./commands/db.js'),
   },

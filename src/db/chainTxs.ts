@@ -1,4 +1,4 @@
-import type { Db } from './openDatabase.js'
+import type { Db } from './sqlite/openDatabase.js'
 
 export const chainTxKinds = ['deploy_phygital', 'deploy_guestbook', 'transfer', 'guestbook_mint', 'pause', 'metadata_refresh'] as const
 export type ChainTxKind = (typeof chainTxKinds)[number]

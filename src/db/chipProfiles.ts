@@ -1,4 +1,4 @@
-import type { Db } from './openDatabase.js'
+import type { Db } from './sqlite/openDatabase.js'
 
 export const keySchemes = ['static', 'per_chip', 'an10922', 'sdm_backend', 'boltcard'] as const
 export type KeyScheme = (typeof keySchemes)[number]

@@ -1,4 +1,4 @@
-import type { Db } from './openDatabase.js'
+import type { Db } from './sqlite/openDatabase.js'
 
 export type ClaimRowStep = 'open' | 'opened' | 'registered' | 'claimed'
 export type ClaimVia = 'known' | 'phone' | 'kiosk'

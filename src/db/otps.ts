@@ -1,4 +1,4 @@
-import type { Db } from './openDatabase.js'
+import type { Db } from './sqlite/openDatabase.js'
 
 export const otpTypes = ['PHYGITAL_CLAIM', 'PROOF_EVENT', 'GUESTBOOK_EVENT'] as const
 export type OtpType = (typeof otpTypes)[number]

@@ -1,4 +1,4 @@
-import type { Db } from './openDatabase.js'
+import type { Db } from './sqlite/openDatabase.js'
 
 export const proofEventStatuses = ['pending-approval', 'future', 'active', 'expired', 'rejected'] as const
 export type ProofEventStatus = (typeof proofEventStatuses)[number]

@@ -1,4 +1,4 @@
-import type { Db } from './openDatabase.js'
+import type { Db } from './sqlite/openDatabase.js'
 
 /**
  * The database's clock in epoch-ms. SQLite is a library, so every process sharing the file runs on

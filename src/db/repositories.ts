@@ -25,7 +25,7 @@ import { createTeamsRepository } from './teams.js'
 import { createTokensRepository } from './tokens.js'
 import { createTransfersRepository } from './transfers.js'
 import { createUsedSignaturesRepository } from './usedSignatures.js'
-import type { Db } from './openDatabase.js'
+import type { Db } from './sqlite/openDatabase.js'
 
 /** Every repository over one connection (what a `Store` and a transaction's `Tx` both carry). */
 export function createRepositories(db: Db) {

@@ -1,4 +1,4 @@
-import type { Db } from './openDatabase.js'
+import type { Db } from './sqlite/openDatabase.js'
 
 /** The sealed chip keys across chip_profiles, chips and provisioning runs: read only, for the gateway secret check. */
 export function createSealedKeysRepository(db: Db) {

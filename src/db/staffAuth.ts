@@ -1,4 +1,4 @@
-import type { Db } from './openDatabase.js'
+import type { Db } from './sqlite/openDatabase.js'
 
 export type StaffPinRow = { stationId: number; pinHash: string; failedTries: number; lockedUntil: number | null; consecutiveLocks: number; updatedAt: number }
 export type StaffSessionRow = { stationId: number; createdAt: number; lastUsedAt: number; endedAt: number | null }

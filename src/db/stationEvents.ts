@@ -1,5 +1,5 @@
 import type { StationEvent, StationEventData, StationEventKind } from '../kiosk/protocol.js'
-import type { Db } from './openDatabase.js'
+import type { Db } from './sqlite/openDatabase.js'
 
 type Row = { id: number; stationId: number; kind: StationEventKind; data: string; createdAt: number }
 

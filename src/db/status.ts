@@ -1,8 +1,8 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import Database from 'better-sqlite3'
-import { loadMigrations, type Migration } from './migrate.js'
-import { databaseFile } from './openDatabase.js'
+import { loadMigrations, type Migration } from './migrations.js'
+import { databaseFile } from './sqlite/openDatabase.js'
 
 export type TableRows = { name: string; rows: number }
 
@@ -11,8 +11,8 @@ export type TableRows = { name: string; rows: number }
  * PostgreSQL fills the same fields from its URL, `schema_migrations` and its tables).
  */
 export type DatabaseStatus = {
-  backend: 'sqlite'
-  /** Where the data lives: the SQLite file's absolute path. */
+  backend: 'sqlite' | 'postgres'
+  /** Where the data lives: the SQLite file's absolute path, or the PostgreSQL URL without its password. */
   location: string
   /** The database file's size on disk (a running gateway's -wal is not counted). */
   sizeBytes: number

@@ -1,77 +1,46 @@
-import { createGroupCommit } from './groupCommit.js'
-import { openDatabase, type Db } from './openDatabase.js'
-import { createRepositories } from './repositories.js'
-import { createAfterCommit, type Tx } from './tx.js'
-import { startWalCheckpointer, type WalCheckpointer } from './walCheckpointer.js'
+import { ensurePrivateDir } from '../paths.js'
+import { connectPostgres } from './pg/connect.js'
+import { migratePostgres } from './pg/migrate.js'
+import { createPostgresStore, type PostgresStore } from './pg/store.js'
+import { openSqliteStore, type OpenSqliteStoreParameters, type SqliteStore } from './sqlite/store.js'
+import type { Store } from './types.js'
 
-export type { Repositories } from './repositories.js'
-
-/** Where a store reports an after-commit effect that threw. */
-export type StoreLog = { error(obj: object, msg?: string): void }
+export type { Backend, Isolation, Repositories, Store, StoreLog, Transactional, Tx, TxOptions } from './types.js'
+export type { SqliteStore } from './sqlite/store.js'
+export type { PostgresStore } from './pg/store.js'
 
 /**
- * The data layer: every repository over one connection, plus `tx`, which runs
- * a read-modify-write under BEGIN IMMEDIATE so concurrent writers (another
- * request, the CLI, a second server process) queue instead of interleaving.
- * `fn` gets the transaction's handle (`Tx`): what must happen only once the
- * write is committed (a feed notification, a relayer wake-up) goes to
- * `tx.afterCommit`. A `tx` inside a `tx` is a savepoint.
+ * Opens (and migrates) the SQLite store of a data dir: the default, and what tests of one gateway use.
  *
  * @example
  * const store = openStore({ dataDir: './data' })
- * store.tx((tx) => tx.refs.consume(id, Date.now()))
+ * await store.tx(async (tx) => tx.refs.consume(id, Date.now()))
  */
-export function createStore(db: Db, checkpointer: WalCheckpointer | null = null, log: StoreLog = { error: (obj, msg) => console.error(msg, obj) }) {
-  const ping = db.prepare('SELECT 1')
-  // Built once: db.transaction() wraps a function in four fresh closures on every call,
-  // which cost ~6 µs per transaction (half of an empty BEGIN IMMEDIATE/COMMIT).
-  const immediate = db.transaction((fn: () => unknown) => fn()).immediate
-  const repositories = createRepositories(db)
-  const effects = createAfterCommit(log)
-  const handle: Tx = { ...repositories, afterCommit: effects.register }
-  const batch = createGroupCommit(db, handle, effects)
-  return {
-    db,
-    ...repositories,
-    tx<T>(fn: (tx: Tx) => T): T {
-      return effects.scope(() => immediate(() => fn(handle)) as T)
-    },
-    /** Like `tx`, but shares one commit with the other jobs of this event-loop turn (see groupCommit.ts). */
-    batch<T>(fn: (tx: Tx) => T): Promise<T> {
-      return batch(fn)
-    },
-    /** A round trip to the database, for health checks. */
-    ping(): void {
-      ping.get()
-    },
-    /** The worker that checkpoints the WAL, when this store has one (the server's). */
-    checkpointer,
-    close() {
-      checkpointer?.stop()
-      if (db.open) db.close()
-    },
-  }
+export function openStore(params: OpenSqliteStoreParameters): SqliteStore {
+  return openSqliteStore(params)
 }
 
-export type Store = ReturnType<typeof createStore>
-
-export type OpenStoreParameters = {
-  dataDir: string
-  busyTimeoutMs?: number
-  /** The long-running server: checkpoint the WAL from a worker thread, not inside commits (see walCheckpointer.ts). */
-  backgroundCheckpoints?: boolean
-  log?: { warn(obj: object, msg?: string): void; error(obj: object, msg?: string): void }
+export type OpenGatewayStoreParameters = OpenSqliteStoreParameters & {
+  /** `postgres://…`: the shared PostgreSQL database; without it, SQLite in the data dir. */
+  databaseUrl?: string | null
 }
 
-export function openStore({ backgroundCheckpoints = false, log, ...params }: OpenStoreParameters): Store {
-  const db = openDatabase(params)
-  const checkpointer = backgroundCheckpoints ? startWalCheckpointer(db, { log }) : null
+/** The store a gateway or a CLI command runs on: PostgreSQL when a database URL is configured. */
+export async function openGatewayStore({ databaseUrl, ...params }: OpenGatewayStoreParameters): Promise<Store> {
+  if (!databaseUrl) return openSqliteStore(params)
+  // The data dir still holds what each gateway keeps to itself (the media cache, the secret file).
+  ensurePrivateDir(params.dataDir)
+  return openPostgresStore(databaseUrl, params.log)
+}
+
+/** Connects to PostgreSQL and applies the migrations (once, however many gateways start together). */
+export async function openPostgresStore(url: string, log?: OpenSqliteStoreParameters['log']): Promise<PostgresStore> {
+  const sql = connectPostgres({ url })
   try {
-    return createStore(db, checkpointer, log)
+    await migratePostgres(sql)
   } catch (error) {
-    // A statement that does not prepare (a data dir from a newer tapgate): the worker would keep the process alive.
-    checkpointer?.stop()
-    db.close()
+    await sql.end({ timeout: 1 })
     throw error
   }
+  return createPostgresStore(sql, { log })
 }

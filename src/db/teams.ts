@@ -1,4 +1,4 @@
-import type { Db } from './openDatabase.js'
+import type { Db } from './sqlite/openDatabase.js'
 
 export type TeamRow = { id: number; name: string; redirectUrl: string | null; createdAt: number }
 

@@ -1,4 +1,4 @@
-import type { Db } from './openDatabase.js'
+import type { Db } from './sqlite/openDatabase.js'
 
 export type TokenRow = {
   id: number
@@ -80,7 +80,8 @@ export function createTokensRepository(db: Db) {
     chipUids: (id: number) => chipsOf.all(id).map((r) => r.uid),
     linkChip: (tokenRowId: number, uid: string, now: number) => link.run(tokenRowId, uid, now),
     setMetadata: (id: number, metadata: string, now: number) => setMetadata.run(metadata, now, id),
-    setMinted: (id: number, minted: boolean) => setMinted.run(minted ? 1 : 0, id),
+    /** @returns true when the row changed (false: no such token) */
+    setMinted: (id: number, minted: boolean) => setMinted.run(minted ? 1 : 0, id).changes === 1,
     /** A move the gateway accepted (a relayed transfer). @returns the token's moves now */
     addMove: (id: number) => moved.get(id)!.moves,
     /**

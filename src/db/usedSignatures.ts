@@ -1,4 +1,4 @@
-import type { Db } from './openDatabase.js'
+import type { Db } from './sqlite/openDatabase.js'
 
 /** Digests of signed requests already applied, so each signature works once. */
 export function createUsedSignaturesRepository(db: Db) {

@@ -5,7 +5,7 @@ import { GAS, guestbookMintData, setTransfersPausedData } from '../chain/contrac
 import { checkRecipientCanReceive } from '../chain/recipientCheck.js'
 import type { Config } from '../config.js'
 import type { GuestbookContractRow, GuestbookEventRow } from '../db/guestbook.js'
-import type { Tx } from '../db/tx.js'
+import type { Tx } from '../db/types.js'
 import { ConflictError, NotFoundError } from '../errors.js'
 import { checkOtp, spendOtp } from '../otps/spendOtp.js'
 import { queueDeploy } from '../relayer/queueDeploy.js'
@@ -16,31 +16,31 @@ import { type EventSelector, findGuestbookEvent, teamContract } from './guestboo
  * Queues the deploy of a guestbook and lists it as `pending` (address null)
  * until the relayer sees the deploy mined. Runs inside the caller's transaction (`tx`).
  */
-export function queueGuestbookDeploy(
+export async function queueGuestbookDeploy(
   tx: Tx,
   chain: ChainSigner,
   config: Config,
   p: { teamId: number; name: string; symbol: string; now: number },
-): { contractId: number; txHash: string } {
-  const queued = queueDeploy(tx, chain, config, { contract: 'guestbook', ...p })
-  const contractId = tx.guestbook.insertContract({
-    teamId: p.teamId,
-    name: p.name,
-    symbol: p.symbol,
-    chainId: chain.chainId,
-    address: null,
-    plannedAddress: queued.contractAddress,
-    deployTxId: queued.id,
-    now: p.now,
-  })
+): Promise<{ contractId: number; txHash: string }> {
+  const queued = await queueDeploy(tx, chain, config, { contract: 'guestbook', ...p })
+  const contractId = await tx.guestbook.insertContract({
+      teamId: p.teamId,
+      name: p.name,
+      symbol: p.symbol,
+      chainId: chain.chainId,
+      address: null,
+      plannedAddress: queued.contractAddress,
+      deployTxId: queued.id,
+      now: p.now,
+    })
   return { contractId, txHash: queued.hash }
 }
 
 /** POST /events/contracts: answers at once with the new contract's id. */
-export function deployGuestbook(deps: ChainDeps, p: { teamId: number; name: string; symbol: string; chainId: number }): { contractId: number } {
+export function deployGuestbook(deps: ChainDeps, p: { teamId: number; name: string; symbol: string; chainId: number }): Promise<{ contractId: number }> {
   const chain = deps.chains.signer(p.chainId)
-  return deps.store.tx((tx) => {
-    const queued = queueGuestbookDeploy(tx, chain, deps.config, { ...p, now: deps.now() })
+  return deps.store.tx(async (tx) => {
+    const queued = await queueGuestbookDeploy(tx, chain, deps.config, { ...p, now: deps.now() })
     tx.afterCommit(() => deps.relayer?.wake(p.chainId))
     return queued
   })
@@ -61,7 +61,7 @@ export type QueuedMint = { txnHash: string; chainId: number; txId: number; mintI
  *
  * @throws ConflictError already_minted (the chip or the recipient has it), contract_not_managed
  */
-export function queueMint(
+export async function queueMint(
   tx: Tx,
   deps: Pick<ChainDeps, 'chains' | 'config'>,
   event: GuestbookEventRow,
@@ -69,22 +69,22 @@ export function queueMint(
   chipUid: string | null,
   otpCode: string | null,
   now: number,
-): QueuedMint {
-  const contract = tx.guestbook.getContract(event.contractId)!
+): Promise<QueuedMint> {
+  const contract = (await tx.guestbook.getContract(event.contractId))!
   const to = managedAddress(contract)
-  if (chipUid !== null && tx.transfers.guestbookMintedByChip(event.id, chipUid))
+  if (chipUid !== null && await tx.transfers.guestbookMintedByChip(event.id, chipUid))
     throw new ConflictError('already_minted', 'This chip has already minted this event')
-  if (tx.transfers.guestbookMintedTo(event.id, recipient))
+  if (await tx.transfers.guestbookMintedTo(event.id, recipient))
     throw new ConflictError('already_minted', `${recipient} already has this event's token`)
-  const queued = queueTx(tx, deps.chains.signer(contract.chainId), {
-    kind: 'guestbook_mint',
-    to,
-    data: guestbookMintData(recipient, BigInt(event.tokenId)),
-    gas: GAS.guestbookMint,
-    now,
-    fallbackMaxFeeGwei: deps.config.chain.fallbackMaxFeeGwei,
-  })
-  const mintId = tx.transfers.insertGuestbookMint({ eventId: event.id, recipient, chipUid, otpCode, chainTxId: queued.id, createdAt: now })
+  const queued = await queueTx(tx, deps.chains.signer(contract.chainId), {
+      kind: 'guestbook_mint',
+      to,
+      data: guestbookMintData(recipient, BigInt(event.tokenId)),
+      gas: GAS.guestbookMint,
+      now,
+      fallbackMaxFeeGwei: deps.config.chain.fallbackMaxFeeGwei,
+    })
+  const mintId = await tx.transfers.insertGuestbookMint({ eventId: event.id, recipient, chipUid, otpCode, chainTxId: queued.id, createdAt: now })
   return { txnHash: queued.hash, chainId: contract.chainId, txId: queued.id, mintId }
 }
 
@@ -95,7 +95,7 @@ export function queueMint(
  * anyway, and if it reverts, settleTx gives back what it used up.
  */
 async function checkRecipient(deps: ChainDeps, event: GuestbookEventRow, recipient: Address): Promise<void> {
-  const contract = deps.store.guestbook.getContract(event.contractId)!
+  const contract = (await deps.store.guestbook.getContract(event.contractId))!
   const guestbook = managedAddress(contract)
   const signer = deps.chains.signer(contract.chainId)
   const chain = deps.chains.get(contract.chainId)
@@ -105,10 +105,10 @@ async function checkRecipient(deps: ChainDeps, event: GuestbookEventRow, recipie
 
 /** POST /events/mint (API key): one token of the event per recipient. */
 export async function mintGuestbookEvent(deps: ChainDeps, p: { teamId: number; selector: EventSelector; recipient: Address }): Promise<{ txnHash: string; chainId: number }> {
-  await checkRecipient(deps, findGuestbookEvent(deps.store, p.teamId, p.selector), p.recipient)
+  await checkRecipient(deps, await findGuestbookEvent(deps.store, p.teamId, p.selector), p.recipient)
   const now = deps.now()
-  return deps.store.tx((tx) => {
-    const mint = queueMint(tx, deps, findGuestbookEvent(deps.store, p.teamId, p.selector), p.recipient, null, null, now)
+  return deps.store.tx(async (tx) => {
+    const mint = await queueMint(tx, deps, await findGuestbookEvent(tx, p.teamId, p.selector), p.recipient, null, null, now)
     tx.afterCommit(() => deps.relayer?.wake(mint.chainId))
     return mint
   })
@@ -117,18 +117,18 @@ export async function mintGuestbookEvent(deps: ChainDeps, p: { teamId: number; s
 /** POST /events/mint/self: the OTP of a tap on a chip assigned to the event; one mint per chip per event. */
 export async function mintGuestbookEventSelf(
   deps: ChainDeps,
-  p: { code: string | undefined; recipient: Address; onQueued?: (mint: QueuedMint, tx: Tx) => void },
+  p: { code: string | undefined; recipient: Address; onQueued?: (mint: QueuedMint, tx: Tx) => Promise<unknown> },
 ): Promise<QueuedMint> {
-  const unspent = checkOtp(deps.store, { code: p.code, type: 'GUESTBOOK_EVENT', now: deps.now() })
-  const event = deps.store.guestbook.getEvent(unspent.guestbookEventId!)
+  const unspent = await checkOtp(deps.store, { code: p.code, type: 'GUESTBOOK_EVENT', now: deps.now() })
+  const event = await deps.store.guestbook.getEvent(unspent.guestbookEventId!)
   if (event) await checkRecipient(deps, event, p.recipient)
   const now = deps.now()
-  return deps.store.tx((tx) => {
-    const otp = spendOtp(deps.store, { code: p.code, type: 'GUESTBOOK_EVENT', usedFor: 'guestbook-mint', now })
-    const event = deps.store.guestbook.getEvent(otp.guestbookEventId!)
+  return deps.store.tx(async (tx) => {
+    const otp = await spendOtp(tx, { code: p.code, type: 'GUESTBOOK_EVENT', usedFor: 'guestbook-mint', now })
+    const event = await tx.guestbook.getEvent(otp.guestbookEventId!)
     if (!event) throw new NotFoundError('event_not_found', 'The guestbook event of this OTP no longer exists')
-    const mint = queueMint(tx, deps, event, p.recipient, otp.chipUid, otp.code, now)
-    p.onQueued?.(mint, tx)
+    const mint = await queueMint(tx, deps, event, p.recipient, otp.chipUid, otp.code, now)
+    await p.onQueued?.(mint, tx)
     tx.afterCommit(() => deps.relayer?.wake(mint.chainId))
     return mint
   })
@@ -138,25 +138,25 @@ export async function mintGuestbookEventSelf(
 export function setGuestbookPaused(
   deps: ChainDeps,
   p: { teamId: number; contractId?: number; contractAddress?: string; chainId?: number; pauseState: boolean },
-): { txnHash: string; chainId: number } {
+): Promise<{ txnHash: string; chainId: number }> {
   const { store } = deps
   const now = deps.now()
-  return store.tx((tx) => {
+  return store.tx(async (tx) => {
     let contract: GuestbookContractRow | undefined
-    if (p.contractId !== undefined) contract = teamContract(store, p.teamId, p.contractId)
+    if (p.contractId !== undefined) contract = await teamContract(tx, p.teamId, p.contractId)
     else {
-      contract = store.guestbook.findContractByAddress(p.chainId!, p.contractAddress!)
+      contract = await tx.guestbook.findContractByAddress(p.chainId!, p.contractAddress!)
       if (!contract || contract.teamId !== p.teamId) throw new NotFoundError('contract_not_found', 'No guestbook contract of your team at this address and chain')
     }
-    const queued = queueTx(tx, deps.chains.signer(contract.chainId), {
-      kind: 'pause',
-      to: managedAddress(contract),
-      data: setTransfersPausedData(p.pauseState),
-      gas: GAS.pause,
-      now,
-      fallbackMaxFeeGwei: deps.config.chain.fallbackMaxFeeGwei,
-    })
-    store.guestbook.setPaused(contract.id, p.pauseState)
+    const queued = await queueTx(tx, deps.chains.signer(contract.chainId), {
+          kind: 'pause',
+          to: managedAddress(contract),
+          data: setTransfersPausedData(p.pauseState),
+          gas: GAS.pause,
+          now,
+          fallbackMaxFeeGwei: deps.config.chain.fallbackMaxFeeGwei,
+        })
+    await tx.guestbook.setPaused(contract.id, p.pauseState)
     const { chainId } = contract
     tx.afterCommit(() => deps.relayer?.wake(chainId))
     return { txnHash: queued.hash, chainId: contract.chainId }

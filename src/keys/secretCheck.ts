@@ -1,6 +1,6 @@
 import fs from 'node:fs'
 import path from 'node:path'
-import type { Store } from '../db/store.js'
+import type { Store, Repositories } from '../db/store.js'
 import { unopenableProfiles } from '../taps/chipProfiles.js'
 import { GatewaySecretError } from './errors.js'
 import { loadGatewaySecret, SECRET_FILE } from './gatewaySecret.js'
@@ -26,10 +26,10 @@ export const secretSourceName = ({ dataDir, secretHex }: GatewaySecretSource): s
  * @example
  * const secret = openGatewaySecret(store, { dataDir: config.dataDir, secretHex: config.secret })
  */
-export function openGatewaySecret(store: Store, source: GatewaySecretSource): Buffer {
+export async function openGatewaySecret(store: Repositories, source: GatewaySecretSource): Promise<Buffer> {
   const file = path.join(source.dataDir, SECRET_FILE)
   if (source.secretHex === undefined && !fs.existsSync(file)) {
-    const sealed = store.sealedKeys.count()
+    const sealed = await store.sealedKeys.count()
     if (sealed > 0) throw new GatewaySecretError('missing', { where: file, sealed })
   }
   return loadGatewaySecret(source)
@@ -43,15 +43,15 @@ export function openGatewaySecret(store: Store, source: GatewaySecretSource): Bu
  *
  * @throws GatewaySecretError (mismatch)
  */
-export function checkGatewaySecret(store: Store, secret: Buffer, source: GatewaySecretSource): void {
-  store.tx(() => {
-    const stored = store.gatewayMeta.get('secret_check')
-    if (stored !== undefined && opens(secret, stored)) return
-    const sealed = store.sealedKeys.count()
-    if (sealed > 0 && (stored !== undefined || unopenableProfiles(store, secret).length > 0))
-      throw new GatewaySecretError('mismatch', { where: secretSourceName(source), sealed })
-    store.gatewayMeta.set('secret_check', sealKey(secret, LABEL, CONTEXT))
-  })
+export async function checkGatewaySecret(store: Store, secret: Buffer, source: GatewaySecretSource): Promise<void> {
+  await store.tx(async (tx) => {
+        const stored = await tx.gatewayMeta.get('secret_check')
+        if (stored !== undefined && opens(secret, stored)) return
+        const sealed = await tx.sealedKeys.count()
+        if (sealed > 0 && (stored !== undefined || (await unopenableProfiles(tx, secret)).length > 0))
+          throw new GatewaySecretError('mismatch', { where: secretSourceName(source), sealed })
+        await tx.gatewayMeta.set('secret_check', sealKey(secret, LABEL, CONTEXT))
+      })
 }
 
 /**
@@ -59,12 +59,12 @@ export function checkGatewaySecret(store: Store, secret: Buffer, source: Gateway
  * check value becomes this secret's. This is how re-registering every key under
  * a new secret (a lost secret) lets the server start with it.
  */
-export function recordGatewaySecret(store: Store, secret: Buffer): void {
-  store.tx(() => {
-    const stored = store.gatewayMeta.get('secret_check')
-    if (stored !== undefined && opens(secret, stored)) return
-    if (unopenableProfiles(store, secret).length === 0) store.gatewayMeta.set('secret_check', sealKey(secret, LABEL, CONTEXT))
-  })
+export async function recordGatewaySecret(store: Store, secret: Buffer): Promise<void> {
+  await store.tx(async (tx) => {
+        const stored = await tx.gatewayMeta.get('secret_check')
+        if (stored !== undefined && opens(secret, stored)) return
+        if ((await unopenableProfiles(tx, secret)).length === 0) await tx.gatewayMeta.set('secret_check', sealKey(secret, LABEL, CONTEXT))
+      })
 }
 
 function opens(secret: Buffer, blob: Buffer): boolean {

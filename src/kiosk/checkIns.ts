@@ -5,7 +5,7 @@ import type { ChainTxRow } from '../db/chainTxs.js'
 import type { CheckInDetail } from '../db/checkIns.js'
 import type { StationRow } from '../db/stations.js'
 import type { Repositories, Store } from '../db/store.js'
-import type { Tx } from '../db/tx.js'
+import type { Tx } from '../db/types.js'
 import { BaseError } from '../errors.js'
 import { queueMint } from '../guestbook/guestbookChain.js'
 import type { CheckInSummary, TxStatus } from './protocol.js'
@@ -20,8 +20,8 @@ export function txStatusOf(row: Pick<ChainTxRow, 'status' | 'reverted' | 'txHash
   return 'queued'
 }
 
-export function checkInSummary(store: Repositories, checkIn: CheckInDetail): CheckInSummary {
-  const tx = checkIn.chainTxId === null ? undefined : store.chainTxs.get(checkIn.chainTxId)
+export async function checkInSummary(store: Repositories, checkIn: CheckInDetail): Promise<CheckInSummary> {
+  const tx = checkIn.chainTxId === null ? undefined : await store.chainTxs.get(checkIn.chainTxId)
   return {
     id: checkIn.id,
     eventId: checkIn.eventId,
@@ -53,27 +53,27 @@ export type CheckInResult = {
  * event's token (an earlier check-in that was undone, a mint through the API) is linked to that
  * mint instead. Appends nothing to the feed: the caller says what happened (a tap, a manual one).
  */
-export function checkInChip(tx: Tx, deps: Omit<CheckInDeps, 'store'>, p: { station: StationRow; uid: string; manual: boolean; now: number }): CheckInResult {
+export async function checkInChip(tx: Tx, deps: Omit<CheckInDeps, 'store'>, p: { station: StationRow; uid: string; manual: boolean; now: number }): Promise<CheckInResult> {
   const eventId = p.station.eventId!
-  const id = tx.checkIns.insert({ eventId, chipUid: p.uid, stationId: p.station.id, manual: p.manual, now: p.now })
-  if (id === null) return { state: 'already', checkIn: tx.checkIns.findActive(eventId, p.uid)!, queued: null }
+  const id = await tx.checkIns.insert({ eventId, chipUid: p.uid, stationId: p.station.id, manual: p.manual, now: p.now })
+  if (id === null) return { state: 'already', checkIn: (await tx.checkIns.findActive(eventId, p.uid))!, queued: null }
 
   let queued: CheckInResult['queued'] = null
   let mintSkipped: string | undefined
-  const earlier = tx.transfers.guestbookMintOfChip(eventId, p.uid)
-  const wallet = tx.chips.get(p.uid)?.wallet ?? null
-  if (earlier) tx.checkIns.setMint(id, earlier.id, earlier.chainTxId)
+  const earlier = await tx.transfers.guestbookMintOfChip(eventId, p.uid)
+  const wallet = (await tx.chips.get(p.uid))?.wallet ?? null
+  if (earlier) await tx.checkIns.setMint(id, earlier.id, earlier.chainTxId)
   else if (wallet !== null && deps.chains && deps.config) {
-    const event = tx.guestbook.getEvent(eventId)!
+    const event = (await tx.guestbook.getEvent(eventId))!
     try {
       // queueMint refuses (already_minted, contract_not_managed) before it writes anything.
-      const mint = queueMint(tx, { chains: deps.chains, config: deps.config }, event, wallet as Address, p.uid, null, p.now)
-      tx.checkIns.setMint(id, mint.mintId, mint.txId)
+      const mint = await queueMint(tx, { chains: deps.chains, config: deps.config }, event, wallet as Address, p.uid, null, p.now)
+      await tx.checkIns.setMint(id, mint.mintId, mint.txId)
       queued = { txId: mint.txId, hash: mint.txnHash, chainId: mint.chainId }
     } catch (error) {
       if (!(error instanceof BaseError)) throw error
       mintSkipped = `${error.code}: ${error.message}`
     }
   }
-  return { state: 'accepted', checkIn: tx.checkIns.get(id)!, queued, mintSkipped }
+  return { state: 'accepted', checkIn: (await tx.checkIns.get(id))!, queued, mintSkipped }
 }

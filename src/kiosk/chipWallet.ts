@@ -7,10 +7,10 @@ import { NotFoundError } from '../errors.js'
  *
  * @throws NotFoundError chip_not_found (unknown, or another team's)
  */
-export function setChipWallet(store: Store, p: { uid: string; teamId: number; wallet: string | null }): void {
-  store.tx(() => {
-    const chip = store.chips.get(p.uid)
-    if (!chip || chip.teamId !== p.teamId) throw new NotFoundError('chip_not_found', `No chip of team ${p.teamId} has UID ${p.uid}`)
-    store.chips.setWallet(p.uid, p.wallet)
-  })
+export async function setChipWallet(store: Store, p: { uid: string; teamId: number; wallet: string | null }): Promise<void> {
+  await store.tx(async (tx) => {
+        const chip = await tx.chips.get(p.uid)
+        if (!chip || chip.teamId !== p.teamId) throw new NotFoundError('chip_not_found', `No chip of team ${p.teamId} has UID ${p.uid}`)
+        await tx.chips.setWallet(p.uid, p.wallet)
+      })
 }

@@ -1,4 +1,4 @@
-import type { Store } from '../db/store.js'
+import type { Repositories } from '../db/store.js'
 import type { StationEvent } from './protocol.js'
 
 type Subscriber = { lastId: number; deliver: (events: StationEvent[]) => void }
@@ -12,7 +12,7 @@ export type FeedHub = {
    *
    * @returns unsubscribe
    */
-  subscribe(stationId: number, afterId: number, deliver: (events: StationEvent[]) => void): () => void
+  subscribe(stationId: number, afterId: number, deliver: (events: StationEvent[]) => void): Promise<() => void>
   /** Subscribers per station (the staff view's "kiosks connected"). */
   subscribers(stationId: number): number
   close(): void
@@ -24,16 +24,19 @@ export type FeedHub = {
  * row appended by another process on the same data dir (the CLI's `station set`, a second server)
  * arrives through the poll, at most `pollMs` later. Rows this process appends arrive on `changed()`.
  */
-export function createFeedHub(store: Store, { pollMs = 500 }: { pollMs?: number } = {}): FeedHub {
+export async function createFeedHub(
+  store: Repositories,
+  { pollMs = 500, onError = () => {} }: { pollMs?: number; onError?: (error: unknown) => void } = {},
+): Promise<FeedHub> {
   const byStation = new Map<number, Set<Subscriber>>()
-  let seenMaxId = store.stationEvents.maxId()
+  let seenMaxId = await store.stationEvents.maxId()
   let scheduled = false
 
-  const flushStation = (stationId: number, subscribers: Set<Subscriber>) => {
+  const flushStation = async (stationId: number, subscribers: Set<Subscriber>) => {
     let from = Infinity
     for (const s of subscribers) from = Math.min(from, s.lastId)
     for (;;) {
-      const events = store.stationEvents.after(stationId, from, 500)
+      const events = await store.stationEvents.after(stationId, from, 500)
       if (events.length === 0) return
       for (const s of subscribers) {
         const fresh = events.filter((e) => e.id > s.lastId)
@@ -45,15 +48,21 @@ export function createFeedHub(store: Store, { pollMs = 500 }: { pollMs?: number 
     }
   }
   let closed = false
-  const flush = () => {
+  const flush = async () => {
     scheduled = false
     // A changed() just before close() (a station reporting its readers gone on shutdown): the store may be closed by now.
     if (closed) return
-    seenMaxId = store.stationEvents.maxId()
-    for (const [stationId, subscribers] of byStation) flushStation(stationId, subscribers)
+    seenMaxId = await store.stationEvents.maxId()
+    for (const [stationId, subscribers] of byStation) await flushStation(stationId, subscribers)
   }
-  const poll = setInterval(() => {
-    if (byStation.size > 0 && store.stationEvents.maxId() > seenMaxId) flush()
+  // A timer's rejection would be unhandled (and end the process): a failed read waits for the next tick.
+  const flushLogged = () => flush().catch((error: unknown) => onError(error))
+  const poll = setInterval(async () => {
+    try {
+      if (byStation.size > 0 && (await store.stationEvents.maxId()) > seenMaxId) await flush()
+    } catch (error) {
+      onError(error)
+    }
   }, pollMs)
   poll.unref()
 
@@ -61,14 +70,14 @@ export function createFeedHub(store: Store, { pollMs = 500 }: { pollMs?: number 
     changed() {
       if (scheduled) return
       scheduled = true
-      setImmediate(flush)
+      setImmediate(flushLogged)
     },
-    subscribe(stationId, afterId, deliver) {
+    async subscribe(stationId, afterId, deliver) {
       const subscriber: Subscriber = { lastId: afterId, deliver }
       let set = byStation.get(stationId)
       if (!set) byStation.set(stationId, (set = new Set()))
       set.add(subscriber)
-      flushStation(stationId, new Set([subscriber]))
+      await flushStation(stationId, new Set([subscriber]))
       return () => {
         set.delete(subscriber)
         if (set.size === 0) byStation.delete(stationId)

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto'
 import type { KioskTokenRow } from '../db/kioskTokens.js'
 import type { StationRow } from '../db/stations.js'
-import type { Store } from '../db/store.js'
+import type { Store, Repositories } from '../db/store.js'
 import { BadRequestError, NotFoundError, UnauthorizedError } from '../errors.js'
 import { hashStationToken } from '../stations/stations.js'
 
@@ -20,12 +20,12 @@ export const KIOSK_SEEN_RESOLUTION_MS = 60_000
  *
  * @throws NotFoundError station_not_found (unknown or revoked)
  */
-export function createKioskToken(store: Store, p: { stationId: number; now: number }): { token: string; station: StationRow } {
-  return store.tx(() => {
-    const station = store.stations.get(p.stationId)
+export function createKioskToken(store: Store, p: { stationId: number; now: number }): Promise<{ token: string; station: StationRow }> {
+  return store.tx(async (tx) => {
+    const station = await tx.stations.get(p.stationId)
     if (!station || station.revokedAt !== null) throw new NotFoundError('station_not_found', `No active station with id ${p.stationId}`)
     const token = `tgk_${crypto.randomBytes(24).toString('base64url')}`
-    store.kioskTokens.insert({ stationId: station.id, prefix: token.slice(0, PREFIX_LENGTH), hash: hashStationToken(token), now: p.now })
+    await tx.kioskTokens.insert({ stationId: station.id, prefix: token.slice(0, PREFIX_LENGTH), hash: hashStationToken(token), now: p.now })
     return { token, station }
   })
 }
@@ -38,14 +38,14 @@ export function createKioskToken(store: Store, p: { stationId: number; now: numb
  * @example
  * const station = authenticateKiosk(store, hello.token, { seenAt: now() })
  */
-export function authenticateKiosk(store: Store, token: string | undefined, opts: { seenAt?: number } = {}): StationRow {
+export async function authenticateKiosk(store: Repositories, token: string | undefined, opts: { seenAt?: number } = {}): Promise<StationRow> {
   if (!token) throw new UnauthorizedError('kiosk_token_missing', 'This needs a kiosk token (the x-kiosk-token header; `tapgate station kiosk-url` makes one)')
-  const row = store.kioskTokens.findActiveByHash(hashStationToken(token))
-  const station = row && store.stations.get(row.stationId)
+  const row = await store.kioskTokens.findActiveByHash(hashStationToken(token))
+  const station = row && await store.stations.get(row.stationId)
   // A revoked station's kiosks stop with it; a revoked token stops alone.
   if (!row || !station || station.revokedAt !== null) throw new UnauthorizedError('invalid_kiosk_token', 'The kiosk token is unknown or has been revoked')
   const { seenAt } = opts
-  if (seenAt !== undefined && (row.lastSeenAt === null || seenAt - row.lastSeenAt >= KIOSK_SEEN_RESOLUTION_MS)) store.kioskTokens.markSeen(row.id, seenAt)
+  if (seenAt !== undefined && (row.lastSeenAt === null || seenAt - row.lastSeenAt >= KIOSK_SEEN_RESOLUTION_MS)) await store.kioskTokens.markSeen(row.id, seenAt)
   return station
 }
 
@@ -56,8 +56,8 @@ export function authenticateKiosk(store: Store, token: string | undefined, opts:
  * @example
  * listKioskTokens(store, { stationId: 3 }) // [{ prefix: 'tgk_AbCdEf', createdAt, lastSeenAt, revokedAt: null }]
  */
-export function listKioskTokens(store: Store, p: { stationId: number }): KioskTokenRow[] {
-  if (!store.stations.get(p.stationId)) throw new NotFoundError('station_not_found', `No station with id ${p.stationId}`)
+export async function listKioskTokens(store: Repositories, p: { stationId: number }): Promise<KioskTokenRow[]> {
+  if (!await store.stations.get(p.stationId)) throw new NotFoundError('station_not_found', `No station with id ${p.stationId}`)
   return store.kioskTokens.listByStation(p.stationId)
 }
 
@@ -72,20 +72,20 @@ export function listKioskTokens(store: Store, p: { stationId: number }): KioskTo
  * @example
  * revokeKioskToken(store, { stationId: 3, tokenOrPrefix: 'tgk_AbCdEf', now: Date.now() })
  */
-export function revokeKioskToken(store: Store, p: { stationId: number; tokenOrPrefix: string; now: number }): KioskTokenRow {
-  return store.tx(() => {
-    const active = listKioskTokens(store, p).filter((k) => k.revokedAt === null)
+export function revokeKioskToken(store: Store, p: { stationId: number; tokenOrPrefix: string; now: number }): Promise<KioskTokenRow> {
+  return store.tx(async (tx) => {
+    const active = (await listKioskTokens(tx, p)).filter((k) => k.revokedAt === null)
     const given = p.tokenOrPrefix
     const whole = given.length > PREFIX_LENGTH
     // A whole token must match its own hash: a mistyped one sharing a real one's prefix revokes nothing.
-    const wholeId = whole ? store.kioskTokens.findByHash(hashStationToken(given))?.id : undefined
+    const wholeId = whole ? (await tx.kioskTokens.findByHash(hashStationToken(given)))?.id : undefined
     const matches = active.filter((k) => (whole ? k.id === wholeId : k.prefix.startsWith(given)))
     const shown = whole ? `that token (prefix ${given.slice(0, PREFIX_LENGTH)})` : `the prefix ${given}`
     if (matches.length === 0) throw new NotFoundError('kiosk_token_not_found', `No active kiosk token of station ${p.stationId} has ${shown} (\`station kiosk-tokens --station ${p.stationId}\` lists them)`)
     if (matches.length > 1)
       throw new BadRequestError('kiosk_token_prefix_ambiguous', `${matches.length} active kiosk tokens of station ${p.stationId} start with ${given} (${matches.map((k) => k.prefix).join(', ')}): give more of it`)
     const token = matches[0]!
-    store.kioskTokens.revoke(token.id, p.now)
+    await tx.kioskTokens.revoke(token.id, p.now)
     return { ...token, revokedAt: p.now }
   })
 }

@@ -1,29 +1,29 @@
 import type { StationRow } from '../db/stations.js'
-import type { Store } from '../db/store.js'
+import type { Store, Repositories } from '../db/store.js'
 import type { Config } from '../config.js'
 import type { KioskCounts, KioskSettings, KioskStation } from './protocol.js'
 
 const FIVE_MINUTES_MS = 5 * 60_000
 
 /** The counts every kiosk message carries, from the database (never a page's memory). */
-export function kioskCounts(store: Store, station: Pick<StationRow, 'id' | 'eventId'>, now: number): KioskCounts {
-  const claimed = store.claims.countClaimed(station.id)
+export async function kioskCounts(store: Repositories, station: Pick<StationRow, 'id' | 'eventId'>, now: number): Promise<KioskCounts> {
+  const claimed = await store.claims.countClaimed(station.id)
   if (station.eventId === null) return { event: 0, station: 0, last5Minutes: 0, claimed }
-  const { n, recent } = store.checkIns.countStation(station.id, station.eventId, now - FIVE_MINUTES_MS)
-  return { event: store.checkIns.countEvent(station.eventId), station: n, last5Minutes: recent, claimed }
+  const { n, recent } = await store.checkIns.countStation(station.id, station.eventId, now - FIVE_MINUTES_MS)
+  return { event: await store.checkIns.countEvent(station.eventId), station: n, last5Minutes: recent, claimed }
 }
 
-export function kioskStation(store: Store, station: StationRow): KioskStation {
-  const event = station.eventId === null ? undefined : store.guestbook.getEvent(station.eventId)
+export async function kioskStation(store: Repositories, station: StationRow): Promise<KioskStation> {
+  const event = station.eventId === null ? undefined : await store.guestbook.getEvent(station.eventId)
   return { id: station.id, name: station.name, mode: station.mode, event: event ? { id: event.id, name: event.name } : null }
 }
 
 /** Per-station and per-event counts of a team, for the staff view. */
-export function teamCounts(store: Store, teamId: number, now: number) {
-  const stations = new Map(store.stations.listByTeam(teamId).map((s) => [s.id, s]))
+export async function teamCounts(store: Repositories, teamId: number, now: number) {
+  const stations = new Map((await store.stations.listByTeam(teamId)).map((s) => [s.id, s]))
   return {
-    events: store.checkIns.perEvent(teamId).map((e) => ({ eventId: e.eventId, name: e.name, checkedIn: e.n })),
-    stations: store.checkIns.perStation(teamId, now - FIVE_MINUTES_MS).map((s) => {
+    events: (await store.checkIns.perEvent(teamId)).map((e) => ({ eventId: e.eventId, name: e.name, checkedIn: e.n })),
+    stations: (await store.checkIns.perStation(teamId, now - FIVE_MINUTES_MS)).map((s) => {
       const row = stations.get(s.stationId)!
       return { stationId: s.stationId, name: row.name, mode: row.mode, eventId: row.eventId, checkedIn: s.n, last5Minutes: s.recent }
     }),

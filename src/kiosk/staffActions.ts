@@ -1,6 +1,6 @@
 import type { Address } from 'viem'
 import type { StationRow } from '../db/stations.js'
-import type { Tx } from '../db/tx.js'
+import type { Repositories, Tx } from '../db/types.js'
 import { ConflictError, NotFoundError, UnavailableError } from '../errors.js'
 import { queueMint } from '../guestbook/guestbookChain.js'
 import type { Relayer } from '../relayer/relayer.js'
@@ -16,10 +16,10 @@ export type KioskDeps = CheckInDeps & { feed: FeedHub; relayer?: Relayer }
 export const UNDO_WINDOW_MS = 2 * 60_000
 export const MAX_TEST_CHIP_SECONDS = 600
 
-const staffRow = (deps: KioskDeps, stationId: number, data: StaffEventData, now: number) => deps.store.stationEvents.append(stationId, 'staff', data, now)
+const staffRow = (tx: Tx, stationId: number, data: StaffEventData, now: number) => tx.stationEvents.append(stationId, 'staff', data, now)
 
-function freshStation(deps: KioskDeps, stationId: number): StationRow {
-  const station = deps.store.stations.get(stationId)
+async function freshStation(store: Repositories, stationId: number): Promise<StationRow> {
+  const station = await store.stations.get(stationId)
   if (!station || station.revokedAt !== null) throw new NotFoundError('station_not_found', `No active station with id ${stationId}`)
   return station
 }
@@ -36,21 +36,21 @@ function announce(tx: Tx, deps: KioskDeps, chainId: number | null) {
  *
  * @throws ConflictError station_not_checkin; NotFoundError chip_not_found
  */
-export function manualCheckIn(deps: KioskDeps, p: { stationId: number; uid: string }): { state: 'accepted' | 'already'; checkIn: CheckInSummary } {
+export async function manualCheckIn(deps: KioskDeps, p: { stationId: number; uid: string }): Promise<{ state: 'accepted' | 'already'; checkIn: CheckInSummary }> {
   const { store } = deps
   const now = deps.now()
-  const { state, summary } = store.tx((tx) => {
-    const station = freshStation(deps, p.stationId)
-    if (!isCheckInStation(station)) throw new ConflictError('station_not_checkin', 'The station is not in check-in mode: set its mode and event first')
-    const chip = store.chips.get(p.uid)
-    if (!chip || chip.teamId !== station.teamId) throw new NotFoundError('chip_not_found', `No chip of this station's team has UID ${p.uid}`)
-    const result = checkInChip(tx, deps, { station, uid: p.uid, manual: true, now })
-    const summary = appendCheckInRows(tx, station.id, result, { uid: p.uid, counter: null }, now)
-    const what = result.state === 'accepted' ? `checked in ${p.uid} by hand` : `${p.uid} was already checked in at ${summary.at} (${summary.stationName})`
-    staffRow(deps, station.id, { action: 'manual_check_in', summary: what, checkInId: summary.id }, now)
-    announce(tx, deps, result.queued?.chainId ?? null)
-    return { state: result.state, summary }
-  })
+  const { state, summary } = await store.tx(async (tx) => {
+      const station = await freshStation(tx, p.stationId)
+      if (!isCheckInStation(station)) throw new ConflictError('station_not_checkin', 'The station is not in check-in mode: set its mode and event first')
+      const chip = await tx.chips.get(p.uid)
+      if (!chip || chip.teamId !== station.teamId) throw new NotFoundError('chip_not_found', `No chip of this station's team has UID ${p.uid}`)
+      const result = await checkInChip(tx, deps, { station, uid: p.uid, manual: true, now })
+      const summary = await appendCheckInRows(tx, station.id, result, { uid: p.uid, counter: null }, now)
+      const what = result.state === 'accepted' ? `checked in ${p.uid} by hand` : `${p.uid} was already checked in at ${summary.at} (${summary.stationName})`
+      await staffRow(tx, station.id, { action: 'manual_check_in', summary: what, checkInId: summary.id }, now)
+      announce(tx, deps, result.queued?.chainId ?? null)
+      return { state: result.state, summary }
+    })
   return { state, checkIn: summary }
 }
 
@@ -60,20 +60,20 @@ export function manualCheckIn(deps: KioskDeps, p: { stationId: number; uid: stri
  *
  * @throws NotFoundError nothing_to_undo; ConflictError undo_window_passed
  */
-export function undoLastCheckIn(deps: KioskDeps, p: { stationId: number }): { checkInId: number; tokenStays: boolean } {
+export function undoLastCheckIn(deps: KioskDeps, p: { stationId: number }): Promise<{ checkInId: number; tokenStays: boolean }> {
   const { store } = deps
   const now = deps.now()
-  return store.tx((tx) => {
-    const station = freshStation(deps, p.stationId)
-    const last = store.checkIns.lastAtStation(station.id)
+  return store.tx(async (tx) => {
+    const station = await freshStation(tx, p.stationId)
+    const last = await tx.checkIns.lastAtStation(station.id)
     if (!last) throw new NotFoundError('nothing_to_undo', 'This station has no check-in to undo')
     if (now - last.createdAt > UNDO_WINDOW_MS)
       throw new ConflictError('undo_window_passed', `The last check-in here was at ${new Date(last.createdAt).toISOString()}: only one made in the last 2 minutes can be undone`)
-    store.checkIns.undo(last.id, now)
+    await tx.checkIns.undo(last.id, now)
     const tokenStays = last.mintId !== null
-    store.stationEvents.append(station.id, 'undo', { checkInId: last.id, tokenStays }, now)
+    await tx.stationEvents.append(station.id, 'undo', { checkInId: last.id, tokenStays }, now)
     const summary = `undid check-in ${last.id}${tokenStays ? '; its token stays' : ''}`
-    staffRow(deps, station.id, { action: 'undo', summary, checkInId: last.id }, now)
+    await staffRow(tx, station.id, { action: 'undo', summary, checkInId: last.id }, now)
     announce(tx, deps, null)
     return { checkInId: last.id, tokenStays }
   })
@@ -86,43 +86,43 @@ export function undoLastCheckIn(deps: KioskDeps, p: { stationId: number }): { ch
  *
  * @throws NotFoundError tx_not_found; ConflictError tx_not_failed / check_in_undone / no_wallet
  */
-export function retryCheckInTx(deps: KioskDeps, p: { stationId: number; txId: number }): { txId: number; txnHash: string } {
+export function retryCheckInTx(deps: KioskDeps, p: { stationId: number; txId: number }): Promise<{ txId: number; txnHash: string }> {
   const { store } = deps
   const now = deps.now()
   if (!deps.chains || !deps.config) throw new UnavailableError('chain_unavailable', 'This gateway cannot sign transactions')
   const chainDeps = { chains: deps.chains, config: deps.config }
-  return store.tx((tx) => {
-    const station = freshStation(deps, p.stationId)
-    const checkIn = store.checkIns.findByTx(p.txId)
-    const row = store.chainTxs.get(p.txId)
+  return store.tx(async (tx) => {
+    const station = await freshStation(tx, p.stationId)
+    const checkIn = await tx.checkIns.findByTx(p.txId)
+    const row = await tx.chainTxs.get(p.txId)
     if (!checkIn || !row || checkIn.stationId !== station.id) throw new NotFoundError('tx_not_found', `No transaction ${p.txId} of this station's check-ins`)
     const status = txStatusOf(row)
     if (status !== 'failed') throw new ConflictError('tx_not_failed', `Transaction ${p.txId} is ${status}: only a failed one can be retried`)
     if (checkIn.undoneAt !== null) throw new ConflictError('check_in_undone', `Check-in ${checkIn.id} was undone`)
     // The address the attendee gave through the claim hand-off, else the chip's wallet on record.
-    const claim = store.claims.findByTx(p.txId)
-    const wallet = claim?.recipient ?? store.chips.get(checkIn.chipUid)?.wallet
+    const claim = await tx.claims.findByTx(p.txId)
+    const wallet = claim?.recipient ?? (await tx.chips.get(checkIn.chipUid))?.wallet
     if (!wallet) throw new ConflictError('no_wallet', `Chip ${checkIn.chipUid} has no wallet to mint to`)
-    const mint = queueMint(tx, chainDeps, store.guestbook.getEvent(checkIn.eventId)!, wallet as Address, checkIn.chipUid, null, now)
-    store.checkIns.setMint(checkIn.id, mint.mintId, mint.txId)
-    if (claim) store.claims.setRetried(claim.id, { transferId: null, guestbookMintId: mint.mintId, chainTxId: mint.txId })
-    store.stationEvents.append(station.id, 'tx', { txId: mint.txId, checkInId: checkIn.id, status: 'queued', hash: mint.txnHash }, now)
-    staffRow(deps, station.id, { action: 'retry', summary: `retried transaction ${p.txId} as ${mint.txId}`, checkInId: checkIn.id, txId: mint.txId }, now)
+    const mint = await queueMint(tx, chainDeps, (await tx.guestbook.getEvent(checkIn.eventId))!, wallet as Address, checkIn.chipUid, null, now)
+    await tx.checkIns.setMint(checkIn.id, mint.mintId, mint.txId)
+    if (claim) await tx.claims.setRetried(claim.id, { transferId: null, guestbookMintId: mint.mintId, chainTxId: mint.txId })
+    await tx.stationEvents.append(station.id, 'tx', { txId: mint.txId, checkInId: checkIn.id, status: 'queued', hash: mint.txnHash }, now)
+    await staffRow(tx, station.id, { action: 'retry', summary: `retried transaction ${p.txId} as ${mint.txId}`, checkInId: checkIn.id, txId: mint.txId }, now)
     announce(tx, deps, mint.chainId)
     return { txId: mint.txId, txnHash: mint.txnHash }
   })
 }
 
 /** POST /kiosk/staff/test-chip: until then, accepted taps are shown and logged as `test`, never counted. */
-export function startTestChip(deps: KioskDeps, p: { stationId: number; seconds: number }): { testUntil: number } {
+export async function startTestChip(deps: KioskDeps, p: { stationId: number; seconds: number }): Promise<{ testUntil: number }> {
   const now = deps.now()
   const testUntil = now + p.seconds * 1000
-  deps.store.tx((tx) => {
-    const station = freshStation(deps, p.stationId)
-    deps.store.stations.setTestUntil(station.id, testUntil)
-    staffRow(deps, station.id, { action: 'test_chip', summary: `test-chip taps for ${p.seconds} s: they do not count` }, now)
-    announce(tx, deps, null)
-  })
+  await deps.store.tx(async (tx) => {
+        const station = await freshStation(tx, p.stationId)
+        await tx.stations.setTestUntil(station.id, testUntil)
+        await staffRow(tx, station.id, { action: 'test_chip', summary: `test-chip taps for ${p.seconds} s: they do not count` }, now)
+        announce(tx, deps, null)
+      })
   return { testUntil }
 }
 
@@ -130,18 +130,18 @@ export function startTestChip(deps: KioskDeps, p: { stationId: number; seconds: 
  * POST /kiosk/staff/dismiss: staff saw the replay or clone alert and dealt with it; the kiosk
  * goes back to idle. The alert stays on screen until this, so nobody misses it in a queue.
  */
-export function dismissAlert(deps: KioskDeps, p: { stationId: number }): void {
+export async function dismissAlert(deps: KioskDeps, p: { stationId: number }): Promise<void> {
   const now = deps.now()
-  deps.store.tx((tx) => {
-    const station = freshStation(deps, p.stationId)
-    staffRow(deps, station.id, { action: 'dismiss', summary: 'dismissed the alert on the check-in screen' }, now)
-    announce(tx, deps, null)
-  })
+  await deps.store.tx(async (tx) => {
+        const station = await freshStation(tx, p.stationId)
+        await staffRow(tx, station.id, { action: 'dismiss', summary: 'dismissed the alert on the check-in screen' }, now)
+        announce(tx, deps, null)
+      })
 }
 
 /** A token's name for staff: its metadata's, else its id. */
-function productName(store: KioskDeps['store'], tokenRowId: number): string {
-  const token = store.tokens.get(tokenRowId)!
+async function productName(store: KioskDeps['store'], tokenRowId: number): Promise<string> {
+  const token = (await store.tokens.get(tokenRowId))!
   try {
     const name = (JSON.parse(token.metadata ?? '{}') as { name?: unknown }).name
     if (typeof name === 'string' && name !== '') return name
@@ -152,29 +152,31 @@ function productName(store: KioskDeps['store'], tokenRowId: number): string {
 }
 
 /** GET /kiosk/staff/state: counts, health and the recent feed (whole events). */
-export function staffState(deps: KioskDeps, p: { stationId: number }) {
+export async function staffState(deps: KioskDeps, p: { stationId: number }) {
   const { store } = deps
   const now = deps.now()
-  const station = freshStation(deps, p.stationId)
+  const station = await freshStation(store, p.stationId)
   const statuses = deps.relayer?.status() ?? []
   const chains = deps.chains?.list() ?? []
   return {
-    station: kioskStation(store, station),
-    counts: kioskCounts(store, station, now),
+    station: await kioskStation(store, station),
+    counts: await kioskCounts(store, station, now),
     testUntil: station.testUntil !== null && station.testUntil > now ? new Date(station.testUntil).toISOString() : null,
-    team: teamCounts(store, station.teamId, now),
+    team: await teamCounts(store, station.teamId, now),
     health: {
-      reader: store.stationEvents.lastOfKind(station.id, 'reader')?.data ?? null,
+      reader: (await store.stationEvents.lastOfKind(station.id, 'reader'))?.data ?? null,
       chains: chains.map((c) => ({ chainId: c.chainId, reachable: statuses.find((s) => s.chainId === c.chainId)?.reachable ?? null })),
-      outboxPending: chains.reduce((n, c) => n + store.chainTxs.countOpen(c.chainId), 0),
+      outboxPending: (await Promise.all(chains.map((c) => store.chainTxs.countOpen(c.chainId)))).reduce((n, open) => n + open, 0),
       kiosksConnected: deps.feed.subscribers(station.id),
     },
-    claims: store.claims.stats(station.id, now).map(({ tokenId, guestbookEventId, ...counts }) => ({
-      product: tokenId !== null ? productName(store, tokenId) : (store.guestbook.getEvent(guestbookEventId!)?.name ?? `event ${guestbookEventId}`),
-      tokenId: tokenId === null ? null : store.tokens.get(tokenId)!.tokenId,
-      eventId: guestbookEventId,
-      ...counts,
-    })),
-    recent: store.stationEvents.recent(station.id, 50),
+    claims: await Promise.all(
+      (await store.claims.stats(station.id, now)).map(async ({ tokenId, guestbookEventId, ...counts }) => ({
+        product: tokenId !== null ? await productName(store, tokenId) : ((await store.guestbook.getEvent(guestbookEventId!))?.name ?? `event ${guestbookEventId}`),
+        tokenId: tokenId === null ? null : (await store.tokens.get(tokenId))!.tokenId,
+        eventId: guestbookEventId,
+        ...counts,
+      })),
+    ),
+    recent: await store.stationEvents.recent(station.id, 50),
   }
 }

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto'
 import { promisify } from 'node:util'
 import type { StationRow } from '../db/stations.js'
-import type { Store } from '../db/store.js'
+import type { Store, Repositories } from '../db/store.js'
 import { BaseError, ConflictError, NotFoundError, UnauthorizedError, ValidationError } from '../errors.js'
 import type { FeedHub } from './feedHub.js'
 
@@ -76,11 +76,11 @@ async function pinMatches(pin: string, stored: string): Promise<boolean> {
 export async function setStaffPin(store: Store, p: { stationId: number; pin: string; now: number }): Promise<void> {
   if (!/^\d{4,12}$/.test(p.pin)) throw new ValidationError('A staff PIN is 4 to 12 digits', { pin: 'Must be 4 to 12 digits' }, 'invalid_pin_format')
   const pinHash = await hashPin(p.pin)
-  store.tx(() => {
-    const station = store.stations.get(p.stationId)
-    if (!station || station.revokedAt !== null) throw new NotFoundError('station_not_found', `No active station with id ${p.stationId}`)
-    store.staffAuth.setPin(station.id, pinHash, p.now)
-  })
+  await store.tx(async (tx) => {
+        const station = await tx.stations.get(p.stationId)
+        if (!station || station.revokedAt !== null) throw new NotFoundError('station_not_found', `No active station with id ${p.stationId}`)
+        await tx.staffAuth.setPin(station.id, pinHash, p.now)
+      })
 }
 
 const hashSession = (token: string) => crypto.createHash('sha256').update(token).digest('hex')
@@ -96,35 +96,35 @@ const hashSession = (token: string) => crypto.createHash('sha256').update(token)
  * @throws ConflictError pin_not_set; PinError invalid_pin (401) / pin_locked (423)
  */
 export async function openStaffSession(store: Store, p: { station: StationRow; pin: string; now: number; feed?: Pick<FeedHub, 'changed'> }): Promise<{ session: string; expiresAt: number }> {
-  const before = store.staffAuth.getPin(p.station.id)
+  const before = await store.staffAuth.getPin(p.station.id)
   if (!before) throw new ConflictError('pin_not_set', 'This station has no staff PIN: set one with `tapgate station staff-pin --station ID`')
   if (before.lockedUntil !== null && before.lockedUntil > p.now) throw locked(before.lockedUntil)
   const ok = /^\d{4,12}$/.test(p.pin) && (await pinMatches(p.pin, before.pinHash))
-  const outcome = store.tx((tx) => {
-    // Its kiosks see the login, or the wrong try, once it commits.
-    tx.afterCommit(() => p.feed?.changed())
-    const pin = store.staffAuth.getPin(p.station.id)!
-    if (pin.lockedUntil !== null && pin.lockedUntil > p.now) return { error: locked(pin.lockedUntil) }
-    if (!ok) {
-      const tries = pin.failedTries + 1
-      if (tries >= MAX_PIN_TRIES) {
-        const lock = pin.consecutiveLocks + 1
-        const until = p.now + pinLockMs(lock)
-        store.staffAuth.setTries(p.station.id, { failedTries: 0, lockedUntil: until, consecutiveLocks: lock })
-        const summary = `${tries} wrong PINs: locked for ${lockLength(until - p.now)}${lock > 1 ? ` (lock ${lock} in a row)` : ''}`
-        store.stationEvents.append(p.station.id, 'staff', { action: 'locked', summary }, p.now)
-        return { error: locked(until) }
+  const outcome = await store.tx(async (tx) => {
+      // Its kiosks see the login, or the wrong try, once it commits.
+      tx.afterCommit(() => p.feed?.changed())
+      const pin = (await tx.staffAuth.getPin(p.station.id))!
+      if (pin.lockedUntil !== null && pin.lockedUntil > p.now) return { error: locked(pin.lockedUntil) }
+      if (!ok) {
+        const tries = pin.failedTries + 1
+        if (tries >= MAX_PIN_TRIES) {
+          const lock = pin.consecutiveLocks + 1
+          const until = p.now + pinLockMs(lock)
+          await tx.staffAuth.setTries(p.station.id, { failedTries: 0, lockedUntil: until, consecutiveLocks: lock })
+          const summary = `${tries} wrong PINs: locked for ${lockLength(until - p.now)}${lock > 1 ? ` (lock ${lock} in a row)` : ''}`
+          await tx.stationEvents.append(p.station.id, 'staff', { action: 'locked', summary }, p.now)
+          return { error: locked(until) }
+        }
+        await tx.staffAuth.setTries(p.station.id, { failedTries: tries, lockedUntil: null, consecutiveLocks: pin.consecutiveLocks })
+        await tx.stationEvents.append(p.station.id, 'staff', { action: 'login_failed', summary: `wrong PIN (${MAX_PIN_TRIES - tries} tries left)` }, p.now)
+        return { error: new PinError(401, 'invalid_pin', 'Wrong staff PIN', { triesLeft: MAX_PIN_TRIES - tries }) }
       }
-      store.staffAuth.setTries(p.station.id, { failedTries: tries, lockedUntil: null, consecutiveLocks: pin.consecutiveLocks })
-      store.stationEvents.append(p.station.id, 'staff', { action: 'login_failed', summary: `wrong PIN (${MAX_PIN_TRIES - tries} tries left)` }, p.now)
-      return { error: new PinError(401, 'invalid_pin', 'Wrong staff PIN', { triesLeft: MAX_PIN_TRIES - tries }) }
-    }
-    store.staffAuth.setTries(p.station.id, { failedTries: 0, lockedUntil: null, consecutiveLocks: 0 })
-    const session = `tgss_${crypto.randomBytes(24).toString('base64url')}`
-    store.staffAuth.insertSession(hashSession(session), p.station.id, p.now)
-    store.stationEvents.append(p.station.id, 'staff', { action: 'login', summary: 'staff session opened' }, p.now)
-    return { session }
-  })
+      await tx.staffAuth.setTries(p.station.id, { failedTries: 0, lockedUntil: null, consecutiveLocks: 0 })
+      const session = `tgss_${crypto.randomBytes(24).toString('base64url')}`
+      await tx.staffAuth.insertSession(hashSession(session), p.station.id, p.now)
+      await tx.stationEvents.append(p.station.id, 'staff', { action: 'login', summary: 'staff session opened' }, p.now)
+      return { session }
+    })
   // Thrown after the commit: the wrong try and its feed row stay.
   if ('error' in outcome) throw outcome.error
   return { session: outcome.session, expiresAt: p.now + STAFF_IDLE_MS }
@@ -137,17 +137,17 @@ export async function openStaffSession(store: Store, p: { station: StationRow; p
  * @throws UnauthorizedError staff_session_missing / staff_session_ended
  * @returns when the session ends if unused from now on
  */
-export function checkStaffSession(store: Store, p: { stationId: number; token: string | undefined; now: number; touch: boolean }): number {
+export async function checkStaffSession(store: Store, p: { stationId: number; token: string | undefined; now: number; touch: boolean }): Promise<number> {
   if (!p.token) throw new UnauthorizedError('staff_session_missing', 'This needs a staff session (x-staff-session): POST /kiosk/staff/session with the PIN')
   const hash = hashSession(p.token)
-  const session = store.staffAuth.getSession(hash)
+  const session = await store.staffAuth.getSession(hash)
   if (!session || session.stationId !== p.stationId || session.endedAt !== null || p.now - session.lastUsedAt > STAFF_IDLE_MS)
     throw new UnauthorizedError('staff_session_ended', 'The staff session has ended (a minute without use, or ended by staff): enter the PIN again')
   if (!p.touch) return session.lastUsedAt + STAFF_IDLE_MS
-  store.staffAuth.touchSession(hash, p.now)
+  await store.staffAuth.touchSession(hash, p.now)
   return Math.max(session.lastUsedAt, p.now) + STAFF_IDLE_MS
 }
 
-export function endStaffSession(store: Store, p: { token: string; now: number }): void {
-  store.staffAuth.endSession(hashSession(p.token), p.now)
+export async function endStaffSession(store: Store, p: { token: string; now: number }): Promise<void> {
+  await store.staffAuth.endSession(hashSession(p.token), p.now)
 }

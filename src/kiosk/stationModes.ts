@@ -23,27 +23,27 @@ export type SetStationModeParameters = {
  *
  * @throws NotFoundError station_not_found / event_not_found; BadRequestError event_required
  */
-export function setStationMode(store: Store, p: SetStationModeParameters): StationRow {
-  return store.tx((tx) => {
-    const station = store.stations.get(p.stationId)
+export function setStationMode(store: Store, p: SetStationModeParameters): Promise<StationRow> {
+  return store.tx(async (tx) => {
+    const station = await tx.stations.get(p.stationId)
     if (!station || station.revokedAt !== null) throw new NotFoundError('station_not_found', `No active station with id ${p.stationId}`)
     let eventId = station.eventId
     if (p.eventId !== undefined && p.eventId !== null) {
-      const event = store.guestbook.getEvent(p.eventId)
+      const event = await tx.guestbook.getEvent(p.eventId)
       if (!event || event.teamId !== station.teamId) throw new NotFoundError('event_not_found', `The station's team has no guestbook event ${p.eventId}`)
       eventId = event.id
     }
     if (p.mode === 'checkin' && eventId === null)
       throw new BadRequestError('event_required', 'A check-in station needs a guestbook event: give its eventId')
-    store.stations.setMode(station.id, p.mode, eventId)
-    const event = eventId === null ? undefined : store.guestbook.getEvent(eventId)
-    store.stationEvents.append(station.id, 'mode', { mode: p.mode, eventId, eventName: event?.name ?? null }, p.now)
+    await tx.stations.setMode(station.id, p.mode, eventId)
+    const event = eventId === null ? undefined : await tx.guestbook.getEvent(eventId)
+    await tx.stationEvents.append(station.id, 'mode', { mode: p.mode, eventId, eventName: event?.name ?? null }, p.now)
     if (p.byStaff) {
       const summary =
         p.mode === 'checkin' ? `check-in for "${event!.name}"` : p.mode === 'claim' ? 'claim mode' : p.mode === 'closed' ? 'closed the station' : 'cleared the mode'
-      store.stationEvents.append(station.id, 'staff', { action: 'mode', summary }, p.now)
+      await tx.stationEvents.append(station.id, 'staff', { action: 'mode', summary }, p.now)
     }
     tx.afterCommit(() => p.feed?.changed())
-    return store.stations.get(station.id)!
+    return (await tx.stations.get(station.id))!
   })
 }

@@ -14,11 +14,11 @@ const sameStatus = (a: ReaderEventData, b: ReaderEventData): boolean =>
  * @example
  * recordReaderStatus(store, feed, { stationId, status: { readers: ['ACR122U'], cardPresent: false, pcscd: true }, now: Date.now() })
  */
-export function recordReaderStatus(store: Store, feed: FeedHub | undefined, p: { stationId: number; status: ReaderEventData; now: number }): number | null {
+export function recordReaderStatus(store: Store, feed: FeedHub | undefined, p: { stationId: number; status: ReaderEventData; now: number }): Promise<number | null> {
   // Reader names sorted: two stations listing the same readers in another order have the same status.
   const status: ReaderEventData = { readers: [...p.status.readers].sort(), cardPresent: p.status.cardPresent, pcscd: p.status.pcscd }
-  return store.tx((tx) => {
-    const last = tx.stationEvents.lastOfKind(p.stationId, 'reader')
+  return store.tx(async (tx) => {
+    const last = await tx.stationEvents.lastOfKind(p.stationId, 'reader')
     if (last && sameStatus(last.data, status)) return null
     // Without a hub (the CLI) the row still lands; a server's hub finds it by polling.
     tx.afterCommit(() => feed?.changed())
@@ -33,7 +33,7 @@ export function recordReaderStatus(store: Store, feed: FeedHub | undefined, p: {
  * @example
  * recordPulledCard(store, feed, { stationId, readerName: 'ACR122U', now: Date.now() })
  */
-export function recordPulledCard(store: Store, feed: FeedHub | undefined, p: { stationId: number; readerName: string; now: number }): number {
+export function recordPulledCard(store: Store, feed: FeedHub | undefined, p: { stationId: number; readerName: string; now: number }): Promise<number> {
   return store.tx((tx) => {
     tx.afterCommit(() => feed?.changed())
     return tx.stationEvents.append(p.stationId, 'tap', { state: 'retry', uid: null, readerName: p.readerName }, p.now)

@@ -2,7 +2,7 @@ import type { Address } from 'viem'
 import { claimSummary } from '../claims/claimViews.js'
 import { openGuestbookClaim, openTokenClaim } from '../claims/openClaim.js'
 import type { StationRow } from '../db/stations.js'
-import type { Tx } from '../db/tx.js'
+import type { Tx } from '../db/types.js'
 import { type CheckInDeps, type CheckInResult, checkInChip, checkInSummary } from './checkIns.js'
 import type { CheckInSummary, TapEventData } from './protocol.js'
 
@@ -22,11 +22,11 @@ export type TapCheckIn = { state: 'accepted' | 'already'; test: boolean; checkIn
  * The feed rows of a check-in (a tap's or a manual one): the `tap` row with its summary, and the
  * mint's `queued` step when one was queued. Inside the caller's transaction (`tx`).
  */
-export function appendCheckInRows(tx: Tx, stationId: number, result: CheckInResult, tap: Omit<TapEventData, 'state' | 'checkIn'>, now: number): CheckInSummary {
-  const summary = checkInSummary(tx, result.checkIn)
-  tx.stationEvents.append(stationId, 'tap', { ...tap, state: result.state, checkIn: summary, ...(result.mintSkipped ? { detail: result.mintSkipped } : {}) }, now)
+export async function appendCheckInRows(tx: Tx, stationId: number, result: CheckInResult, tap: Omit<TapEventData, 'state' | 'checkIn'>, now: number): Promise<CheckInSummary> {
+  const summary = await checkInSummary(tx, result.checkIn)
+  await tx.stationEvents.append(stationId, 'tap', { ...tap, state: result.state, checkIn: summary, ...(result.mintSkipped ? { detail: result.mintSkipped } : {}) }, now)
   if (result.queued)
-    tx.stationEvents.append(stationId, 'tx', { txId: result.queued.txId, checkInId: result.checkIn.id, status: 'queued', hash: result.queued.hash }, now)
+    await tx.stationEvents.append(stationId, 'tx', { txId: result.queued.txId, checkInId: result.checkIn.id, status: 'queued', hash: result.queued.hash }, now)
   return summary
 }
 
@@ -52,50 +52,50 @@ export type RecordedTap = {
  * tap's own transaction (`tx`, verifyTapBatched's consequence), so the tap never commits without
  * them; the caller registers the feed notification and the relayer's wake-up on `tx.afterCommit`.
  */
-export function recordAcceptedTap(
+export async function recordAcceptedTap(
   tx: Tx,
   deps: Omit<CheckInDeps, 'store'>,
   stationId: number,
   tap: { uid: string; counter: number | null; readerName?: string; refId: string },
-): RecordedTap {
+): Promise<RecordedTap> {
   const now = deps.now()
-  const station = tx.stations.get(stationId)!
+  const station = (await tx.stations.get(stationId))!
   const base: TapRowBase = { uid: tap.uid, counter: tap.counter, ...(tap.readerName ? { readerName: tap.readerName } : {}) }
   if (station.testUntil !== null && station.testUntil > now) {
-    tx.stationEvents.append(station.id, 'tap', { ...base, state: 'accepted', test: true }, now)
+    await tx.stationEvents.append(station.id, 'tap', { ...base, state: 'accepted', test: true }, now)
     return { result: { state: 'accepted', test: true, checkIn: null }, queuedOn: null }
   }
   if (station.mode === 'claim') return recordClaimTap(tx, deps, station, base, tap.refId, now)
   if (!isCheckInStation(station)) {
-    tx.stationEvents.append(station.id, 'tap', { ...base, state: 'accepted' }, now)
+    await tx.stationEvents.append(station.id, 'tap', { ...base, state: 'accepted' }, now)
     return { result: null, queuedOn: null }
   }
-  const checkIn = checkInChip(tx, deps, { station, uid: tap.uid, manual: false, now })
+  const checkIn = await checkInChip(tx, deps, { station, uid: tap.uid, manual: false, now })
   // No wallet on record: the event's token waits for an address through the claim hand-off.
   const claim =
     checkIn.state === 'accepted' && checkIn.queued === null && checkIn.checkIn.mintId === null && checkIn.mintSkipped === undefined && deps.config && deps.chains
-      ? openGuestbookClaim({ tx, otpTtlMs: deps.config.otpTtlSeconds * 1000 }, { station, uid: tap.uid, refId: tap.refId, checkInId: checkIn.checkIn.id, now })
+      ? await openGuestbookClaim({ tx, otpTtlMs: deps.config.otpTtlSeconds * 1000 }, { station, uid: tap.uid, refId: tap.refId, checkInId: checkIn.checkIn.id, now })
       : null
-  const claimed = claim ? claimSummary(tx, claim, now) : undefined
-  const summary = appendCheckInRows(tx, station.id, checkIn, { ...base, ...(claimed ? { claim: claimed } : {}) }, now)
+  const claimed = claim ? await claimSummary(tx, claim, now) : undefined
+  const summary = await appendCheckInRows(tx, station.id, checkIn, { ...base, ...(claimed ? { claim: claimed } : {}) }, now)
   return { result: { state: checkIn.state, test: false, checkIn: summary }, queuedOn: checkIn.queued?.chainId ?? null, image: claimed?.product.image }
 }
 
 /** A claim station's tap, inside recordAcceptedTap's transaction. */
-function recordClaimTap(tx: Tx, deps: Omit<CheckInDeps, 'store'>, station: StationRow, base: TapRowBase, refId: string, now: number): RecordedTap {
+async function recordClaimTap(tx: Tx, deps: Omit<CheckInDeps, 'store'>, station: StationRow, base: TapRowBase, refId: string, now: number): Promise<RecordedTap> {
   if (!deps.config || !deps.chains) {
-    tx.stationEvents.append(station.id, 'tap', { ...base, state: 'refused', reason: 'chain_unavailable', detail: 'this gateway cannot sign transactions' }, now)
+    await tx.stationEvents.append(station.id, 'tap', { ...base, state: 'refused', reason: 'chain_unavailable', detail: 'this gateway cannot sign transactions' }, now)
     return { result: null, queuedOn: null }
   }
-  const opened = openTokenClaim({ tx, otpTtlMs: deps.config.otpTtlSeconds * 1000 }, { station, uid: base.uid!, refId, now })
+  const opened = await openTokenClaim({ tx, otpTtlMs: deps.config.otpTtlSeconds * 1000 }, { station, uid: base.uid!, refId, now })
   if ('nothing' in opened) {
-    tx.stationEvents.append(station.id, 'tap', { ...base, state: 'nothing', reason: opened.nothing, detail: opened.detail }, now)
+    await tx.stationEvents.append(station.id, 'tap', { ...base, state: 'nothing', reason: opened.nothing, detail: opened.detail }, now)
     return { result: null, queuedOn: null }
   }
   const early = opened.allowedAt === undefined ? {} : { step: 'early' as const, allowedAt: opened.allowedAt }
-  const summary = claimSummary(tx, opened.claim, now, early)
+  const summary = await claimSummary(tx, opened.claim, now, early)
   if (opened.known) return { result: null, queuedOn: null, known: { claimId: opened.claim.id, recipient: opened.known, tapRow: base }, image: summary.product.image }
-  tx.stationEvents.append(station.id, 'tap', { ...base, state: 'product', claim: summary }, now)
+  await tx.stationEvents.append(station.id, 'tap', { ...base, state: 'product', claim: summary }, now)
   return { result: null, queuedOn: null, image: summary.product.image }
 }
 

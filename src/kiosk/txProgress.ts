@@ -1,5 +1,5 @@
 import type { ChainTxRow } from '../db/chainTxs.js'
-import type { Store } from '../db/store.js'
+import type { Store, Repositories } from '../db/store.js'
 import type { TxStatus } from './protocol.js'
 
 /**
@@ -10,31 +10,31 @@ import type { TxStatus } from './protocol.js'
  *
  * @returns true when a row was appended (the caller then tells the feed hub)
  */
-export function recordTxStep(store: Store, row: Pick<ChainTxRow, 'id' | 'kind'>, step: { status: TxStatus; hash: string | null; error?: string; now: number }): boolean {
+export async function recordTxStep(store: Repositories, row: Pick<ChainTxRow, 'id' | 'kind'>, step: { status: TxStatus; hash: string | null; error?: string; now: number }): Promise<boolean> {
   let checkIn = undefined
   let claim = undefined
   if (row.kind === 'guestbook_mint') {
-    checkIn = store.checkIns.findByTx(row.id)
-    claim = store.claims.findByTx(row.id)
+    checkIn = await store.checkIns.findByTx(row.id)
+    claim = await store.claims.findByTx(row.id)
   } else if (row.kind === 'transfer') {
-    const transfer = store.transfers.findByTx(row.id)
-    claim = transfer && store.claims.findByTransfer(transfer.id)
-    if (claim && claim.chainTxId !== row.id) store.claims.setTx(claim.id, row.id)
+    const transfer = await store.transfers.findByTx(row.id)
+    claim = transfer && await store.claims.findByTransfer(transfer.id)
+    if (claim && claim.chainTxId !== row.id) await store.claims.setTx(claim.id, row.id)
   }
   const stationId = checkIn?.stationId ?? claim?.stationId
   if (stationId === undefined) return false
-  store.stationEvents.append(
-    stationId,
-    'tx',
-    {
-      txId: row.id,
-      checkInId: checkIn?.id ?? claim?.checkInId ?? null,
-      ...(claim ? { claimId: claim.id } : {}),
-      status: step.status,
-      hash: step.hash,
-      ...(step.error ? { error: step.error } : {}),
-    },
-    step.now,
-  )
+  await store.stationEvents.append(
+        stationId,
+        'tx',
+        {
+          txId: row.id,
+          checkInId: checkIn?.id ?? claim?.checkInId ?? null,
+          ...(claim ? { claimId: claim.id } : {}),
+          status: step.status,
+          hash: step.hash,
+          ...(step.error ? { error: step.error } : {}),
+        },
+        step.now,
+      )
   return true
 }

@@ -92,7 +92,7 @@ export function createMediaCache({ store, config, now, log, userAgent, resolve }
       const image = await download(row)
       await writeMediaFile(config.dataDir, row.key, image.body)
       if (stop.signal.aborted) return { status: 'unavailable', error: 'The gateway stopped' }
-      store.tx(() => store.media.setFetched(row.key, { contentType: image.contentType, bytes: image.body.length, now: now() }))
+      await store.tx((tx) => tx.media.setFetched(row.key, { contentType: image.contentType, bytes: image.body.length, now: now() }))
       await keepBudget(budget.added(row.key, image.body.length))
       return { status: 'ok', contentType: image.contentType, body: image.body }
     } catch (caught) {
@@ -101,7 +101,7 @@ export function createMediaCache({ store, config, now, log, userAgent, resolve }
       if (stop.signal.aborted) return { status: 'unavailable', error }
       log.info({ mediaKey: row.key, error }, 'product image not fetched')
       try {
-        store.tx(() => store.media.setFailed(row.key, { error, now: now() }))
+        await store.tx((tx) => tx.media.setFailed(row.key, { error, now: now() }))
       } catch (dbError) {
         log.warn({ mediaKey: row.key, err: dbError }, 'cannot record a failed image fetch')
       }
@@ -119,7 +119,7 @@ export function createMediaCache({ store, config, now, log, userAgent, resolve }
 
   async function lookup(key: string, wantBytes: boolean): Promise<MediaLookup> {
     if (!isMediaKey(key) || stop.signal.aborted) return { status: 'unknown' }
-    const row = store.media.get(key)
+    const row = await store.media.get(key)
     if (!row) return { status: 'unknown' }
     const running = inFlight.get(key)
     if (running) return running

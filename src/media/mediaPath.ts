@@ -9,11 +9,11 @@ import { mediaKey, parseMediaUrl } from './mediaUrl.js'
  * @example
  * const image = store.tx(() => mediaPath(store, metadata.image, now)) // '/media/3f2a…' or null
  */
-export function mediaPath(store: Pick<Repositories, 'media'>, url: string | null | undefined, now: number): string | null {
+export async function mediaPath(store: Pick<Repositories, 'media'>, url: string | null | undefined, now: number): Promise<string | null> {
   if (parseMediaUrl(url) === null) return null
   const trimmed = url!.trim()
   const key = mediaKey(trimmed)
   // Read first: a phone polling its claim every second must not take the write lock each time.
-  if (!store.media.get(key)) store.media.insert({ key, url: trimmed, now })
+  if (!await store.media.get(key)) await store.media.insert({ key, url: trimmed, now })
   return `/media/${key}`
 }

@@ -1,6 +1,6 @@
 import type { OtpType } from '../db/otps.js'
 import type { ProofEventStatus } from '../db/proofEvents.js'
-import type { Store } from '../db/store.js'
+import type { Store, Repositories } from '../db/store.js'
 import { NotFoundError } from '../errors.js'
 import { iso } from '../ids.js'
 import { tokenMovedSince } from './tokenOtp.js'
@@ -32,8 +32,8 @@ export type OtpView = {
  *
  * @throws NotFoundError for an unknown or deleted code
  */
-export function getOtp(store: Store, p: { code: string; now: number }): OtpView {
-  const o = store.otps.getDetail(p.code)
+export async function getOtp(store: Repositories, p: { code: string; now: number }): Promise<OtpView> {
+  const o = await store.otps.getDetail(p.code)
   if (!o) throw new NotFoundError('otp_not_found', 'No OTP with this code')
   const view: OtpView = {
     otp: o.code,
@@ -63,6 +63,6 @@ export function getOtp(store: Store, p: { code: string; now: number }): OtpView 
  * Deletes an OTP of the caller's team (DELETE /otps/:id).
  * @throws NotFoundError when the code is unknown or belongs to another team
  */
-export function deleteOtp(store: Store, p: { code: string; teamId: number }): void {
-  if (!store.tx(() => store.otps.delete(p.code, p.teamId))) throw new NotFoundError('otp_not_found', 'No OTP with this code')
+export async function deleteOtp(store: Store, p: { code: string; teamId: number }): Promise<void> {
+  if (!await store.tx((tx) => tx.otps.delete(p.code, p.teamId))) throw new NotFoundError('otp_not_found', 'No OTP with this code')
 }

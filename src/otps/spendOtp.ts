@@ -1,5 +1,5 @@
 import type { OtpRow, OtpType } from '../db/otps.js'
-import type { Store } from '../db/store.js'
+import type { Store, Repositories } from '../db/store.js'
 import { ConflictError, ForbiddenError, UnauthorizedError } from '../errors.js'
 
 export type SpendOtpParameters = {
@@ -21,15 +21,15 @@ export type SpendOtpParameters = {
  * @example
  * store.tx(() => { const otp = spendOtp(store, { code, type: 'PHYGITAL_CLAIM', usedFor: 'transfer', now }); … })
  */
-export function spendOtp(store: Store, p: SpendOtpParameters): OtpRow {
-  const otp = checkOtp(store, p)
-  if (!store.otps.markUsed(otp.code, p.usedFor, p.now)) throw new ConflictError('otp_used', 'This OTP has already been used')
+export async function spendOtp(store: Repositories, p: SpendOtpParameters): Promise<OtpRow> {
+  const otp = await checkOtp(store, p)
+  if (!await store.otps.markUsed(otp.code, p.usedFor, p.now)) throw new ConflictError('otp_used', 'This OTP has already been used')
   return otp
 }
 
 /** Every check of spendOtp without spending: for endpoints that must do slow work (a chain read) before they commit. */
-export function checkOtp(store: Store, p: Omit<SpendOtpParameters, 'usedFor'>): OtpRow {
-  const otp = findOtp(store, p.code)
+export async function checkOtp(store: Repositories, p: Omit<SpendOtpParameters, 'usedFor'>): Promise<OtpRow> {
+  const otp = await findOtp(store, p.code)
   if (otp.type !== p.type)
     throw new ForbiddenError('otp_wrong_type', `This endpoint needs a ${p.type} OTP; this one is ${otp.type}`)
   if (otp.usedAt !== null) throw new ConflictError('otp_used', 'This OTP has already been used')
@@ -38,9 +38,9 @@ export function checkOtp(store: Store, p: Omit<SpendOtpParameters, 'usedFor'>): 
 }
 
 /** The OTP of an `x-service-code`, whatever its kind or state. @throws UnauthorizedError missing/unknown code */
-export function findOtp(store: Store, code: string | undefined): OtpRow {
+export async function findOtp(store: Repositories, code: string | undefined): Promise<OtpRow> {
   if (!code) throw new UnauthorizedError('otp_missing', 'This endpoint needs an OTP in the x-service-code header')
-  const otp = store.otps.get(code)
+  const otp = await store.otps.get(code)
   if (!otp) throw new UnauthorizedError('otp_invalid', 'The OTP in x-service-code is unknown')
   return otp
 }

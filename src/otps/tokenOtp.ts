@@ -1,5 +1,5 @@
 import type { OtpRow } from '../db/otps.js'
-import type { Store } from '../db/store.js'
+import type { Store, Repositories } from '../db/store.js'
 import type { TokenRow } from '../db/tokens.js'
 import { ConflictError } from '../errors.js'
 import { checkOtp, type SpendOtpParameters, spendOtp } from './spendOtp.js'
@@ -8,8 +8,8 @@ import { checkOtp, type SpendOtpParameters, spendOtp } from './spendOtp.js'
 export type TokenOtp = { otp: OtpRow; token: TokenRow }
 
 /** The token a PHYGITAL_CLAIM OTP is for: the one linked at tap time, else the chip's token now. */
-export function tokenOfOtp(store: Store, otp: OtpRow): TokenRow {
-  const token = otp.tokenId === null ? store.tokens.findByChip(otp.chipUid) : store.tokens.get(otp.tokenId)
+export async function tokenOfOtp(store: Repositories, otp: OtpRow): Promise<TokenRow> {
+  const token = otp.tokenId === null ? await store.tokens.findByChip(otp.chipUid) : await store.tokens.get(otp.tokenId)
   if (!token) throw new ConflictError('chip_not_linked', 'The tapped chip is not linked to a phygital token')
   return token
 }
@@ -31,9 +31,9 @@ export function refuseMovedToken(otp: OtpRow, token: TokenRow): void {
 }
 
 /** Every check of spendTokenOtp without spending: for endpoints that read the chain before they commit. */
-export function checkTokenOtp(store: Store, p: Omit<SpendOtpParameters, 'type' | 'usedFor'>): TokenOtp {
-  const otp = checkOtp(store, { ...p, type: 'PHYGITAL_CLAIM' })
-  const token = tokenOfOtp(store, otp)
+export async function checkTokenOtp(store: Repositories, p: Omit<SpendOtpParameters, 'type' | 'usedFor'>): Promise<TokenOtp> {
+  const otp = await checkOtp(store, { ...p, type: 'PHYGITAL_CLAIM' })
+  const token = await tokenOfOtp(store, otp)
   refuseMovedToken(otp, token)
   return { otp, token }
 }
@@ -46,7 +46,7 @@ export function checkTokenOtp(store: Store, p: Omit<SpendOtpParameters, 'type' |
  * @example
  * store.tx(() => { const { otp, token } = spendTokenOtp(store, { code, usedFor: 'transfer', now }); … })
  */
-export function spendTokenOtp(store: Store, p: Omit<SpendOtpParameters, 'type'>): TokenOtp {
-  const { token } = checkTokenOtp(store, p)
-  return { otp: spendOtp(store, { ...p, type: 'PHYGITAL_CLAIM' }), token }
+export async function spendTokenOtp(store: Repositories, p: Omit<SpendOtpParameters, 'type'>): Promise<TokenOtp> {
+  const { token } = await checkTokenOtp(store, p)
+  return { otp: await spendOtp(store, { ...p, type: 'PHYGITAL_CLAIM' }), token }
 }

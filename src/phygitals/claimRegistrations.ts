@@ -1,8 +1,8 @@
 import type { ChainDeps } from '../chain/chainDeps.js'
 import type { ClaimRegistrationRow } from '../db/claimRegistrations.js'
-import type { Store } from '../db/store.js'
+import type { Store, Repositories } from '../db/store.js'
 import type { TokenKey, TokenRow } from '../db/tokens.js'
-import type { Tx } from '../db/tx.js'
+import type { Tx } from '../db/types.js'
 import { ConflictError, NotFoundError } from '../errors.js'
 import { iso } from '../ids.js'
 import { checkTokenOtp, spendTokenOtp } from '../otps/tokenOtp.js'
@@ -48,9 +48,9 @@ export const isRegistrationValid = (r: ClaimRegistrationRow | undefined, now: nu
  * and whether `recipient` may claim now. Timestamps are null when the
  * recipient has no registration.
  */
-export function getClaimRegistration(store: Store, p: { key: TokenKey; recipient: string; now: number }): ClaimRegistrationStatus {
-  const token = findToken(store, p.key, null)
-  const reg = store.claimRegistrations.findLatest(token.id, p.recipient)
+export async function getClaimRegistration(store: Store, p: { key: TokenKey; recipient: string; now: number }): Promise<ClaimRegistrationStatus> {
+  const token = await findToken(store, p.key, null)
+  const reg = await store.claimRegistrations.findLatest(token.id, p.recipient)
   return {
     recipient: p.recipient,
     linkedToken: linkedToken(token),
@@ -62,10 +62,10 @@ export function getClaimRegistration(store: Store, p: { key: TokenKey; recipient
   }
 }
 
-function register(store: Store, token: TokenRow, recipient: string, now: number): { id: number; view: ClaimRegistrationView } {
+async function register(store: Repositories, token: TokenRow, recipient: string, now: number): Promise<{ id: number; view: ClaimRegistrationView }> {
   if (token.twoTapClaim !== 1)
     throw new ConflictError('two_tap_claim_disabled', 'This token does not use a 2-tap claim; transfer it directly')
-  const open = store.claimRegistrations.findOpen(token.id, now)
+  const open = await store.claimRegistrations.findOpen(token.id, now)
   if (open)
     throw new ConflictError(
       'claim_registration_exists',
@@ -73,7 +73,7 @@ function register(store: Store, token: TokenRow, recipient: string, now: number)
     )
   const allowedAt = now + token.claimDelaySeconds * 1000
   const row = { tokenId: token.id, recipient, createdAt: now, allowedAt, expiresAt: allowedAt + token.claimWindowSeconds * 1000 }
-  const id = store.claimRegistrations.insert(row)
+  const id = await store.claimRegistrations.insert(row)
   return { id, view: view(token, { ...row, id, usedAt: null }) }
 }
 
@@ -81,11 +81,11 @@ function register(store: Store, token: TokenRow, recipient: string, now: number)
 export function createClaimRegistration(
   store: Store,
   p: { key: TokenKey; teamId: number; recipient: string; now: number },
-): ClaimRegistrationView {
-  return store.tx(() => register(store, findToken(store, p.key, p.teamId), p.recipient, p.now).view)
+): Promise<ClaimRegistrationView> {
+  return store.tx(async (tx) => (await register(tx, await findToken(tx, p.key, p.teamId), p.recipient, p.now)).view)
 }
 
-type RegisterWithOtpParameters = { code: string | undefined; recipient: string; now: number; onRegistered?: (registrationId: number, view: ClaimRegistrationView, tx: Tx) => void }
+type RegisterWithOtpParameters = { code: string | undefined; recipient: string; now: number; onRegistered?: (registrationId: number, view: ClaimRegistrationView, tx: Tx) => Promise<unknown> }
 
 /**
  * The OTP from the first tap registers the recipient, inside one store.tx. The
@@ -93,27 +93,27 @@ type RegisterWithOtpParameters = { code: string | undefined; recipient: string; 
  * token's last move is refused (409 token_moved). The caller has read the
  * chain for moves made outside the gateway (registerWithOtp, a kiosk claim).
  */
-export function createClaimRegistrationWithOtp(store: Store, p: RegisterWithOtpParameters): ClaimRegistrationView {
-  return store.tx((tx) => {
-    const { token } = spendTokenOtp(store, { code: p.code, usedFor: 'claim-registration', now: p.now })
-    const { id, view } = register(store, token, p.recipient, p.now)
-    p.onRegistered?.(id, view, tx)
+export function createClaimRegistrationWithOtp(store: Store, p: RegisterWithOtpParameters): Promise<ClaimRegistrationView> {
+  return store.tx(async (tx) => {
+    const { token } = await spendTokenOtp(tx, { code: p.code, usedFor: 'claim-registration', now: p.now })
+    const { id, view } = await register(tx, token, p.recipient, p.now)
+    await p.onRegistered?.(id, view, tx)
     return view
   })
 }
 
 /** POST /phygitals/claim-registration/pullable: a stale OTP is refused before the chain is read for the token's moves. */
 export async function registerWithOtp(deps: Pick<ChainDeps, 'store' | 'chains'>, p: RegisterWithOtpParameters): Promise<ClaimRegistrationView> {
-  const { token } = checkTokenOtp(deps.store, { code: p.code, now: p.now })
+  const { token } = await checkTokenOtp(deps.store, { code: p.code, now: p.now })
   await refreshTokenMoves(deps, token)
   return createClaimRegistrationWithOtp(deps.store, p)
 }
 
 /** DELETE /phygitals/claim-registration: removes the recipient's unused registration. */
-export function deleteClaimRegistration(store: Store, p: { key: TokenKey; teamId: number; recipient: string }): void {
-  store.tx(() => {
-    const token = findToken(store, p.key, p.teamId)
-    if (store.claimRegistrations.deleteUnused(token.id, p.recipient) === 0)
-      throw new NotFoundError('claim_registration_not_found', 'This recipient has no unused claim registration for the token')
-  })
+export async function deleteClaimRegistration(store: Store, p: { key: TokenKey; teamId: number; recipient: string }): Promise<void> {
+  await store.tx(async (tx) => {
+        const token = await findToken(tx, p.key, p.teamId)
+        if (await tx.claimRegistrations.deleteUnused(token.id, p.recipient) === 0)
+          throw new NotFoundError('claim_registration_not_found', 'This recipient has no unused claim registration for the token')
+      })
 }

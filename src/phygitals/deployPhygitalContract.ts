@@ -1,6 +1,6 @@
 import type { ChainSigner } from '../chain/chainKeys.js'
 import type { Config } from '../config.js'
-import type { Tx } from '../db/tx.js'
+import type { Tx } from '../db/types.js'
 import { queueDeploy } from '../relayer/queueDeploy.js'
 
 /**
@@ -9,21 +9,21 @@ import { queueDeploy } from '../relayer/queueDeploy.js'
  * under it before the deploy is mined; transfers queued after it are sent
  * after it. Runs inside the caller's transaction (`tx`).
  */
-export function queuePhygitalDeploy(
+export async function queuePhygitalDeploy(
   tx: Tx,
   chain: ChainSigner,
   config: Config,
   p: { teamId: number; name: string; symbol: string; now: number },
-): { id: number; address: string; txHash: string } {
-  const queued = queueDeploy(tx, chain, config, { contract: 'phygital', ...p })
-  const id = tx.phygitalContracts.insert({
-    teamId: p.teamId,
-    name: p.name,
-    symbol: p.symbol,
-    chainId: chain.chainId,
-    address: queued.contractAddress,
-    deployTxId: queued.id,
-    createdAt: p.now,
-  })
+): Promise<{ id: number; address: string; txHash: string }> {
+  const queued = await queueDeploy(tx, chain, config, { contract: 'phygital', ...p })
+  const id = await tx.phygitalContracts.insert({
+      teamId: p.teamId,
+      name: p.name,
+      symbol: p.symbol,
+      chainId: chain.chainId,
+      address: queued.contractAddress,
+      deployTxId: queued.id,
+      createdAt: p.now,
+    })
   return { id, address: queued.contractAddress, txHash: queued.hash }
 }

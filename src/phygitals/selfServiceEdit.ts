@@ -3,7 +3,7 @@ import { hashTypedData, isAddressEqual, recoverTypedDataAddress } from 'viem/uti
 import { phygitalTokenAbi } from '../../contracts/artifacts/PhygitalToken.js'
 import { type ChainDeps, readChain } from '../chain/chainDeps.js'
 import { ContractRevertError } from '../chain/rpc.js'
-import type { Store } from '../db/store.js'
+import type { Store, Repositories } from '../db/store.js'
 import type { TokenKey } from '../db/tokens.js'
 import { BadRequestError, ConflictError, ForbiddenError } from '../errors.js'
 import { findToken } from './findTeamToken.js'
@@ -69,7 +69,7 @@ export async function editChipsBySelfService(
       'request_expiry_too_far',
       `requestExpiryTime may be at most ${deps.config.chain.selfServiceMaxSeconds} s ahead; sign a request that expires sooner`,
     )
-  const token = findToken(store, p.key, null)
+  const token = await findToken(store, p.key, null)
   const chain = deps.chains.require(token.chainId)
   const typedData = selfServiceTypedData(p)
   let signer: Address
@@ -89,16 +89,16 @@ export async function editChipsBySelfService(
   if (!isAddressEqual(signer, owner))
     throw new ForbiddenError('not_token_owner', `The request is signed by ${signer}, but the token's owner is ${owner}`)
   const digest = hashTypedData(typedData)
-  return store.tx(() => {
-    if (!store.usedSignatures.use(digest, deps.now()))
+  return store.tx(async (tx) => {
+    if (!await tx.usedSignatures.use(digest, deps.now()))
       throw new ConflictError('signature_used', 'This signed request was already applied; sign a new one')
-    const updatedTags = applyRedirect(store, token.id, p.updates.redirectUrl)
+    const updatedTags = await applyRedirect(tx, token.id, p.updates.redirectUrl)
     return { success: true as const, updatedTags }
   })
 }
 
-function applyRedirect(store: Store, tokenRowId: number, redirectUrl: string): string[] {
-  const uids = store.tokens.chipUids(tokenRowId)
-  for (const uid of uids) store.chips.setRedirectUrl(uid, redirectUrl)
+async function applyRedirect(store: Repositories, tokenRowId: number, redirectUrl: string): Promise<string[]> {
+  const uids = await store.tokens.chipUids(tokenRowId)
+  for (const uid of uids) await store.chips.setRedirectUrl(uid, redirectUrl)
   return uids
 }

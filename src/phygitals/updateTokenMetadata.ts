@@ -15,24 +15,24 @@ import { findToken } from './findTeamToken.js'
  * relayer also emits ERC-4906 MetadataUpdate(tokenId) so they fetch it again.
  * Returns the refresh transaction's hash, if one was queued.
  */
-export function updateTokenMetadata(deps: ChainDeps, p: { key: TokenKey; teamId: number; metadata: string }): { refreshTxHash: string | null; chainId: number } {
+export function updateTokenMetadata(deps: ChainDeps, p: { key: TokenKey; teamId: number; metadata: string }): Promise<{ refreshTxHash: string | null; chainId: number }> {
   const { store } = deps
   const metadata = parseJsonField(p.metadata, PhygitalMetadata, 'metadata')
   const now = deps.now()
-  return store.tx((tx) => {
-    const token = findToken(store, p.key, p.teamId)
-    store.tokens.setMetadata(token.id, JSON.stringify(metadata), now)
-    const ours = store.phygitalContracts.findByAddress(token.chainId, token.contractAddress)?.deployTxId != null
+  return store.tx(async (tx) => {
+    const token = await findToken(tx, p.key, p.teamId)
+    await tx.tokens.setMetadata(token.id, JSON.stringify(metadata), now)
+    const ours = (await tx.phygitalContracts.findByAddress(token.chainId, token.contractAddress))?.deployTxId != null
     const chain = deps.chains.findSigner(token.chainId)
     if (!ours || !chain) return { refreshTxHash: null, chainId: token.chainId }
-    const queued = queueTx(tx, chain, {
-      kind: 'metadata_refresh',
-      to: token.contractAddress as `0x${string}`,
-      data: refreshMetadataData(BigInt(token.tokenId)),
-      gas: GAS.metadataRefresh,
-      now,
-      fallbackMaxFeeGwei: deps.config.chain.fallbackMaxFeeGwei,
-    })
+    const queued = await queueTx(tx, chain, {
+          kind: 'metadata_refresh',
+          to: token.contractAddress as `0x${string}`,
+          data: refreshMetadataData(BigInt(token.tokenId)),
+          gas: GAS.metadataRefresh,
+          now,
+          fallbackMaxFeeGwei: deps.config.chain.fallbackMaxFeeGwei,
+        })
     tx.afterCommit(() => deps.relayer?.wake(token.chainId))
     return { refreshTxHash: queued.hash, chainId: token.chainId }
   })

@@ -34,17 +34,17 @@ export default fp(
     app.decorateRequest('team', null)
     app.decorate('optionalApiKey', async (request: FastifyRequest) => {
       const key = headerOf(request)
-      if (key) request.team = authenticateApiKey(app.services.store, key)
+      if (key) request.team = await authenticateApiKey(app.services.store, key)
     })
     app.decorate('requireApiKey', async (request: FastifyRequest) => {
       const key = headerOf(request)
       if (!key) throw new UnauthorizedError('api_key_missing', 'This endpoint needs an API key in the x-service-api-key header')
-      request.team = authenticateApiKey(app.services.store, key)
+      request.team = await authenticateApiKey(app.services.store, key)
     })
     // After validation (a malformed body stays a 400), before the handler: no work for an unknown
     // code, not even resolving its ENS recipient.
     app.decorate('requireOtp', async (request: FastifyRequest) => {
-      findOtp(app.services.store, otpCodeOf(request))
+      await findOtp(app.services.store, otpCodeOf(request))
     })
   },
   { name: 'auth', dependencies: ['services'] },

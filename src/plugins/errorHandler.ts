@@ -1,6 +1,7 @@
 import type { FastifyError } from 'fastify'
 import fp from 'fastify-plugin'
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod'
+import { isSerializationFailure, isStoreUnavailable, isUniqueViolation } from '../db/storeErrors.js'
 import { BaseError, UnavailableError } from '../errors.js'
 
 type ErrorBody = { success: false; error: string; message: string; errors?: Record<string, string> }
@@ -40,6 +41,15 @@ export default fp(
       } else if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
         status = error.statusCode
         body = { success: false, error: fastifyCodes[error.code] ?? 'bad_request', message: error.message }
+      } else if (isUniqueViolation(error) || isSerializationFailure(error)) {
+        // A concurrent request (on this gateway or another) won a race a domain check did not see coming.
+        request.log.warn({ err: error }, 'a concurrent write won')
+        status = 409
+        body = { success: false, error: 'conflict', message: 'A concurrent request changed this first; read it again and retry if still needed' }
+      } else if (isStoreUnavailable(error)) {
+        request.log.error({ err: error }, 'database unavailable')
+        status = 503
+        body = { success: false, error: 'database_unavailable', message: 'The database cannot be reached; retry shortly' }
       } else {
         request.log.error({ err: error }, 'unhandled error')
         status = 500

@@ -2,9 +2,9 @@ import type { GuestbookEventRow } from '../db/guestbook.js'
 import type { OtpType } from '../db/otps.js'
 import type { ProofEventRow, ProofEventStatus } from '../db/proofEvents.js'
 import type { RefRow } from '../db/refs.js'
-import type { Store } from '../db/store.js'
+import type { Store, Repositories } from '../db/store.js'
 import type { TokenRow } from '../db/tokens.js'
-import type { Tx } from '../db/tx.js'
+import type { Tx } from '../db/types.js'
 import { NotFoundError } from '../errors.js'
 import { issueOtp, type OtpTarget } from '../otps/issueOtp.js'
 
@@ -56,37 +56,37 @@ type Codes = { chip?: string; token?: string; proofEvents: Map<number, string>; 
  * @throws NotFoundError for an unknown ref
  */
 export async function queryRef(store: Store, p: QueryRefParameters): Promise<RefView> {
-  const ref = store.refs.get(p.refId)
+  const ref = await store.refs.get(p.refId)
   if (!ref) throw new NotFoundError('ref_not_found', 'No ref with this id')
   const mayConsume = ref.consumedAt === null && (ref.linksModule === 0 || p.callerTeamId === ref.teamId)
-  if (!mayConsume) return render(ref, loadTargets(store, ref.chipUid), null, p.includeMetadata)
+  if (!mayConsume) return render(ref, await loadTargets(store, ref.chipUid), null, p.includeMetadata)
 
-  return store.batch((tx) => {
-    const targets = loadTargets(store, ref.chipUid)
-    if (!store.refs.consume(ref.id, p.now)) return render(ref, targets, null, p.includeMetadata)
-    return render(ref, targets, issueOtps(tx, ref, targets, p), p.includeMetadata)
+  return store.batch(async (tx) => {
+    const targets = await loadTargets(tx, ref.chipUid)
+    if (!await tx.refs.consume(ref.id, p.now)) return render(ref, targets, null, p.includeMetadata)
+    return render(ref, targets, await issueOtps(tx, ref, targets, p), p.includeMetadata)
   })
 }
 
-function loadTargets(store: Store, chipUid: string): Targets {
+async function loadTargets(store: Repositories, chipUid: string): Promise<Targets> {
   return {
-    token: store.tokens.findByChip(chipUid),
-    proofEvents: store.proofEvents.listByChip(chipUid),
-    guestbookEvents: store.guestbook.listEventsByChip(chipUid),
+    token: await store.tokens.findByChip(chipUid),
+    proofEvents: await store.proofEvents.listByChip(chipUid),
+    guestbookEvents: await store.guestbook.listEventsByChip(chipUid),
   }
 }
 
-function issueOtps(tx: Tx, ref: RefRow, targets: Targets, p: QueryRefParameters): Codes {
+async function issueOtps(tx: Tx, ref: RefRow, targets: Targets, p: QueryRefParameters): Promise<Codes> {
   const issue = (type: OtpType, target: OtpTarget) => issueOtp(tx, ref, type, target, { now: p.now, ttlMs: p.otpTtlMs })
   const codes: Codes = { proofEvents: new Map(), guestbookEvents: new Map() }
-  if (targets.token) codes.token = issue('PHYGITAL_CLAIM', { token: targets.token })
+  if (targets.token) codes.token = await issue('PHYGITAL_CLAIM', { token: targets.token })
   for (const event of targets.proofEvents)
-    if (event.status === 'active') codes.proofEvents.set(event.id, issue('PROOF_EVENT', { proofEventId: event.id }))
+    if (event.status === 'active') codes.proofEvents.set(event.id, await issue('PROOF_EVENT', { proofEventId: event.id }))
   for (const event of targets.guestbookEvents)
-    codes.guestbookEvents.set(event.id, issue('GUESTBOOK_EVENT', { guestbookEventId: event.id }))
+    codes.guestbookEvents.set(event.id, await issue('GUESTBOOK_EVENT', { guestbookEventId: event.id }))
   // A chip with nothing linked still proves a tap: its code is bound to the chip.
   if (!targets.token && targets.proofEvents.length === 0 && targets.guestbookEvents.length === 0)
-    codes.chip = issue('PHYGITAL_CLAIM', {})
+    codes.chip = await issue('PHYGITAL_CLAIM', {})
   return codes
 }
 

@@ -1,7 +1,7 @@
 import type { ChainSigner } from '../chain/chainKeys.js'
 import { deployGuestbookData, deployPhygitalData, GAS, metadataBaseUri } from '../chain/contractCalls.js'
 import type { Config } from '../config.js'
-import type { Tx } from '../db/tx.js'
+import type { Tx } from '../db/types.js'
 import { type QueuedTx, queueTx } from './queueTx.js'
 
 const contracts = {
@@ -15,20 +15,20 @@ const contracts = {
  * the address the contract will get) as its token URI base. Runs inside the
  * caller's transaction (`tx`); `contractAddress` of the result is known at once.
  */
-export function queueDeploy(
+export async function queueDeploy(
   tx: Tx,
   chain: ChainSigner,
   config: Config,
   p: { contract: keyof typeof contracts; name: string; symbol: string; now: number },
-): QueuedTx & { contractAddress: string } {
+): Promise<QueuedTx & { contractAddress: string }> {
   const { kind, data, gas } = contracts[p.contract]
-  const queued = queueTx(tx, chain, {
-    kind,
-    to: null,
-    data: (address) => data({ name: p.name, symbol: p.symbol, signVerifier: chain.signer.address, baseUri: metadataBaseUri(config, chain.chainId, address) }),
-    gas,
-    now: p.now,
-    fallbackMaxFeeGwei: config.chain.fallbackMaxFeeGwei,
-  })
+  const queued = await queueTx(tx, chain, {
+      kind,
+      to: null,
+      data: (address) => data({ name: p.name, symbol: p.symbol, signVerifier: chain.signer.address, baseUri: metadataBaseUri(config, chain.chainId, address) }),
+      gas,
+      now: p.now,
+      fallbackMaxFeeGwei: config.chain.fallbackMaxFeeGwei,
+    })
   return { ...queued, contractAddress: queued.contractAddress! }
 }

@@ -3,7 +3,7 @@ import { getContractAddress } from 'viem/utils'
 import type { ChainSigner } from '../chain/chainKeys.js'
 import { signTransactionSync } from '../chain/signSync.js'
 import type { ChainTxKind } from '../db/chainTxs.js'
-import type { Tx } from '../db/tx.js'
+import type { Tx } from '../db/types.js'
 
 export type QueueTxParameters = {
   kind: ChainTxKind
@@ -36,12 +36,12 @@ export type QueuedTx = {
  * while its RPC is unreachable; a stuck transaction is later replaced with
  * higher fees (see relayer.ts).
  */
-export function queueTx(tx: Tx, chain: ChainSigner, p: QueueTxParameters): QueuedTx {
-  const head = tx.chainTxs.getHead(chain.chainId)
+export async function queueTx(tx: Tx, chain: ChainSigner, p: QueueTxParameters): Promise<QueuedTx> {
+  const head = await tx.chainTxs.getHead(chain.chainId)
   const fallback = BigInt(Math.round(p.fallbackMaxFeeGwei * 1e9))
   const maxPriorityFeePerGas = head ? BigInt(head.maxPriorityFeePerGas) : fallback / 10n
   const maxFeePerGas = head ? BigInt(head.maxFeePerGas) : fallback
-  const nonce = tx.chainTxs.allocateNonce(chain.chainId, chain.relayer.address)
+  const nonce = await tx.chainTxs.allocateNonce(chain.chainId, chain.relayer.address)
   const contractAddress = p.to === null ? getContractAddress({ from: chain.relayer.address, nonce: BigInt(nonce) }) : null
   const data = typeof p.data === 'function' ? p.data(contractAddress!) : p.data
   const { raw, hash } = signTransactionSync(chain.relayer.key, {
@@ -54,19 +54,19 @@ export function queueTx(tx: Tx, chain: ChainSigner, p: QueueTxParameters): Queue
     maxFeePerGas,
     maxPriorityFeePerGas,
   })
-  const id = tx.chainTxs.insert({
-    chainId: chain.chainId,
-    sender: chain.relayer.address,
-    nonce,
-    kind: p.kind,
-    toAddress: p.to,
-    data,
-    gas: Number(p.gas),
-    maxFeePerGas: maxFeePerGas.toString(),
-    maxPriorityFeePerGas: maxPriorityFeePerGas.toString(),
-    rawTx: raw,
-    txHash: hash,
-    createdAt: p.now,
-  })
+  const id = await tx.chainTxs.insert({
+      chainId: chain.chainId,
+      sender: chain.relayer.address,
+      nonce,
+      kind: p.kind,
+      toAddress: p.to,
+      data,
+      gas: Number(p.gas),
+      maxFeePerGas: maxFeePerGas.toString(),
+      maxPriorityFeePerGas: maxPriorityFeePerGas.toString(),
+      rawTx: raw,
+      txHash: hash,
+      createdAt: p.now,
+    })
   return { id, hash, nonce, contractAddress }
 }

@@ -34,9 +34,9 @@ export const MAX_RESIGNS = 3
  */
 export async function recoverTransfer(p: { store: Store; chain: Chain; config: Config; row: ChainTxRow; log: RelayerLog; now: number }): Promise<void> {
   const { store, chain, row, log } = p
-  const transfer = store.transfers.findByTx(row.id)
+  const transfer = await store.transfers.findByTx(row.id)
   if (!transfer) return
-  const token = store.tokens.get(transfer.tokenId)!
+  const token = (await store.tokens.get(transfer.tokenId))!
   const contract = token.contractAddress as Address
   const recipient = transfer.recipient as Address
   const tokenId = BigInt(token.tokenId)
@@ -58,7 +58,7 @@ export async function recoverTransfer(p: { store: Store; chain: Chain; config: C
     },
   )
   if (refusal) return giveUp(p, transfer, token, owner, refusal)
-  if (store.transfers.hasLaterOfToken(token.id, transfer.id)) return giveUp(p, transfer, token, owner, 'superseded by a later transfer of the token')
+  if (await store.transfers.hasLaterOfToken(token.id, transfer.id)) return giveUp(p, transfer, token, owner, 'superseded by a later transfer of the token')
   if (transfer.resigned >= MAX_RESIGNS) return giveUp(p, transfer, token, owner, `reverted again after ${MAX_RESIGNS} re-signs`)
   let onChainNonce: bigint
   try {
@@ -68,14 +68,14 @@ export async function recoverTransfer(p: { store: Store; chain: Chain; config: C
     return giveUp(p, transfer, token, owner, `${contract} has no getTokenNonce (a PhygitalToken deployed by an older gateway?)`)
   }
   const method = owner === null ? 'mintNFT' : 'claimNFT'
-  const queued = store.tx((tx) => {
-    // Transfers of this token still queued will each move it once before ours lands (they were queued first).
-    const ahead = store.transfers.countPendingOfToken(token.id)
-    store.chainTxs.setTokenNonce(chain.chainId, contract, token.tokenId, Number(onChainNonce) + ahead)
-    const signed = signTransferTx(tx, chain, { token, recipient, method, now: p.now, config: p.config })
-    store.transfers.resign(transfer.id, signed.id, method)
-    return signed
-  })
+  const queued = await store.tx(async (tx) => {
+      // Transfers of this token still queued will each move it once before ours lands (they were queued first).
+      const ahead = await tx.transfers.countPendingOfToken(token.id)
+      await tx.chainTxs.setTokenNonce(chain.chainId, contract, token.tokenId, Number(onChainNonce) + ahead)
+      const signed = await signTransferTx(tx, chain, { token, recipient, method, now: p.now, config: p.config })
+      await tx.transfers.resign(transfer.id, signed.id, method)
+      return signed
+    })
   log.warn({ transferId: transfer.id, from: row.txHash, to: queued.hash, method }, 'transfer re-signed after a revert')
 }
 
@@ -84,16 +84,16 @@ export async function recoverTransfer(p: { store: Store; chain: Chain; config: C
  * become usable again, and the token counts as unminted again if the chain
  * says so and no other transfer of it is on its way.
  */
-function giveUp(p: { store: Store; log: RelayerLog; row: ChainTxRow; now: number }, transfer: TransferRow, token: TokenRow, owner: Address | null, why: string): void {
+async function giveUp(p: { store: Store; log: RelayerLog; row: ChainTxRow; now: number }, transfer: TransferRow, token: TokenRow, owner: Address | null, why: string): Promise<void> {
   const { store } = p
-  const returned = store.tx(() => {
-    // A kiosk claim's transfer: its station shows "failed", and staff may retry it.
-    recordTxStep(store, p.row, { status: 'failed', hash: p.row.txHash, error: why, now: p.now })
-    return {
-      otp: transfer.otpCode !== null && store.otps.release(transfer.otpCode),
-      registration: transfer.claimRegistrationId !== null && store.claimRegistrations.release(transfer.claimRegistrationId),
-      unminted: owner === null && store.transfers.countPendingOfToken(token.id) === 0 && store.tokens.setMinted(token.id, false).changes === 1,
-    }
-  })
+  const returned = await store.tx(async (tx) => {
+      // A kiosk claim's transfer: its station shows "failed", and staff may retry it.
+      await recordTxStep(tx, p.row, { status: 'failed', hash: p.row.txHash, error: why, now: p.now })
+      return {
+        otp: transfer.otpCode !== null && await tx.otps.release(transfer.otpCode),
+        registration: transfer.claimRegistrationId !== null && await tx.claimRegistrations.release(transfer.claimRegistrationId),
+        unminted: owner === null && await tx.transfers.countPendingOfToken(token.id) === 0 && (await tx.tokens.setMinted(token.id, false)),
+      }
+    })
   p.log.error({ transferId: transfer.id, tx: p.row.txHash, why, gaveBack: returned }, 'transfer given up after a revert; what it used up is given back')
 }

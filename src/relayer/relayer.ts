@@ -136,14 +136,14 @@ export function createRelayer({ store, chains, config, log, now = Date.now, hold
       loop.head = head
       loop.blockAt = Date.now()
     }
-    store.chainTxs.setHead({
-      chainId,
-      blockNumber: Number(head),
-      // Twice the base fee rides out six full blocks of base-fee growth.
-      maxFeePerGas: (2n * baseFee + priority).toString(),
-      maxPriorityFeePerGas: priority.toString(),
-      updatedAt: now(),
-    })
+    await store.chainTxs.setHead({
+            chainId,
+            blockNumber: Number(head),
+            // Twice the base fee rides out six full blocks of base-fee growth.
+            maxFeePerGas: (2n * baseFee + priority).toString(),
+            maxPriorityFeePerGas: priority.toString(),
+            updatedAt: now(),
+          })
     loop.headAt = Date.now()
     return head
   }
@@ -152,29 +152,29 @@ export function createRelayer({ store, chains, config, log, now = Date.now, hold
   async function tick(loop: Loop): Promise<boolean> {
     const { chain, lease } = loop
     const had = lease.epoch
-    const holding = lease.acquire()
+    const holding = await lease.acquire()
     if (holding !== (had !== null)) log.info({ chainId: chain.chainId, holder, epoch: lease.epoch }, holding ? 'relayer lease taken: this gateway sends' : 'relayer lease lost: another gateway sends')
     // Wall-clock time for scheduling; now() (movable in tests) only for what is recorded.
     const head = Date.now() - loop.headAt >= config.chain.pollIntervalMs || loop.headAt === 0
       ? await refreshHead(loop)
-      : BigInt(store.chainTxs.getHead(chain.chainId)?.blockNumber ?? 0)
+      : BigInt((await store.chainTxs.getHead(chain.chainId))?.blockNumber ?? 0)
 
-    const queued = holding ? store.chainTxs.withStatus(chain.chainId, 'queued', BATCH) : []
+    const queued = holding ? await store.chainTxs.withStatus(chain.chainId, 'queued', BATCH) : []
     let sentNow = 0
     if (queued.length > 0) {
       const results = chain.embedded ? await sendAndMine(chain, queued) : await Promise.all(queued.map((row) => broadcast(chain, row.rawTx as Hex)))
       if (chain.embedded) loop.blockAt = Date.now()
       const sentAt = now()
-      const recorded = lease.write((tx) => {
+      const recorded = await lease.write(async (tx) => {
         let fed = false
-        queued.forEach((row, i) => {
+        for (const [i, row] of queued.entries()) {
           const error = results[i]!.error
-          if (error) store.chainTxs.setError(row.id, error)
-          else if (store.chainTxs.markSent(row.id, sentAt, holder)) {
+          if (error) await tx.chainTxs.setError(row.id, error)
+          else if (await tx.chainTxs.markSent(row.id, sentAt, holder)) {
             sentNow++
-            if (recordTxStep(store, row, { status: 'sent', hash: row.txHash, now: sentAt })) fed = true
+            if (await recordTxStep(tx, row, { status: 'sent', hash: row.txHash, now: sentAt })) fed = true
           }
-        })
+        }
         if (fed) tx.afterCommit(() => feed?.changed())
       })
       if (recorded.fenced) fenced(loop)
@@ -183,7 +183,7 @@ export function createRelayer({ store, chains, config, log, now = Date.now, hold
     }
 
     // Receipts for every version of every sent transaction; a receipt counts once it has its confirmations.
-    const sent = store.chainTxs.withStatus(chain.chainId, 'sent', BATCH)
+    const sent = await store.chainTxs.withStatus(chain.chainId, 'sent', BATCH)
     const found = await Promise.all(sent.map((row) => findReceipt(chain, row)))
     const receipts: Array<[ChainTxRow, RpcReceipt]> = []
     sent.forEach((row, i) => {
@@ -200,7 +200,7 @@ export function createRelayer({ store, chains, config, log, now = Date.now, hold
     if (receipts.length > 0) await settle(chain, receipts)
     if (lease.epoch !== null) await replaceStuck(loop)
     await mineIdleBlock(loop)
-    loop.status.open = store.chainTxs.countOpen(chain.chainId)
+    loop.status.open = await store.chainTxs.countOpen(chain.chainId)
     // Progress and more to do: go again soon. No progress (a node refusing a transaction): wait for the next poll.
     return (sentNow > 0 || receipts.length > 0) && loop.status.open > 0
   }
@@ -208,22 +208,22 @@ export function createRelayer({ store, chains, config, log, now = Date.now, hold
   async function settle(chain: Chain, receipts: Array<[ChainTxRow, RpcReceipt]>) {
     const timestamps = await blockTimestamps(chain, receipts.map(([, r]) => r))
     const reverted: ChainTxRow[] = []
-    store.tx((tx) => {
-      // settleTx appends a confirmed / failed row for each check-in's mint.
-      if (receipts.some(([row]) => row.kind === 'guestbook_mint')) tx.afterCommit(() => feed?.changed())
-      for (const [row, receipt] of receipts) {
-        const isReverted = receipt.status !== '0x1'
-        const settled = settleTx(store, row, {
-          txHash: receipt.transactionHash,
-          blockNumber: Number(BigInt(receipt.blockNumber)),
-          blockTimestamp: timestamps.get(receipt.blockNumber) ?? 0,
-          reverted: isReverted,
-          contractAddress: receipt.contractAddress,
-          now: now(),
-        })
-        if (settled && isReverted) reverted.push(row)
-      }
-    })
+    await store.tx(async (tx) => {
+            // settleTx appends a confirmed / failed row for each check-in's mint.
+            if (receipts.some(([row]) => row.kind === 'guestbook_mint')) tx.afterCommit(() => feed?.changed())
+            for (const [row, receipt] of receipts) {
+              const isReverted = receipt.status !== '0x1'
+              const settled = await settleTx(tx, row, {
+                              txHash: receipt.transactionHash,
+                              blockNumber: Number(BigInt(receipt.blockNumber)),
+                              blockTimestamp: timestamps.get(receipt.blockNumber) ?? 0,
+                              reverted: isReverted,
+                              contractAddress: receipt.contractAddress,
+                              now: now(),
+                            })
+              if (settled && isReverted) reverted.push(row)
+            }
+          })
     if (chain.embedded) chains.embedded?.noteMined(timestamps.size)
     for (const row of reverted) {
       log.warn({ chainId: chain.chainId, tx: row.txHash, kind: row.kind, nonce: row.nonce }, 'transaction reverted')
@@ -260,7 +260,7 @@ export function createRelayer({ store, chains, config, log, now = Date.now, hold
   }
 
   async function findReceipt(chain: Chain, row: ChainTxRow): Promise<RpcReceipt | null> {
-    for (const hash of store.chainTxs.attemptHashes(row.id)) {
+    for (const hash of await store.chainTxs.attemptHashes(row.id)) {
       const receipt = await chain.rpc.receipt(hash as Hex)
       if (receipt) return receipt
     }
@@ -304,9 +304,9 @@ export function createRelayer({ store, chains, config, log, now = Date.now, hold
     const { chain, lease } = loop
     if (chain.embedded) return
     const cutoff = now() - config.chain.replaceAfterSeconds * 1000
-    const stuck = store.chainTxs.withStatus(chain.chainId, 'sent', BATCH).filter((row) => (row.sentAt ?? 0) <= cutoff)
+    const stuck = (await store.chainTxs.withStatus(chain.chainId, 'sent', BATCH)).filter((row) => (row.sentAt ?? 0) <= cutoff)
     if (stuck.length === 0) return
-    const current = store.chainTxs.getHead(chain.chainId)
+    const current = await store.chainTxs.getHead(chain.chainId)
     const bump = (value: string) => (BigInt(value) * BigInt(100 + config.chain.feeBumpPercent) + 99n) / 100n
     for (const row of stuck) {
       const maxPriorityFeePerGas = max(bump(row.maxPriorityFeePerGas), BigInt(current?.maxPriorityFeePerGas ?? 0))
@@ -322,22 +322,22 @@ export function createRelayer({ store, chains, config, log, now = Date.now, hold
         maxPriorityFeePerGas,
       })
       // Recorded before it is sent: whichever version gets mined, we know its hash.
-      const recorded = lease.write((tx) => {
-        store.chainTxs.replace(row.id, {
+      const recorded = await lease.write(async (tx) => {
+        await tx.chainTxs.replace(row.id, {
           rawTx: raw,
           txHash: hash,
           maxFeePerGas: maxFeePerGas.toString(),
           maxPriorityFeePerGas: maxPriorityFeePerGas.toString(),
           now: now(),
         })
-        if (recordTxStep(store, row, { status: 'replaced', hash, now: now() })) tx.afterCommit(() => feed?.changed())
+        if (await recordTxStep(tx, row, { status: 'replaced', hash, now: now() })) tx.afterCommit(() => feed?.changed())
       })
       // Fenced out: another gateway took the lease and replaces from now on; this version is never sent.
       if (recorded.fenced) return fenced(loop)
       log.info({ chainId: chain.chainId, nonce: row.nonce, from: row.txHash, to: hash, maxFeePerGas: maxFeePerGas.toString() }, 'replaced a stuck transaction with higher fees')
       const result = await broadcast(chain, raw)
       if (result.unreachable) throw new ChainUnreachableError(chain.chainId, result.error!)
-      if (result.error) store.chainTxs.setError(row.id, result.error)
+      if (result.error) await store.chainTxs.setError(row.id, result.error)
     }
   }
 
@@ -377,7 +377,8 @@ export function createRelayer({ store, chains, config, log, now = Date.now, hold
       const ids = chainId === undefined ? [...loops.keys()] : [chainId]
       for (;;) {
         // A tick in progress may be about to queue more (a re-signed transfer after a revert).
-        if (ids.every((id) => store.chainTxs.countOpen(id) === 0 && !loops.get(id)?.running)) return
+        const open = await Promise.all(ids.map((id) => store.chainTxs.countOpen(id)))
+        if (ids.every((id, i) => open[i] === 0 && !loops.get(id)?.running)) return
         if (Date.now() > deadline) throw new Error(`relayer still has open transactions after ${timeoutMs} ms`)
         await new Promise((resolve) => setTimeout(resolve, 20))
       }

@@ -22,15 +22,15 @@ export async function restoreEmbeddedChain(p: { store: Store; chain: Chain; log:
   let requeued = 0
   // Only the relayer sends from its key, so every nonce below the chain's count is on chain: look at the tail only.
   const onChain = Number(BigInt(await rpc.request<Hex>('eth_getTransactionCount', [chain.relayer.address, 'latest'])))
-  for (const row of store.chainTxs.fromNonce(chain.chainId, chain.relayer.address, onChain)) {
+  for (const row of await store.chainTxs.fromNonce(chain.chainId, chain.relayer.address, onChain)) {
     if (row.status === 'queued') continue
     if (row.status === 'sent') {
-      const known = await Promise.all(store.chainTxs.attemptHashes(row.id).map((hash) => rpc.receipt(hash as Hex)))
-      if (!known.some(Boolean) && store.chainTxs.requeue(row.id)) requeued++
+      const known = await Promise.all((await store.chainTxs.attemptHashes(row.id)).map((hash) => rpc.receipt(hash as Hex)))
+      if (!known.some(Boolean) && await store.chainTxs.requeue(row.id)) requeued++
       continue
     }
     if (await rpc.receipt(row.txHash as Hex)) continue
-    const raw = store.chainTxs.attemptRaw(row.txHash)
+    const raw = await store.chainTxs.attemptRaw(row.txHash)
     if (!raw) throw new Error(`outbox row ${row.id} has no signed bytes for its mined hash ${row.txHash}`)
     try {
       await rpc.request('evm_setNextBlockTimestamp', [row.blockTimestamp])

@@ -10,8 +10,8 @@ const chipGroups: FastifyPluginAsyncZod = async (app) => {
     onRequest: app.requireApiKey,
     schema: { tags: ['chips'], summary: "The team's chip groups", security: security.apiKey, response: { 200: z.array(ChipGroup), ...errorResponses(401) } },
     handler: async (request) =>
-      app.services.store.chipGroups
-        .listByTeam(teamOf(request).id)
+      (await app.services.store.chipGroups
+                .listByTeam(teamOf(request).id))
         .map((g) => ({ id: g.id, name: g.name, createdAt: iso(g.createdAt) })),
   })
 }

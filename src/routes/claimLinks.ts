@@ -49,7 +49,7 @@ const claimLinks: FastifyPluginAsyncZod = async (app) => {
     },
     handler: async (request, reply) => {
       noStore(reply)
-      return { success: true as const, ...openClaimLink(deps, { token: request.params.token, session: request.body.session, ens: ens() }) }
+      return { success: true as const, ...await openClaimLink(deps, { token: request.params.token, session: request.body.session, ens: ens() }) }
     },
   })
 
@@ -58,8 +58,8 @@ const claimLinks: FastifyPluginAsyncZod = async (app) => {
     schema: { tags, summary: 'Where the claim stands (the phone follows its transaction)', security: security.none, params: LinkParams, body: PhoneSessionBody, response: { 200: PhoneClaimResponse, ...errorResponses(...BODY_ERRORS, ...PATH_ERRORS, 403, 404, 429) } },
     handler: async (request, reply) => {
       noStore(reply)
-      const claim = claimOfPhone(store, { token: request.params.token, session: request.body.session })
-      return { success: true as const, claim: phoneClaim(store, claim, { now: now(), ens: ens() }) }
+      const claim = await claimOfPhone(store, { token: request.params.token, session: request.body.session })
+      return { success: true as const, claim: await phoneClaim(store, claim, { now: now(), ens: ens() }) }
     },
   })
 
@@ -68,7 +68,7 @@ const claimLinks: FastifyPluginAsyncZod = async (app) => {
     schema: { tags, summary: 'Resolve an ENS name before sending (shown to the customer first)', security: security.none, params: LinkParams, body: PhoneResolveBody, response: { 200: PhoneResolveResponse, ...errorResponses(...BODY_ERRORS, ...PATH_ERRORS, 403, 404, 429) } },
     handler: async (request, reply) => {
       noStore(reply)
-      claimOfPhone(store, { token: request.params.token, session: request.body.session })
+      await claimOfPhone(store, { token: request.params.token, session: request.body.session })
       const address = await resolveRecipient(request.body.name, { ens: deps.chains.ens })
       return { success: true as const, name: request.body.name.trim().toLowerCase(), address }
     },
@@ -87,7 +87,7 @@ const claimLinks: FastifyPluginAsyncZod = async (app) => {
     handler: async (request, reply) => {
       noStore(reply)
       const { token } = request.params
-      claimOfPhone(store, { token, session: request.body.session })
+      await claimOfPhone(store, { token, session: request.body.session })
       const recipient = await claimRecipient(request.body.recipient, deps.chains.ens)
       return { success: true as const, claim: await sendFromPhone(deps, { token, session: request.body.session, recipient, ens: ens() }) }
     },

@@ -40,7 +40,7 @@ const withApiKey: FastifyPluginAsyncZod = async (app) => {
       response: { 200: Success.extend({ contractId: z.number() }), ...errorResponses(...BODY_ERRORS, 401) },
     },
     handler: async (request) => {
-      const { contractId } = deployGuestbook(app.services, { ...request.body, teamId: teamOf(request).id })
+      const { contractId } = await deployGuestbook(app.services, { ...request.body, teamId: teamOf(request).id })
       return { success: true as const, contractId }
     },
   })
@@ -63,7 +63,7 @@ const withApiKey: FastifyPluginAsyncZod = async (app) => {
       response: { 200: TxnResponse, ...errorResponses(...BODY_ERRORS, 401, 404, 409) },
     },
     handler: async (request) => {
-      const result = setGuestbookPaused(app.services, { ...request.body, teamId: teamOf(request).id })
+      const result = await setGuestbookPaused(app.services, { ...request.body, teamId: teamOf(request).id })
       return { success: true as const, txnHash: result.txnHash }
     },
   })
@@ -76,7 +76,7 @@ const withApiKey: FastifyPluginAsyncZod = async (app) => {
   app.post('/events', {
     schema: { tags, summary: 'Create a guestbook event', body: CreateEventBody, security: security.apiKey, response: { 200: Success.extend({ id: z.number() }), ...errorResponses(...BODY_ERRORS, 401, 404, 409) } },
     handler: async (request) => {
-      const { id } = createGuestbookEvent(store, { ...request.body, teamId: teamOf(request).id, now: now() })
+      const { id } = await createGuestbookEvent(store, { ...request.body, teamId: teamOf(request).id, now: now() })
       return { success: true as const, id }
     },
   })
@@ -90,7 +90,7 @@ const withApiKey: FastifyPluginAsyncZod = async (app) => {
     schema: { tags, summary: "Replace a guestbook event's metadata", body: EventMetadataBody, security: security.apiKey, response: { 200: Success, ...errorResponses(...BODY_ERRORS, 401, 404) } },
     handler: async (request) => {
       const { metadata, ...selector } = request.body
-      updateGuestbookEventMetadata(store, { teamId: teamOf(request).id, selector, metadata, now: now() })
+      await updateGuestbookEventMetadata(store, { teamId: teamOf(request).id, selector, metadata, now: now() })
       return { success: true as const }
     },
   })
@@ -99,7 +99,7 @@ const withApiKey: FastifyPluginAsyncZod = async (app) => {
     schema: { tags, summary: 'Assign a guestbook event to chips', body: AssignEventBody, security: security.apiKey, response: { 200: Success, ...errorResponses(...BODY_ERRORS, 401, 404) } },
     handler: async (request) => {
       const { tagUIDs, guestbookEventId } = request.body
-      assignGuestbookEvent(store, { teamId: teamOf(request).id, eventId: guestbookEventId, uids: tagUIDs, now: now() })
+      await assignGuestbookEvent(store, { teamId: teamOf(request).id, eventId: guestbookEventId, uids: tagUIDs, now: now() })
       return { success: true as const }
     },
   })

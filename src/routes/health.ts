@@ -24,19 +24,21 @@ const health: FastifyPluginAsyncZod = async (app) => {
       response: { 200: Health, ...errorResponses() },
     },
     handler: async () => {
-      store.ping()
+      await store.ping()
       const status = new Map((relayer?.status() ?? []).map((s) => [s.chainId, s]))
       return {
         status: 'ok' as const,
         version,
         uptimeSeconds: Math.round(process.uptime()),
-        chains: chains.list().map((chain) => ({
-          chainId: chain.chainId,
-          embedded: chain.embedded,
-          reachable: status.get(chain.chainId)?.reachable ?? false,
-          pending: store.chainTxs.countOpen(chain.chainId),
-          lastError: status.get(chain.chainId)?.lastError ?? null,
-        })),
+        chains: await Promise.all(
+          chains.list().map(async (chain) => ({
+            chainId: chain.chainId,
+            embedded: chain.embedded,
+            reachable: status.get(chain.chainId)?.reachable ?? false,
+            pending: await store.chainTxs.countOpen(chain.chainId),
+            lastError: status.get(chain.chainId)?.lastError ?? null,
+          })),
+        ),
       }
     },
   })

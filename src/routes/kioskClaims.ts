@@ -27,7 +27,7 @@ const kioskClaims: FastifyPluginAsyncZod = async (app) => {
   // The credential first (401), as for /kiosk/staff/*: before the body is even read.
   app.decorateRequest('kioskStation', null)
   app.addHook('onRequest', async (request) => {
-    request.kioskStation = authenticateKiosk(store, kioskToken(request))
+    request.kioskStation = await authenticateKiosk(store, kioskToken(request))
   })
 
   app.post('/kiosk/claims/:id/handoff', {
@@ -42,7 +42,7 @@ const kioskClaims: FastifyPluginAsyncZod = async (app) => {
       const station = request.kioskStation!
       // Phones reach the gateway at its public address; without one configured, at the address the kiosk used.
       const baseUrl = config.publicBaseUrl ?? `${request.protocol}://${request.host}`
-      return { success: true as const, ...createClaimLink(store, { stationId: station.id, claimId: request.params.id, baseUrl, now: now() }) }
+      return { success: true as const, ...await createClaimLink(store, { stationId: station.id, claimId: request.params.id, baseUrl, now: now() }) }
     },
   })
 
@@ -57,10 +57,10 @@ const kioskClaims: FastifyPluginAsyncZod = async (app) => {
     },
     handler: async (request) => {
       const station = request.kioskStation!
-      if (store.claims.get(request.params.id)?.stationId !== station.id) throw new NotFoundError('claim_not_found', 'No such claim at this station')
+      if ((await store.claims.get(request.params.id))?.stationId !== station.id) throw new NotFoundError('claim_not_found', 'No such claim at this station')
       const recipient = await claimRecipient(request.body.recipient, deps.chains.ens)
       const claim = await giveClaimAddress(deps, { claimId: request.params.id, recipient, via: 'kiosk' })
-      return { success: true as const, claim: publicClaimSummary(store, claim, now()) }
+      return { success: true as const, claim: await publicClaimSummary(store, claim, now()) }
     },
   })
 }

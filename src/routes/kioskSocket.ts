@@ -55,53 +55,60 @@ const kioskSocket: FastifyPluginAsync = async (app) => {
     }
     const helloTimer = setTimeout(() => refuse(KIOSK_CLOSE.helloTimeout, 'hello_timeout', `Send { type: "hello", token } within ${HELLO_TIMEOUT_MS / 1000} s`), HELLO_TIMEOUT_MS)
 
-    const hello = (token: string, since: number | undefined, staffSession: string | undefined) => {
+    const hello = async (token: string, since: number | undefined, staffSession: string | undefined) => {
       let station: StationRow
       try {
-        station = authenticateKiosk(store, token, { seenAt: now() })
-        if (staffSession !== undefined) checkStaffSession(store, { stationId: station.id, token: staffSession, now: now(), touch: true })
+        station = await authenticateKiosk(store, token, { seenAt: now() })
+        if (staffSession !== undefined) await checkStaffSession(store, { stationId: station.id, token: staffSession, now: now(), touch: true })
       } catch (error) {
         if (!(error instanceof BaseError)) throw error
         return refuse(error.code.startsWith('staff_') ? KIOSK_CLOSE.staffSessionEnded : KIOSK_CLOSE.unauthorized, error.code, error.message)
       }
       const staff = staffSession !== undefined
-      const lastEventId = store.stationEvents.last(station.id)?.id ?? 0
+      const lastEventId = (await store.stationEvents.last(station.id))?.id ?? 0
       send({
         type: 'welcome',
-        station: kioskStation(store, station),
-        counts: kioskCounts(store, station, now()),
-        reader: store.stationEvents.lastOfKind(station.id, 'reader')?.data ?? null,
+        station: await kioskStation(store, station),
+        counts: await kioskCounts(store, station, now()),
+        reader: (await store.stationEvents.lastOfKind(station.id, 'reader'))?.data ?? null,
         lastEventId,
         staff,
         settings: kioskSettings(config),
       })
-      unsubscribe = feed.subscribe(station.id, since ?? lastEventId, (events: StationEvent[]) => {
-        // The station row again: a mode or event change is among these events.
-        const counts = kioskCounts(store, store.stations.get(station.id) ?? station, now())
-        for (const event of events) {
-          const view = staff ? event : publicView(event)
-          if (view) send({ type: 'event', event: view, counts })
-        }
+      // Deliveries reading the counts take turns, so the kiosk gets the events in id order.
+      let delivered = Promise.resolve()
+      unsubscribe = await feed.subscribe(station.id, since ?? lastEventId, (events: StationEvent[]) => {
+        delivered = delivered.then(async () => {
+          // The station row again: a mode or event change is among these events.
+          const counts = await kioskCounts(store, (await store.stations.get(station.id)) ?? station, now())
+          for (const event of events) {
+            const view = staff ? event : publicView(event)
+            if (view) send({ type: 'event', event: view, counts })
+          }
+        }).catch((error: unknown) => log.warn({ err: error }, 'kiosk feed delivery failed'))
       })
-      recheckTimer = setInterval(() => {
+      // Closed while subscribing: nobody else will unsubscribe.
+      if (socket.readyState !== socket.OPEN) unsubscribe()
+      recheckTimer = setInterval(async () => {
         try {
           // A page that stays open is still seen (written once a minute at most).
-          authenticateKiosk(store, token, { seenAt: now() })
+          await authenticateKiosk(store, token, { seenAt: now() })
         } catch (error) {
-          if (!(error instanceof BaseError)) throw error
+          // A timer's throw would be an unhandled rejection: the database gone for a moment is logged and checked again next time.
+          if (!(error instanceof BaseError)) return log.warn({ err: error }, 'kiosk recheck failed')
           return refuse(KIOSK_CLOSE.unauthorized, error.code, error.message)
         }
         if (!staff) return
         try {
-          checkStaffSession(store, { stationId: station.id, token: staffSession, now: now(), touch: false })
+          await checkStaffSession(store, { stationId: station.id, token: staffSession, now: now(), touch: false })
         } catch (error) {
-          if (!(error instanceof BaseError)) throw error
+          if (!(error instanceof BaseError)) return log.warn({ err: error }, 'kiosk staff recheck failed')
           refuse(KIOSK_CLOSE.staffSessionEnded, error.code, error.message)
         }
       }, RECHECK_MS)
     }
 
-    socket.on('message', (data: RawData, isBinary: boolean) => {
+    socket.on('message', async (data: RawData, isBinary: boolean) => {
       let parsed: z.infer<typeof ClientMessage>
       try {
         if (isBinary) throw new Error('binary frame')
@@ -112,7 +119,13 @@ const kioskSocket: FastifyPluginAsync = async (app) => {
       if (parsed.type === 'ping') return send({ type: 'pong' })
       if (unsubscribe) return send({ type: 'error', error: 'invalid_message', message: 'hello was already sent on this socket' })
       clearTimeout(helloTimer)
-      hello(parsed.token, parsed.since, parsed.staffSession)
+      try {
+        await hello(parsed.token, parsed.since, parsed.staffSession)
+      } catch (error) {
+        // An event handler's rejection is nobody's: answered here (the database gone: try again), never an unhandled rejection.
+        log.error({ err: error }, 'kiosk hello failed')
+        socket.close(1011, 'unavailable')
+      }
     })
     socket.on('close', () => {
       clearTimeout(helloTimer)

@@ -50,10 +50,10 @@ const kioskStaff: FastifyPluginAsyncZod = async (app) => {
   const deps = app.services
   app.decorateRequest('kioskStation', null)
   app.addHook('onRequest', async (request) => {
-    request.kioskStation = authenticateKiosk(store, header(request, 'x-kiosk-token'))
+    request.kioskStation = await authenticateKiosk(store, header(request, 'x-kiosk-token'))
   })
   const requireStaff = async (request: FastifyRequest) => {
-    checkStaffSession(store, { stationId: stationOf(request).id, token: header(request, 'x-staff-session'), now: now(), touch: true })
+    await checkStaffSession(store, { stationId: stationOf(request).id, token: header(request, 'x-staff-session'), now: now(), touch: true })
   }
 
   app.post('/kiosk/staff/session', {
@@ -78,28 +78,28 @@ const kioskStaff: FastifyPluginAsyncZod = async (app) => {
   app.get('/kiosk/staff/state', {
     preHandler: requireStaff,
     schema: { tags, summary: 'Counts per event and station, health, the recent feed (whole events)', security: security.staff, response: { 200: StaffStateResponse, ...errorResponses(401) } },
-    handler: async (request) => ({ success: true as const, ...staffState(deps, { stationId: stationOf(request).id }) }),
+    handler: async (request) => ({ success: true as const, ...await staffState(deps, { stationId: stationOf(request).id }) }),
   })
 
   app.post('/kiosk/staff/mode', {
     preHandler: requireStaff,
     schema: { tags, summary: 'Switch the station to check-in (for an event) or close it', security: security.staff, body: StaffModeBody, response: { 200: StaffModeResponse, ...errorResponses(...BODY_ERRORS, 401, 404, 409) } },
     handler: async (request) => {
-      const station = setStationMode(store, { stationId: stationOf(request).id, mode: request.body.mode, eventId: request.body.eventId, now: now(), byStaff: true, feed: app.services.feed })
-      return { success: true as const, station: kioskStation(store, station) }
+      const station = await setStationMode(store, { stationId: stationOf(request).id, mode: request.body.mode, eventId: request.body.eventId, now: now(), byStaff: true, feed: app.services.feed })
+      return { success: true as const, station: await kioskStation(store, station) }
     },
   })
 
   app.post('/kiosk/staff/check-in', {
     preHandler: requireStaff,
     schema: { tags, summary: 'Check a chip in by UID (a dead badge), marked manual', security: security.staff, body: ManualCheckInBody, response: { 200: ManualCheckInResponse, ...errorResponses(...BODY_ERRORS, 401, 404, 409) } },
-    handler: async (request) => ({ success: true as const, ...manualCheckIn(deps, { stationId: stationOf(request).id, uid: request.body.uid }) }),
+    handler: async (request) => ({ success: true as const, ...await manualCheckIn(deps, { stationId: stationOf(request).id, uid: request.body.uid }) }),
   })
 
   app.post('/kiosk/staff/undo', {
     preHandler: requireStaff,
     schema: { tags, summary: "Undo the station's last check-in (within 2 minutes); a minted token stays", security: security.staff, response: { 200: UndoResponse, ...errorResponses(...BODY_ERRORS, 401, 404, 409) } },
-    handler: async (request) => ({ success: true as const, ...undoLastCheckIn(deps, { stationId: stationOf(request).id }) }),
+    handler: async (request) => ({ success: true as const, ...await undoLastCheckIn(deps, { stationId: stationOf(request).id }) }),
   })
 
   app.post('/kiosk/staff/retry', {
@@ -108,7 +108,7 @@ const kioskStaff: FastifyPluginAsyncZod = async (app) => {
     handler: async (request) => {
       const p = { stationId: stationOf(request).id, txId: request.body.txId }
       // A check-in's mint (its own, or collected through the hand-off), else a claim's transfer.
-      const result = store.checkIns.findByTx(p.txId) ? retryCheckInTx(deps, p) : await retryClaimTx(deps, p)
+      const result = await store.checkIns.findByTx(p.txId) ? await retryCheckInTx(deps, p) : await retryClaimTx(deps, p)
       return { success: true as const, ...result }
     },
   })
@@ -117,7 +117,7 @@ const kioskStaff: FastifyPluginAsyncZod = async (app) => {
     preHandler: requireStaff,
     schema: { tags, summary: 'For a while, accepted taps are test taps: shown, never counted', security: security.staff, body: TestChipBody, response: { 200: TestChipResponse, ...errorResponses(...BODY_ERRORS, 401) } },
     handler: async (request) => {
-      const { testUntil } = startTestChip(deps, { stationId: stationOf(request).id, seconds: request.body.seconds })
+      const { testUntil } = await startTestChip(deps, { stationId: stationOf(request).id, seconds: request.body.seconds })
       return { success: true as const, testUntil: new Date(testUntil).toISOString() }
     },
   })
@@ -126,7 +126,7 @@ const kioskStaff: FastifyPluginAsyncZod = async (app) => {
     preHandler: requireStaff,
     schema: { tags, summary: 'Dismiss the alert (a replayed or cloned tap) on the check-in screen', security: security.staff, response: { 200: Success, ...errorResponses(...BODY_ERRORS, 401) } },
     handler: async (request) => {
-      dismissAlert(deps, { stationId: stationOf(request).id })
+      await dismissAlert(deps, { stationId: stationOf(request).id })
       return { success: true as const }
     },
   })
@@ -135,7 +135,7 @@ const kioskStaff: FastifyPluginAsyncZod = async (app) => {
     preHandler: requireStaff,
     schema: { tags, summary: 'End the staff session', security: security.staff, response: { 200: Success, ...errorResponses(...BODY_ERRORS, 401) } },
     handler: async (request) => {
-      endStaffSession(store, { token: header(request, 'x-staff-session')!, now: now() })
+      await endStaffSession(store, { token: header(request, 'x-staff-session')!, now: now() })
       return { success: true as const }
     },
   })

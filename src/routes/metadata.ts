@@ -22,8 +22,8 @@ const metadata: FastifyPluginAsyncZod = async (app) => {
     },
     handler: async (request, reply) => {
       const { chainId, contract, tokenId } = request.params
-      const token = store.tokens.findByKey({ chainId, contractAddress: contract, tokenId })
-      const json = token?.metadata ?? store.guestbook.findEventByTokenOrPlanned(chainId, contract, tokenId)?.metadata
+      const token = await store.tokens.findByKey({ chainId, contractAddress: contract, tokenId })
+      const json = token?.metadata ?? (await store.guestbook.findEventByTokenOrPlanned(chainId, contract, tokenId))?.metadata
       if (!json) throw new NotFoundError('metadata_not_found', 'No metadata for this token')
       // Short: a metadata update (and its ERC-4906 event) should show within a minute.
       reply.header('cache-control', 'public, max-age=60')

@@ -28,7 +28,7 @@ const otps: FastifyPluginAsyncZod = async (app) => {
       response: { 200: Success, ...errorResponses(...BODY_ERRORS, ...PATH_ERRORS, 401, 404) },
     },
     handler: async (request) => {
-      deleteOtp(app.services.store, { code: request.params.id, teamId: teamOf(request).id })
+      await deleteOtp(app.services.store, { code: request.params.id, teamId: teamOf(request).id })
       return { success: true as const }
     },
   })

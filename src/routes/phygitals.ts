@@ -70,7 +70,7 @@ const phygitals: FastifyPluginAsyncZod = async (app) => {
     schema: { tags, summary: "Delete a recipient's unused claim registration", body: ClaimRegistrationBody, security: security.apiKey, response: { 200: Success, ...errorResponses(...BODY_ERRORS, 401, 404) } },
     handler: async (request) => {
       const { recipient, ...key } = request.body
-      deleteClaimRegistration(store, { key, teamId: teamOf(request).id, recipient: await recipientOf(recipient) })
+      await deleteClaimRegistration(store, { key, teamId: teamOf(request).id, recipient: await recipientOf(recipient) })
       return { success: true as const }
     },
   })
@@ -80,7 +80,7 @@ const phygitals: FastifyPluginAsyncZod = async (app) => {
     schema: { tags, summary: "Replace a token's metadata", body: MetadataBody, security: security.apiKey, response: { 200: Success, ...errorResponses(...BODY_ERRORS, 401, 404) } },
     handler: async (request) => {
       const { metadata, ...key } = request.body
-      updateTokenMetadata(app.services, { key, teamId: teamOf(request).id, metadata })
+      await updateTokenMetadata(app.services, { key, teamId: teamOf(request).id, metadata })
       return { success: true as const }
     },
   })

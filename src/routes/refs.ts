@@ -20,8 +20,8 @@ const refs: FastifyPluginAsyncZod = async (app) => {
     handler: async (request) => {
       const { store, config, now, chains } = app.services
       // Read before the ref is touched: when the chain cannot answer (503), the ref is still unused.
-      const ref = request.query.includeOwner ? store.refs.get(request.params.id) : undefined
-      const token = ref && store.tokens.findByChip(ref.chipUid)
+      const ref = request.query.includeOwner ? await store.refs.get(request.params.id) : undefined
+      const token = ref && await store.tokens.findByChip(ref.chipUid)
       const owner = token ? await readTokenOwner(chains, token) : null
       const view = await queryRef(store, {
         refId: request.params.id,

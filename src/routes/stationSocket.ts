@@ -59,7 +59,7 @@ const stationSocket: FastifyPluginAsync = async (app) => {
       websocket: true,
       onRequest: async (request) => {
         try {
-          stations.set(request, authenticateStation(store, tokenOf(request)))
+          stations.set(request, await authenticateStation(store, tokenOf(request)))
         } catch (error) {
           if (error instanceof BaseError) request.log.info({ remoteAddress: request.ip, error: error.code }, 'station socket refused')
           throw error
@@ -128,9 +128,9 @@ const stationSocket: FastifyPluginAsync = async (app) => {
   }
 
   /** The token's station, checked again at every message; a revoked one closes the socket (4401) and is null. */
-  function stationOrClose(ws: WebSocket, token: string): StationRow | null {
+  async function stationOrClose(ws: WebSocket, token: string): Promise<StationRow | null> {
     try {
-      return authenticateStation(store, token)
+      return await authenticateStation(store, token)
     } catch (error) {
       if (!(error instanceof BaseError)) throw error
       ws.close(CLOSE_UNAUTHORIZED, error.code)
@@ -160,7 +160,7 @@ const stationSocket: FastifyPluginAsync = async (app) => {
       return { error: 'invalid_message', message: `Invalid message: ${detail}` }
     }
     // A token revoked while connected stops the station here, before this tap is verified.
-    const station = stationOrClose(ws, token)
+    const station = await stationOrClose(ws, token)
     if (!station) return null
     const { id, tap } = message.data
     let verdict: TapVerdict
@@ -185,18 +185,18 @@ const stationSocket: FastifyPluginAsync = async (app) => {
    * A `{ status }` or `{ pulled }` message: into the station's feed. Never answered (an answer
    * would be taken for the in-flight tap's); one that does not parse is logged and dropped.
    */
-  function report(ws: WebSocket, log: typeof app.log, token: string, parsed: object): null {
-    const station = stationOrClose(ws, token)
+  async function report(ws: WebSocket, log: typeof app.log, token: string, parsed: object): Promise<null> {
+    const station = await stationOrClose(ws, token)
     if (!station) return null
     const { feed } = app.services
     const status = StatusMessage.safeParse(parsed)
     if (status.success) {
-      recordReaderStatus(store, feed, { stationId: station.id, status: status.data.status, now: now() })
+      await recordReaderStatus(store, feed, { stationId: station.id, status: status.data.status, now: now() })
       return null
     }
     const pulled = PulledMessage.safeParse(parsed)
     if (pulled.success) {
-      recordPulledCard(store, feed, { stationId: station.id, readerName: pulled.data.pulled.readerName, now: now() })
+      await recordPulledCard(store, feed, { stationId: station.id, readerName: pulled.data.pulled.readerName, now: now() })
       return null
     }
     log.warn({ issues: (status.error ?? pulled.error).issues.length }, 'station sent an invalid status message; dropped')

@@ -30,7 +30,7 @@ const stationTaps: FastifyPluginAsyncZod = async (app) => {
   app.post('/station/taps', {
     onRequest: async (request) => {
       const header = request.headers['x-station-token']
-      request.station = authenticateStation(store, Array.isArray(header) ? header[0] : header)
+      request.station = await authenticateStation(store, Array.isArray(header) ? header[0] : header)
     },
     schema: {
       tags: ['taps'],

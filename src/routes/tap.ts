@@ -73,9 +73,9 @@ const tap: FastifyPluginAsyncZod = async (app) => {
         request.log.info({ reason: error.reason, uid: error.uid }, 'tap refused')
         return sendHtml(reply, REFUSED_STATUS, renderRejectedTapPage())
       }
-      const redirect = tapRedirectUrl(store, verified)
+      const redirect = await tapRedirectUrl(store, verified)
       if (redirect) return reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer').redirect(redirect, 302)
-      return sendHtml(reply, 200, renderTapPage(tapPageView(store, verified)))
+      return sendHtml(reply, 200, renderTapPage(await tapPageView(store, verified)))
     },
   })
 }

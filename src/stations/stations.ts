@@ -1,6 +1,6 @@
 import crypto from 'node:crypto'
 import type { StationRow } from '../db/stations.js'
-import type { Store } from '../db/store.js'
+import type { Store, Repositories, Transactional } from '../db/store.js'
 import { NotFoundError, UnauthorizedError } from '../errors.js'
 
 /** Enough of the token to tell stations apart in `station list` and to revoke one. */
@@ -20,13 +20,13 @@ export type CreateStationReturnType = { stationId: number; teamId: number; name:
  * @example
  * const { token } = createStation(store, { teamId: 1, name: 'front desk', now: Date.now() })
  */
-export function createStation(store: Store, p: CreateStationParameters): CreateStationReturnType {
-  return store.tx(() => {
-    if (!store.teams.get(p.teamId)) throw new NotFoundError('team_not_found', `No team with id ${p.teamId}`)
+export function createStation(store: Transactional, p: CreateStationParameters): Promise<CreateStationReturnType> {
+  return store.tx(async (tx) => {
+    if (!await tx.teams.get(p.teamId)) throw new NotFoundError('team_not_found', `No team with id ${p.teamId}`)
     const token = `tgs_${crypto.randomBytes(24).toString('base64url')}`
     const prefix = token.slice(0, PREFIX_LENGTH)
-    const name = p.name?.trim() || `station ${store.stations.listByTeam(p.teamId).length + 1}`
-    const stationId = store.stations.insert({ teamId: p.teamId, name, prefix, hash: hashStationToken(token), now: p.now })
+    const name = p.name?.trim() || `station ${(await tx.stations.listByTeam(p.teamId)).length + 1}`
+    const stationId = await tx.stations.insert({ teamId: p.teamId, name, prefix, hash: hashStationToken(token), now: p.now })
     return { stationId, teamId: p.teamId, name, token, prefix }
   })
 }
@@ -38,9 +38,9 @@ export function createStation(store: Store, p: CreateStationParameters): CreateS
  * @example
  * const station = authenticateStation(store, request.headers['x-station-token'])
  */
-export function authenticateStation(store: Store, token: string | undefined): StationRow {
+export async function authenticateStation(store: Repositories, token: string | undefined): Promise<StationRow> {
   if (!token) throw new UnauthorizedError('station_token_missing', 'This endpoint needs a station token in the x-station-token header')
-  const station = store.stations.findActiveByHash(hashStationToken(token))
+  const station = await store.stations.findActiveByHash(hashStationToken(token))
   if (!station) throw new UnauthorizedError('invalid_station_token', 'The station token is unknown or has been revoked')
   return station
 }
@@ -54,16 +54,16 @@ export function authenticateStation(store: Store, token: string | undefined): St
  * @example
  * revokeStation(store, { tokenOrPrefix: 'tgs_AbCdEf', now: Date.now() })
  */
-export function revokeStation(store: Store, p: { tokenOrPrefix: string; now: number }): number {
-  return store.tx(() =>
+export function revokeStation(store: Store, p: { tokenOrPrefix: string; now: number }): Promise<number> {
+  return store.tx(async (tx) =>
     p.tokenOrPrefix.length > PREFIX_LENGTH
-      ? store.stations.revokeByHash(hashStationToken(p.tokenOrPrefix), p.now)
-      : store.stations.revokeByPrefix(p.tokenOrPrefix, p.now),
+      ? await tx.stations.revokeByHash(hashStationToken(p.tokenOrPrefix), p.now)
+      : await tx.stations.revokeByPrefix(p.tokenOrPrefix, p.now),
   )
 }
 
 /** A team's stations, revoked ones included, without anything secret. */
-export function listStations(store: Store, p: { teamId: number }): StationRow[] {
+export function listStations(store: Repositories, p: { teamId: number }): Promise<StationRow[]> {
   return store.stations.listByTeam(p.teamId)
 }
 
@@ -82,13 +82,13 @@ const IN_PROCESS_PREFIX = 'in-process'
  * @example
  * const station = ensureInProcessStation(store, { teamId: 1, now: Date.now() })
  */
-export function ensureInProcessStation(store: Store, p: { teamId: number; now: number }): StationRow {
-  return store.tx(() => {
-    const existing = store.stations.findInProcess(p.teamId)
+export function ensureInProcessStation(store: Store, p: { teamId: number; now: number }): Promise<StationRow> {
+  return store.tx(async (tx) => {
+    const existing = await tx.stations.findInProcess(p.teamId)
     if (existing) return existing
-    if (!store.teams.get(p.teamId)) throw new NotFoundError('team_not_found', `No team with id ${p.teamId}`)
+    if (!await tx.teams.get(p.teamId)) throw new NotFoundError('team_not_found', `No team with id ${p.teamId}`)
     const unheld = crypto.randomBytes(32).toString('base64url')
-    const id = store.stations.insertInProcess({ teamId: p.teamId, name: IN_PROCESS_STATION_NAME, prefix: IN_PROCESS_PREFIX, hash: hashStationToken(unheld), now: p.now })
-    return store.stations.get(id)!
+    const id = await tx.stations.insertInProcess({ teamId: p.teamId, name: IN_PROCESS_STATION_NAME, prefix: IN_PROCESS_PREFIX, hash: hashStationToken(unheld), now: p.now })
+    return (await tx.stations.get(id))!
   })
 }

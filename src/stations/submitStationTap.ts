@@ -2,7 +2,7 @@ import type { Chains } from '../chain/chains.js'
 import type { Config } from '../config.js'
 import type { StationRow } from '../db/stations.js'
 import type { Store } from '../db/store.js'
-import type { Tx } from '../db/tx.js'
+import type { Tx } from '../db/types.js'
 import type { FeedHub } from '../kiosk/feedHub.js'
 import { claimSummary } from '../claims/claimViews.js'
 import { giveClaimAddress } from '../claims/giveClaimAddress.js'
@@ -63,13 +63,13 @@ export async function submitStationTap(deps: SubmitStationTapDeps, station: TapS
   const { store, keyring, now, log } = deps
   const context = { stationId: station.id ?? 'in-process', readerName: tap.readerName, readAt: tap.readAt }
   const reader = tap.readerName ? { readerName: tap.readerName } : {}
-  const row = station.id === null ? undefined : store.stations.get(station.id)
+  const row = station.id === null ? undefined : await store.stations.get(station.id)
   if (row?.mode === 'closed') {
     // A closed station spends nothing: the chip's counter and a ref stay for an open one.
-    store.tx((tx) => {
-      tx.stationEvents.append(row.id, 'tap', { state: 'closed', uid: tap.rfUid, ...reader }, now())
-      tx.afterCommit(() => deps.feed?.changed())
-    })
+    await store.tx(async (tx) => {
+            await tx.stationEvents.append(row.id, 'tap', { state: 'closed', uid: tap.rfUid, ...reader }, now())
+            tx.afterCommit(() => deps.feed?.changed())
+          })
     log.info({ ...context, uid: tap.rfUid, reason: 'station_closed' }, 'station tap refused')
     const message = 'This station is closed; staff can open it again'
     return { accepted: false, statusCode: 409, reason: 'station_closed', message, detail: `station ${row.id} is closed`, uid: null }
@@ -77,8 +77,8 @@ export async function submitStationTap(deps: SubmitStationTapDeps, station: TapS
   // What the tap causes at a station with a row commits in the tap's own transaction (issue 18),
   // and its kiosks and the relayer hear of it only once that commits: a tap rolled back says nothing.
   const consequence = row
-    ? (accepted: { refId: string; chip: { uid: string }; counter: number | null }, tx: Tx) => {
-        const caused = recordAcceptedTap(tx, deps, row.id, { uid: accepted.chip.uid, counter: accepted.counter, refId: accepted.refId, ...reader })
+    ? async (accepted: { refId: string; chip: { uid: string }; counter: number | null }, tx: Tx) => {
+        const caused = await recordAcceptedTap(tx, deps, row.id, { uid: accepted.chip.uid, counter: accepted.counter, refId: accepted.refId, ...reader })
         tx.afterCommit(() => deps.feed?.changed())
         const { queuedOn } = caused
         if (queuedOn !== null) tx.afterCommit(() => deps.relayer?.wake(queuedOn))
@@ -93,10 +93,10 @@ export async function submitStationTap(deps: SubmitStationTapDeps, station: TapS
     log.info({ ...context, uid: error.uid, reason: error.reason }, 'station tap refused')
     if (row) {
       const data = { state: refusedTapState(error.reason), uid: error.uid, reason: error.reason, detail: error.detail, ...reader }
-      store.tx((tx) => {
-        tx.stationEvents.append(row.id, 'tap', data, now())
-        tx.afterCommit(() => deps.feed?.changed())
-      })
+      await store.tx(async (tx) => {
+                await tx.stationEvents.append(row.id, 'tap', data, now())
+                tx.afterCommit(() => deps.feed?.changed())
+              })
     }
     return { accepted: false, statusCode: error.statusCode, reason: error.reason, message: error.message, detail: error.detail, uid: error.uid }
   }
@@ -123,12 +123,12 @@ async function claimKnownAddress(deps: SubmitStationTapDeps, known: NonNullable<
     } catch (error) {
       if (!(error instanceof BaseError)) throw error
       const now = deps.now()
-      store.tx((tx) => {
-        const claim = tx.claims.get(known.claimId)!
-        const detail = `the known address ${known.recipient} was refused: ${error.code}: ${error.message}`
-        tx.stationEvents.append(claim.stationId, 'tap', { ...known.tapRow, state: 'product', detail, claim: claimSummary(tx, claim, now) }, now)
-        tx.afterCommit(() => deps.feed?.changed())
-      })
+      await store.tx(async (tx) => {
+                const claim = (await tx.claims.get(known.claimId))!
+                const detail = `the known address ${known.recipient} was refused: ${error.code}: ${error.message}`
+                await tx.stationEvents.append(claim.stationId, 'tap', { ...known.tapRow, state: 'product', detail, claim: await claimSummary(tx, claim, now) }, now)
+                tx.afterCommit(() => deps.feed?.changed())
+              })
     }
   }
 }

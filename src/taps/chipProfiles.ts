@@ -1,5 +1,5 @@
 import type { ChipProfileRow, KeyScheme } from '../db/chipProfiles.js'
-import type { Store } from '../db/store.js'
+import type { Store, Repositories, Transactional } from '../db/store.js'
 import { NotFoundError, ValidationError } from '../errors.js'
 import { SealedKeyError } from '../keys/errors.js'
 import { openKey, sealKey } from '../keys/sealKey.js'
@@ -170,10 +170,10 @@ function resolveUrlTemplate(
  * @example
  * upsertChipProfile(store, secret, { teamId: 1, name: 'tags', keyScheme: 'static', metaKey, fileKey, now: Date.now() })
  */
-export function upsertChipProfile(store: Store, secret: Buffer, p: UpsertChipProfileParameters): number {
-  return store.tx(() => {
-    if (!store.teams.get(p.teamId)) throw new NotFoundError('team_not_found', `No team with id ${p.teamId}`)
-    const existing = store.chipProfiles.getByName(p.teamId, p.name)
+export function upsertChipProfile(store: Transactional, secret: Buffer, p: UpsertChipProfileParameters): Promise<number> {
+  return store.tx(async (tx) => {
+    if (!await tx.teams.get(p.teamId)) throw new NotFoundError('team_not_found', `No team with id ${p.teamId}`)
+    const existing = await tx.chipProfiles.getByName(p.teamId, p.name)
     const errors: Record<string, string> = {}
     const given = { meta: hexKey(p.metaKey, 'metaKey', errors), file: hexKey(p.fileKey, 'fileKey', errors), master: hexKey(p.masterKey, 'masterKey', errors) }
     const need = schemeKeys[p.keyScheme]
@@ -205,13 +205,13 @@ export function upsertChipProfile(store: Store, secret: Buffer, p: UpsertChipPro
     const now = existing ? Math.max(p.now, existing.updatedAt + 1) : p.now
     const base = { teamId: p.teamId, name: p.name, mode, layout, urlTemplate, keyScheme: p.keyScheme, now }
     // The id is part of the sealing context, so a new profile is inserted first, then sealed and stored.
-    const id = existing?.id ?? store.chipProfiles.upsert({ ...base, metaKey: null, fileKey: null, masterKey: null })
+    const id = existing?.id ?? await tx.chipProfiles.upsert({ ...base, metaKey: null, fileKey: null, masterKey: null })
     const blob = (slot: Slot) => {
       const key = given[slot]
       if (key && need.includes(slot)) return sealKey(secret, key, profileKeyContext(id, slot))
       return kept[slot] ?? null
     }
-    store.chipProfiles.upsert({ ...base, metaKey: blob('meta'), fileKey: blob('file'), masterKey: blob('master') })
+    await tx.chipProfiles.upsert({ ...base, metaKey: blob('meta'), fileKey: blob('file'), masterKey: blob('master') })
     return id
   })
 }
@@ -238,36 +238,36 @@ export type SetChipVerificationParameters = {
  * @example
  * setChipVerification(store, secret, { uid: '04DE5F1EACC040', teamId: 1, profileName: 'tags' })
  */
-export function setChipVerification(store: Store, secret: Buffer, p: SetChipVerificationParameters): void {
-  store.tx(() => {
-    const chip = store.chips.get(p.uid)
-    if (!chip || chip.teamId !== p.teamId) throw new NotFoundError('chip_not_found', `No chip with UID ${p.uid} in this team`)
-    const profile = p.profileName === null ? null : store.chipProfiles.getByName(p.teamId, p.profileName)
-    if (profile === undefined) throw new NotFoundError('profile_not_found', `No chip profile named ${JSON.stringify(p.profileName)} in this team`)
-    const errors: Record<string, string> = {}
-    const fileKey = hexKey(p.fileKey, 'fileKey', errors)
-    if (profile && chip.kind === 'ntag21x') errors.profile = `Chip ${chip.uid} is an NTAG 21x: its mirrors carry no MAC, so no keys apply`
-    if (p.fileKey !== undefined && profile?.keyScheme !== 'per_chip')
-      errors.fileKey ??= profile
-        ? `Profile ${profile.name} (key scheme ${profile.keyScheme}) does not keep keys per chip`
-        : 'A chip file key needs a profile with key scheme per_chip'
-    // A stored key from another profile would silently carry over: keep it only when the profile is unchanged.
-    const storedKey = profile && chip.profileId === profile.id ? chip.fileKey : null
-    if (profile?.keyScheme === 'per_chip' && p.fileKey === undefined && !storedKey)
-      errors.fileKey = `Profile ${profile.name} keeps keys per chip: give the chip's fileKey`
-    if (p.keyVersion !== undefined && (!Number.isInteger(p.keyVersion) || p.keyVersion < 0 || p.keyVersion > 0xffffffff))
-      errors.keyVersion = 'Must be an integer 0…4294967295'
-    if (storedKey && p.fileKey === undefined && !opens(secret, storedKey, chipKeyContext(chip.uid)))
-      errors.fileKey = 'The stored fileKey does not open under this gateway secret (it was sealed under another one): give the key again'
-    if (Object.keys(errors).length > 0) throw new ValidationError(`Chip ${chip.uid} cannot use this profile`, errors)
-    store.chips.setVerification({
-      uid: chip.uid,
-      profileId: profile?.id ?? null,
-      randomUid: p.randomUid ?? chip.randomUid === 1,
-      fileKey: profile?.keyScheme !== 'per_chip' ? null : fileKey ? sealKey(secret, fileKey, chipKeyContext(chip.uid)) : storedKey,
-      keyVersion: p.keyVersion ?? chip.keyVersion,
-    })
-  })
+export async function setChipVerification(store: Transactional, secret: Buffer, p: SetChipVerificationParameters): Promise<void> {
+  await store.tx(async (tx) => {
+        const chip = await tx.chips.get(p.uid)
+        if (!chip || chip.teamId !== p.teamId) throw new NotFoundError('chip_not_found', `No chip with UID ${p.uid} in this team`)
+        const profile = p.profileName === null ? null : await tx.chipProfiles.getByName(p.teamId, p.profileName)
+        if (profile === undefined) throw new NotFoundError('profile_not_found', `No chip profile named ${JSON.stringify(p.profileName)} in this team`)
+        const errors: Record<string, string> = {}
+        const fileKey = hexKey(p.fileKey, 'fileKey', errors)
+        if (profile && chip.kind === 'ntag21x') errors.profile = `Chip ${chip.uid} is an NTAG 21x: its mirrors carry no MAC, so no keys apply`
+        if (p.fileKey !== undefined && profile?.keyScheme !== 'per_chip')
+          errors.fileKey ??= profile
+            ? `Profile ${profile.name} (key scheme ${profile.keyScheme}) does not keep keys per chip`
+            : 'A chip file key needs a profile with key scheme per_chip'
+        // A stored key from another profile would silently carry over: keep it only when the profile is unchanged.
+        const storedKey = profile && chip.profileId === profile.id ? chip.fileKey : null
+        if (profile?.keyScheme === 'per_chip' && p.fileKey === undefined && !storedKey)
+          errors.fileKey = `Profile ${profile.name} keeps keys per chip: give the chip's fileKey`
+        if (p.keyVersion !== undefined && (!Number.isInteger(p.keyVersion) || p.keyVersion < 0 || p.keyVersion > 0xffffffff))
+          errors.keyVersion = 'Must be an integer 0…4294967295'
+        if (storedKey && p.fileKey === undefined && !opens(secret, storedKey, chipKeyContext(chip.uid)))
+          errors.fileKey = 'The stored fileKey does not open under this gateway secret (it was sealed under another one): give the key again'
+        if (Object.keys(errors).length > 0) throw new ValidationError(`Chip ${chip.uid} cannot use this profile`, errors)
+        await tx.chips.setVerification({
+                uid: chip.uid,
+                profileId: profile?.id ?? null,
+                randomUid: p.randomUid ?? chip.randomUid === 1,
+                fileKey: profile?.keyScheme !== 'per_chip' ? null : fileKey ? sealKey(secret, fileKey, chipKeyContext(chip.uid)) : storedKey,
+                keyVersion: p.keyVersion ?? chip.keyVersion,
+              })
+      })
 }
 
 /**
@@ -278,8 +278,8 @@ export function setChipVerification(store: Store, secret: Buffer, p: SetChipVeri
  * @example
  * unopenableProfiles(store, secret) // [{ profileId: 2, teamId: 1, name: 'old tags', context: 'profile:2:meta' }]
  */
-export function unopenableProfiles(store: Store, secret: Buffer): { profileId: number; teamId: number; name: string; context: string }[] {
-  return store.chipProfiles.list().flatMap((profile) => {
+export async function unopenableProfiles(store: Repositories, secret: Buffer): Promise<{ profileId: number; teamId: number; name: string; context: string }[]> {
+  return (await store.chipProfiles.list()).flatMap((profile) => {
     const slot = slots.find((s) => {
       const blob = profile[field[s]]
       return blob !== null && !opens(secret, blob, profileKeyContext(profile.id, s))
@@ -299,11 +299,11 @@ export function unopenableProfiles(store: Store, secret: Buffer): { profileId: n
  * @example
  * assertSecretOpensStoredKeys(store, secret, { except: (p) => p.teamId === 1 && p.name === 'tags' })
  */
-export function assertSecretOpensStoredKeys(
-  store: Store,
+export async function assertSecretOpensStoredKeys(
+  store: Transactional,
   secret: Buffer,
   { except = () => false }: { except?: (profile: { teamId: number; name: string }) => boolean } = {},
-): void {
-  const broken = unopenableProfiles(store, secret).find((b) => !except(b))
+): Promise<void> {
+  const broken = (await unopenableProfiles(store, secret)).find((b) => !except(b))
   if (broken) throw new SealedKeyError(broken.context, 'other_secret')
 }

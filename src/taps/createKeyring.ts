@@ -1,6 +1,6 @@
 import type { ChipRow } from '../db/chips.js'
 import type { ChipProfileRow } from '../db/chipProfiles.js'
-import type { Store } from '../db/store.js'
+import type { Store, Repositories } from '../db/store.js'
 import { SealedKeyError } from '../keys/errors.js'
 import { openKey } from '../keys/sealKey.js'
 import {
@@ -32,10 +32,10 @@ export type ProfileEntry = {
 
 export type Keyring = {
   /** Every profile whose keys opened, refreshed when any profile changed (also from another process). */
-  profiles: () => ProfileEntry[]
-  byId: (id: number) => ProfileEntry | undefined
+  profiles: () => Promise<ProfileEntry[]>
+  byId: (id: number) => Promise<ProfileEntry | undefined>
   /** Profiles whose keys do not open under this gateway secret, with why. */
-  broken: () => { profile: ChipProfileRow; error: SealedKeyError }[]
+  broken: () => Promise<{ profile: ChipProfileRow; error: SealedKeyError }[]>
   /** How far a tap's counter may jump (config `taps`): verifyTap's other setting, carried wherever the keyring goes. */
   counterRules: CounterRules
 }
@@ -51,9 +51,9 @@ export const chipKeyContext = (uid: string) => `chip:${uid}:file`
  *
  * @example
  * const keyring = createKeyring(store, secret)
- * for (const entry of keyring.profiles()) entry.verifier.readPiccData(piccHex)
+ * for (const entry of await keyring.profiles()) entry.verifier.readPiccData(piccHex)
  */
-export function createKeyring(store: Store, secret: Buffer, counterRules: CounterRules = defaultCounterRules): Keyring {
+export function createKeyring(store: Repositories, secret: Buffer, counterRules: CounterRules = defaultCounterRules): Keyring {
   let version: string | null = null
   let entries: ProfileEntry[] = []
   let byId = new Map<number, ProfileEntry>()
@@ -61,12 +61,12 @@ export function createKeyring(store: Store, secret: Buffer, counterRules: Counte
 
   // One profile whose keys do not open (a team re-keyed with another secret) must not stop
   // every other team's taps: it is set aside, and only taps it could own are refused.
-  const refresh = () => {
-    const current = store.chipProfiles.version()
+  const refresh = async () => {
+    const current = await store.chipProfiles.version()
     if (current === version) return
     entries = []
     broken = []
-    for (const profile of store.chipProfiles.list()) {
+    for (const profile of await store.chipProfiles.list()) {
       try {
         entries.push(buildEntry(profile, secret))
       } catch (error) {
@@ -78,9 +78,9 @@ export function createKeyring(store: Store, secret: Buffer, counterRules: Counte
     version = current
   }
   return {
-    profiles: () => (refresh(), entries),
-    byId: (id) => (refresh(), byId.get(id)),
-    broken: () => (refresh(), broken),
+    profiles: async () => (await refresh(), entries),
+    byId: async (id) => (await refresh(), byId.get(id)),
+    broken: async () => (await refresh(), broken),
     counterRules,
   }
 }

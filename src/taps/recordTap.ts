@@ -1,7 +1,7 @@
 import type { ChipRow } from '../db/chips.js'
 import type { RefSource } from '../db/refs.js'
-import type { Store } from '../db/store.js'
-import type { Tx } from '../db/tx.js'
+import type { Store, Transactional } from '../db/store.js'
+import type { Tx } from '../db/types.js'
 import { newPublicId } from '../ids.js'
 import { counterJump, ntag21xCounterDemand, type CounterJumpLimit } from './counterRules.js'
 import { TapRejectedError, type TapRejectReason } from './tapErrors.js'
@@ -36,7 +36,7 @@ export type RecordTapReturnType = { refId: string; teamId: number; chip: ChipRow
  * inside the tap's own transaction: it commits with the tap or, if it throws, takes the tap's
  * counter, ref and log row with it, and its after-commit effects. Runs only for an accepted tap.
  */
-export type TapConsequence<T> = (tap: RecordTapReturnType & { counter: number | null }, tx: Tx) => T
+export type TapConsequence<T> = (tap: RecordTapReturnType & { counter: number | null }, tx: Tx) => Promise<T>
 
 /**
  * Turns an accepted tap into a ref and writes the tap log, in one BEGIN
@@ -48,8 +48,8 @@ export type TapConsequence<T> = (tap: RecordTapReturnType & { counter: number | 
  * @example
  * const { refId } = recordTap(store, { uid: '04DE5F1EACC040', source: 'operator', authenticated: false, now: Date.now() })
  */
-export function recordTap(store: Store, p: RecordTapParameters): RecordTapReturnType {
-  return unwrap(store.tx((tx) => tapTransaction(tx, p)))
+export async function recordTap(store: Transactional, p: RecordTapParameters): Promise<RecordTapReturnType> {
+  return unwrap(await store.tx((tx) => tapTransaction(tx, p)))
 }
 
 /**
@@ -74,12 +74,12 @@ function unwrap<T>(result: TapOutcome<T>): RecordTapReturnType & { caused?: T } 
 }
 
 /** The read-modify-write of a tap; runs inside a transaction (tx or batch). */
-function tapTransaction<T>(tx: Tx, p: RecordTapParameters, consequence?: TapConsequence<T>): TapOutcome<T> {
+async function tapTransaction<T>(tx: Tx, p: RecordTapParameters, consequence?: TapConsequence<T>): Promise<TapOutcome<T>> {
   const counter = p.counter ?? null
-  const chip = tx.chips.get(p.uid)
+  const chip = await tx.chips.get(p.uid)
   const log = { at: p.now, source: p.source, chipUid: p.uid, authenticated: p.authenticated, counter }
-  const reject = (reason: TapRejectReason, detail: string) => {
-    tx.tapLog.insert({ ...log, teamId: chip?.teamId ?? null, accepted: false, reason, refId: null, detail })
+  const reject = async (reason: TapRejectReason, detail: string) => {
+    await tx.tapLog.insert({ ...log, teamId: chip?.teamId ?? null, accepted: false, reason, refId: null, detail })
     return { rejected: new TapRejectedError(reason, detail, p.uid) }
   }
   if (!chip) return reject('unknown_chip', `no chip with UID ${p.uid} is registered`)
@@ -104,21 +104,21 @@ function tapTransaction<T>(tx: Tx, p: RecordTapParameters, consequence?: TapCons
       return reject('counter_replay', `counter ${counter} is not above the last accepted counter ${chip.lastCounter}`)
     const jump = counterJump(counter, chip.lastCounter, p.counterJump ?? null)
     if (jump !== null) return reject('counter_jump', jump)
-    if (!tx.chips.advanceCounter(chip.uid, counter))
+    if (!await tx.chips.advanceCounter(chip.uid, counter))
       return reject('counter_replay', `counter ${counter} is not above the last accepted counter ${chip.lastCounter}`)
   }
   const refId = newPublicId()
-  tx.refs.insert({
-    id: refId,
-    chipUid: chip.uid,
-    teamId: chip.teamId,
-    source: p.source,
-    authenticated: p.authenticated,
-    linksModule: p.linksModule ?? false,
-    counter,
-    now: p.now,
-  })
-  tx.tapLog.insert({ ...log, teamId: chip.teamId, accepted: true, reason: 'accepted', refId, detail: p.detail ?? null })
+  await tx.refs.insert({
+        id: refId,
+        chipUid: chip.uid,
+        teamId: chip.teamId,
+        source: p.source,
+        authenticated: p.authenticated,
+        linksModule: p.linksModule ?? false,
+        counter,
+        now: p.now,
+      })
+  await tx.tapLog.insert({ ...log, teamId: chip.teamId, accepted: true, reason: 'accepted', refId, detail: p.detail ?? null })
   const ok = { refId, teamId: chip.teamId, chip }
-  return { ok: consequence ? { ...ok, caused: consequence({ ...ok, counter }, tx) } : ok }
+  return { ok: consequence ? { ...ok, caused: await consequence({ ...ok, counter }, tx) } : ok }
 }

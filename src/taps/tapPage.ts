@@ -1,4 +1,4 @@
-import type { Store } from '../db/store.js'
+import type { Store, Repositories } from '../db/store.js'
 import type { VerifiedTap } from './verifyTap.js'
 
 /** What the tap page shows: the chip, its token and its events, and the ref for the integrator. */
@@ -25,8 +25,8 @@ export const escapeHtml = (value: string | number): string => String(value).repl
  * @example
  * tapRedirectUrl(store, tap) // 'https://shop.example/landing?campaign=nfc&serviceRef=V1StGXR8_Z5jdHi6B-myT'
  */
-export function tapRedirectUrl(store: Store, tap: Pick<VerifiedTap, 'chip' | 'refId'>): string | null {
-  const base = tap.chip.redirectUrl ?? store.teams.get(tap.chip.teamId)?.redirectUrl ?? null
+export async function tapRedirectUrl(store: Repositories, tap: Pick<VerifiedTap, 'chip' | 'refId'>): Promise<string | null> {
+  const base = tap.chip.redirectUrl ?? (await store.teams.get(tap.chip.teamId))?.redirectUrl ?? null
   // Team redirect URLs set outside the importer are not validated; an unusable one falls back to the tap page.
   if (base === null || !URL.canParse(base)) return null
   return withServiceRef(base, tap.refId)
@@ -47,8 +47,8 @@ export function withServiceRef(base: string, refId: string): string {
  * @example
  * const html = renderTapPage(tapPageView(store, tap))
  */
-export function tapPageView(store: Store, tap: Pick<VerifiedTap, 'uid' | 'counter' | 'authenticated' | 'refId'>): TapPageView {
-  const token = store.tokens.findByChip(tap.uid)
+export async function tapPageView(store: Repositories, tap: Pick<VerifiedTap, 'uid' | 'counter' | 'authenticated' | 'refId'>): Promise<TapPageView> {
+  const token = await store.tokens.findByChip(tap.uid)
   const meta = token?.metadata ? parseMetadata(token.metadata) : {}
   return {
     uid: tap.uid,
@@ -58,8 +58,8 @@ export function tapPageView(store: Store, tap: Pick<VerifiedTap, 'uid' | 'counte
     token: token
       ? { name: meta.name ?? null, image: meta.image ?? null, chainId: token.chainId, contractAddress: token.contractAddress, tokenId: token.tokenId }
       : null,
-    proofEvents: store.proofEvents.listByChip(tap.uid).map((e) => ({ name: e.name, status: e.status })),
-    guestbookEvents: store.guestbook.listEventsByChip(tap.uid).map((e) => ({ name: e.name })),
+    proofEvents: (await store.proofEvents.listByChip(tap.uid)).map((e) => ({ name: e.name, status: e.status })),
+    guestbookEvents: (await store.guestbook.listEventsByChip(tap.uid)).map((e) => ({ name: e.name })),
   }
 }
 

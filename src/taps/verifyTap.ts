@@ -1,5 +1,5 @@
 import type { ChipRow } from '../db/chips.js'
-import type { Store } from '../db/store.js'
+import type { Store, Repositories, Transactional } from '../db/store.js'
 import { SealedKeyError } from '../keys/errors.js'
 import { recordTap, recordTapBatched, type RecordTapParameters, type TapConsequence } from './recordTap.js'
 import { extractSunFields, type ExtractedSunMessage, type ExtractSunFieldsReturnType } from '../sun/index.js'
@@ -50,9 +50,9 @@ type Rejection = { ok: false; reason: TapRejectReason; detail: string; uid: stri
  * @example
  * const tap = verifyTap(store, keyring, { url, source: 'phone', now: Date.now() })
  */
-export function verifyTap(store: Store, keyring: Keyring, p: VerifyTapParameters): VerifiedTap {
-  const verdict = screenTap(store, keyring, p)
-  return verifiedTap(verdict, recordTap(store, tapRecord(verdict, p, keyring.counterRules)))
+export async function verifyTap(store: Transactional, keyring: Keyring, p: VerifyTapParameters): Promise<VerifiedTap> {
+  const verdict = await screenTap(store, keyring, p)
+  return verifiedTap(verdict, await recordTap(store, tapRecord(verdict, p, keyring.counterRules)))
 }
 
 /**
@@ -66,7 +66,7 @@ export async function verifyTapBatched<T = undefined>(
   p: VerifyTapParameters,
   consequence?: TapConsequence<T>,
 ): Promise<VerifiedTap & { caused?: T }> {
-  const verdict = screenTap(store, keyring, p)
+  const verdict = await screenTap(store, keyring, p)
   const recorded = await recordTapBatched(store, tapRecord(verdict, p, keyring.counterRules), consequence)
   return { ...verifiedTap(verdict, recorded), ...('caused' in recorded ? { caused: recorded.caused } : {}) }
 }
@@ -99,40 +99,40 @@ const verifiedTap = (verdict: Accepted, { refId, chip }: { refId: string; chip: 
 })
 
 /** Judges the URL; a refusal is logged and thrown here, before any transaction. */
-function screenTap(store: Store, keyring: Keyring, p: VerifyTapParameters): Accepted {
+async function screenTap(store: Repositories, keyring: Keyring, p: VerifyTapParameters): Promise<Accepted> {
   let verdict: Verdict
   try {
-    verdict = judge(store, keyring, p)
+    verdict = await judge(store, keyring, p)
   } catch (error) {
     // Keys that do not open (wrong gateway secret) refuse every tap they would judge: log it, answer 503, never a bare crash.
     if (error instanceof SealedKeyError)
-      store.tapLog.insert({
-        at: p.now,
-        source: p.source,
-        chipUid: null,
-        teamId: null,
-        accepted: false,
-        authenticated: false,
-        reason: 'keys_unavailable',
-        counter: null,
-        refId: null,
-        detail: error.message,
-      })
+      await store.tapLog.insert({
+                at: p.now,
+                source: p.source,
+                chipUid: null,
+                teamId: null,
+                accepted: false,
+                authenticated: false,
+                reason: 'keys_unavailable',
+                counter: null,
+                refId: null,
+                detail: error.message,
+              })
     throw error
   }
   if (!verdict.ok) {
-    store.tapLog.insert({
-      at: p.now,
-      source: p.source,
-      chipUid: verdict.uid,
-      teamId: verdict.uid === null ? null : (store.chips.get(verdict.uid)?.teamId ?? null),
-      accepted: false,
-      authenticated: false,
-      reason: verdict.reason,
-      counter: null,
-      refId: null,
-      detail: verdict.detail,
-    })
+    await store.tapLog.insert({
+            at: p.now,
+            source: p.source,
+            chipUid: verdict.uid,
+            teamId: verdict.uid === null ? null : ((await store.chips.get(verdict.uid))?.teamId ?? null),
+            accepted: false,
+            authenticated: false,
+            reason: verdict.reason,
+            counter: null,
+            refId: null,
+            detail: verdict.detail,
+          })
     throw new TapRejectedError(verdict.reason, verdict.detail, verdict.uid)
   }
   return verdict
@@ -147,17 +147,17 @@ function stationCheck(chip: ChipRow, p: VerifyTapParameters): { reason: TapRejec
 }
 
 /** Decides a URL against every profile; the most specific failure wins when none accepts it. */
-function judge(store: Store, keyring: Keyring, p: VerifyTapParameters): Verdict {
-  const profiles = keyring.profiles()
+async function judge(store: Repositories, keyring: Keyring, p: VerifyTapParameters): Promise<Verdict> {
+  const profiles = await keyring.profiles()
   // The first verdict seeds `best`: a fixed not_sun_message seed would outrank every malformed and mode_mismatch.
   let best: Rejection | undefined
   for (const entry of profiles.length > 0 ? profiles : [undefined]) {
     const fields = extractSunFields(p.url, entry?.layout)
-    const verdict = judgeFields(store, entry, fields, p.rfUid)
+    const verdict = await judgeFields(store, entry, fields, p.rfUid)
     if (verdict.ok) return verdict
     if (!best || rank(verdict) > rank(best)) best = verdict
   }
-  throwIfKeysMissing(store, keyring, best!)
+  await throwIfKeysMissing(store, keyring, best!)
   return best!
 }
 
@@ -166,10 +166,10 @@ function judge(store: Store, keyring: Keyring, p: VerifyTapParameters): Verdict 
  * not open, say so (503) rather than blame the chip: the chip is named and uses
  * a broken profile, or nothing decrypted it and a broken profile might have.
  */
-function throwIfKeysMissing(store: Store, keyring: Keyring, best: Rejection): void {
-  const broken = keyring.broken()
+async function throwIfKeysMissing(store: Repositories, keyring: Keyring, best: Rejection): Promise<void> {
+  const broken = await keyring.broken()
   if (broken.length === 0) return
-  const chip = best.uid === null ? undefined : store.chips.get(best.uid)
+  const chip = best.uid === null ? undefined : await store.chips.get(best.uid)
   const own = chip && broken.find((b) => b.profile.id === chip.profileId)
   if (own) throw own.error
   if (!chip && (best.reason === 'not_sun_message' || best.reason === 'mode_mismatch')) throw broken[0]!.error
@@ -179,20 +179,20 @@ function throwIfKeysMissing(store: Store, keyring: Keyring, best: Rejection): vo
 const order: TapRejectReason[] = ['malformed', 'mode_mismatch', 'not_sun_message', 'no_mac', 'no_counter', 'unknown_chip', 'mac_mismatch']
 const rank = (v: Rejection) => (v.decrypted ? order.indexOf('not_sun_message') + 0.5 : order.indexOf(v.reason))
 
-function judgeFields(store: Store, entry: ProfileEntry | undefined, fields: ExtractSunFieldsReturnType, rfUid?: string): Verdict {
+async function judgeFields(store: Repositories, entry: ProfileEntry | undefined, fields: ExtractSunFieldsReturnType, rfUid?: string): Promise<Verdict> {
   if (!fields.ok) return { ok: false, reason: fields.reason, detail: fields.detail, uid: null }
   switch (fields.kind) {
     case 'ntag21x': {
       // No MAC: only chips registered as NTAG 21x may tap this way, and the tap is marked unauthenticated.
       if (fields.uid === null) return { ok: false, reason: 'malformed', detail: 'the mirror carries no UID', uid: null }
-      const chip = store.chips.get(fields.uid)
+      const chip = await store.chips.get(fields.uid)
       if (!chip) return { ok: false, reason: 'unknown_chip', detail: `no chip with UID ${fields.uid} is registered`, uid: fields.uid }
       if (chip.kind !== 'ntag21x')
         return { ok: false, reason: 'no_mac', detail: `chip ${chip.uid} is an NTAG 424 DNA: its taps must carry a MAC`, uid: chip.uid }
       return { ok: true, uid: chip.uid, counter: fields.counter, mode: 'ntag21x', authenticated: false, fileData: null }
     }
     case 'plain_mirror': {
-      const chip = store.chips.get(fields.uid)
+      const chip = await store.chips.get(fields.uid)
       if (!chip) return { ok: false, reason: 'unknown_chip', detail: `no chip with UID ${fields.uid} is registered`, uid: fields.uid }
       const own = chipEntry(chip, entry)
       if (!own) return { ok: false, reason: 'not_sun_message', detail: `chip ${chip.uid} does not use this profile`, uid: chip.uid }
@@ -209,7 +209,7 @@ function judgeFields(store: Store, entry: ProfileEntry | undefined, fields: Extr
       const uid = picc.uid ?? rfUid ?? null
       if (uid === null)
         return { ok: false, reason: 'malformed', detail: 'the PICCData mirrors no UID, so the chip cannot be identified', uid: null, decrypted: true }
-      const chip = store.chips.get(uid)
+      const chip = await store.chips.get(uid)
       if (!chip) return unregisteredChip(entry, fields, uid)
       if (picc.uid === null && chip.randomUid === 1)
         return { ok: false, reason: 'malformed', detail: `chip ${uid} answers with random UIDs, so a counter-only message cannot be tied to it`, uid: null, decrypted: true }

@@ -1,5 +1,5 @@
 import type { ClaimRegistrationRow } from '../db/claimRegistrations.js'
-import type { Store } from '../db/store.js'
+import type { Store, Repositories } from '../db/store.js'
 import type { TokenRow } from '../db/tokens.js'
 import { ConflictError } from '../errors.js'
 import { iso } from '../ids.js'
@@ -9,9 +9,9 @@ import { iso } from '../ids.js'
  * whose registration is open right now. Returns the registration (or
  * undefined when the token has no 2-tap claim); throws 409 with a stable code.
  */
-export function checkClaimRegistration(store: Store, token: TokenRow, recipient: string, now: number): ClaimRegistrationRow | undefined {
+export async function checkClaimRegistration(store: Repositories, token: TokenRow, recipient: string, now: number): Promise<ClaimRegistrationRow | undefined> {
   if (token.twoTapClaim !== 1) return undefined
-  const registration = store.claimRegistrations.findLatest(token.id, recipient)
+  const registration = await store.claimRegistrations.findLatest(token.id, recipient)
   if (!registration)
     throw new ConflictError('claim_registration_required', 'This token uses a 2-tap claim: register the recipient first (POST /phygitals/claim-registration)')
   if (registration.usedAt !== null)
@@ -24,9 +24,9 @@ export function checkClaimRegistration(store: Store, token: TokenRow, recipient:
 }
 
 /** The gate for an actual transfer: the registration is used up in the same transaction. */
-export function useClaimRegistration(store: Store, token: TokenRow, recipient: string, now: number): ClaimRegistrationRow | undefined {
-  const registration = checkClaimRegistration(store, token, recipient, now)
-  if (registration && !store.claimRegistrations.markUsed(registration.id, now))
+export async function useClaimRegistration(store: Repositories, token: TokenRow, recipient: string, now: number): Promise<ClaimRegistrationRow | undefined> {
+  const registration = await checkClaimRegistration(store, token, recipient, now)
+  if (registration && !await store.claimRegistrations.markUsed(registration.id, now))
     throw new ConflictError('claim_registration_used', "The recipient's claim registration was already used; register again")
   return registration
 }

@@ -3,7 +3,7 @@ import type { ChainSigner } from '../chain/chainKeys.js'
 import { signClaim } from '../chain/claimSignature.js'
 import { GAS, transferData, type TransferMethod } from '../chain/contractCalls.js'
 import type { Config } from '../config.js'
-import type { Tx } from '../db/tx.js'
+import type { Tx } from '../db/types.js'
 import type { TokenRow } from '../db/tokens.js'
 import { type QueuedTx, queueTx } from '../relayer/queueTx.js'
 
@@ -24,10 +24,10 @@ export type SignTransferTxParameters = {
  * nonce order, which is the order they were queued in. Runs inside the
  * caller's transaction (`tx`).
  */
-export function signTransferTx(tx: Tx, chain: ChainSigner, p: SignTransferTxParameters): QueuedTx {
+export async function signTransferTx(tx: Tx, chain: ChainSigner, p: SignTransferTxParameters): Promise<QueuedTx> {
   const contract = p.token.contractAddress as Address
-  const nonce = tx.chainTxs.allocateTokenNonce(chain.chainId, contract, p.token.tokenId)
-  const head = tx.chainTxs.getHead(chain.chainId)?.blockNumber ?? 0
+  const nonce = await tx.chainTxs.allocateTokenNonce(chain.chainId, contract, p.token.tokenId)
+  const head = (await tx.chainTxs.getHead(chain.chainId))?.blockNumber ?? 0
   // Far in the future: a queued transfer must survive an outage. It is bound to recipient and the token's nonce, so it can only ever do this move.
   const blockExpiry = BigInt(head + p.config.chain.relayedSignatureBlocks)
   const tokenId = BigInt(p.token.tokenId)

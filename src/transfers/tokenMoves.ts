@@ -2,7 +2,7 @@ import type { Address } from 'viem'
 import { phygitalTokenAbi } from '../../contracts/artifacts/PhygitalToken.js'
 import type { ChainDeps } from '../chain/chainDeps.js'
 import { ChainUnreachableError, ContractRevertError, RpcError } from '../chain/rpc.js'
-import type { Tx } from '../db/tx.js'
+import type { Tx } from '../db/types.js'
 import type { TokenRow } from '../db/tokens.js'
 
 /*
@@ -43,9 +43,9 @@ export async function readTokenNonce(deps: Pick<ChainDeps, 'chains'>, token: Tok
  * would be counted twice), so the read waits for the next request.
  * @returns the token's moves now
  */
-export function noteChainNonce(tx: Tx, token: Pick<TokenRow, 'id' | 'moves'>, chainNonce: bigint): number {
-  if (tx.transfers.countPendingOfToken(token.id) > 0) return token.moves
-  return tx.tokens.noteOutsideMoves(token.id, Number(chainNonce) - tx.transfers.countLandedOfToken(token.id))
+export async function noteChainNonce(tx: Tx, token: Pick<TokenRow, 'id' | 'moves'>, chainNonce: bigint): Promise<number> {
+  if (await tx.transfers.countPendingOfToken(token.id) > 0) return token.moves
+  return tx.tokens.noteOutsideMoves(token.id, Number(chainNonce) - await tx.transfers.countLandedOfToken(token.id))
 }
 
 /**
@@ -56,8 +56,8 @@ export function noteChainNonce(tx: Tx, token: Pick<TokenRow, 'id' | 'moves'>, ch
 export async function refreshTokenMoves(deps: Pick<ChainDeps, 'chains' | 'store'>, token: TokenRow): Promise<void> {
   const nonce = await readTokenNonce(deps, token)
   if (nonce === null) return
-  deps.store.tx((tx) => {
-    const fresh = tx.tokens.get(token.id)
-    if (fresh) noteChainNonce(tx, fresh, nonce)
-  })
+  await deps.store.tx(async (tx) => {
+        const fresh = await tx.tokens.get(token.id)
+        if (fresh) await noteChainNonce(tx, fresh, nonce)
+      })
 }

@@ -40,8 +40,8 @@ async function sign(deps: ChainDeps, chain: Chain, token: TokenRow, recipient: A
     ]),
   )
   // The read also tells whether the token moved outside the gateway (a pull with an earlier signature).
-  deps.store.tx((tx) => noteChainNonce(tx, tx.tokens.get(token.id) ?? token, onChainNonce))
-  const nonce = onChainNonce + BigInt(deps.store.transfers.countPendingOfToken(token.id))
+  await deps.store.tx(async (tx) => noteChainNonce(tx, await tx.tokens.get(token.id) ?? token, onChainNonce))
+  const nonce = onChainNonce + BigInt(await deps.store.transfers.countPendingOfToken(token.id))
   const blockExpiry = head + BigInt(deps.config.chain.signatureBlocks)
   const signature = signClaim(chain.signer.key, { blockExpiry, recipient, tokenId, contract, chainId: BigInt(chain.chainId), nonce })
   return { signature, blockExpiry: blockExpiry.toString() }
@@ -51,9 +51,9 @@ const tokenRef = (token: TokenRow) => ({ contractAddress: token.contractAddress,
 
 /** GET /phygitals/transfer-signature (API key). A 2-tap token needs an open registration; it is used up by the transfer itself, on chain. */
 export async function transferSignatureWithApiKey(deps: ChainDeps, p: { key: TokenKey; teamId: number; recipient: Address }): Promise<TransferSignature> {
-  const token = findToken(deps.store, p.key, p.teamId)
+  const token = await findToken(deps.store, p.key, p.teamId)
   const chain = deps.chains.require(token.chainId)
-  checkClaimRegistration(deps.store, token, p.recipient, deps.now())
+  await checkClaimRegistration(deps.store, token, p.recipient, deps.now())
   const { signature, blockExpiry } = await sign(deps, chain, token, p.recipient)
   return { signature, blockExpiry, tokenRef: tokenRef(token) }
 }
@@ -66,11 +66,11 @@ export async function transferSignatureWithApiKey(deps: ChainDeps, p: { key: Tok
  */
 export async function transferSignatureWithOtp(deps: ChainDeps, p: { code: string | undefined; recipient: Address }): Promise<TransferSignature> {
   const { store } = deps
-  const { token } = checkTokenOtp(store, { code: p.code, now: deps.now() })
+  const { token } = await checkTokenOtp(store, { code: p.code, now: deps.now() })
   const chain = deps.chains.require(token.chainId)
-  checkClaimRegistration(store, token, p.recipient, deps.now())
+  await checkClaimRegistration(store, token, p.recipient, deps.now())
   const { signature, blockExpiry } = await sign(deps, chain, token, p.recipient)
   // Spent only now; a second request racing this one gets 409 otp_used and no signature.
-  store.tx(() => spendTokenOtp(store, { code: p.code, usedFor: 'transfer-signature', now: deps.now() }))
+  await store.tx((tx) => spendTokenOtp(tx, { code: p.code, usedFor: 'transfer-signature', now: deps.now() }))
   return { signature, blockExpiry, tokenRef: tokenRef(token) }
 }

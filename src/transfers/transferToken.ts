@@ -3,7 +3,7 @@ import type { ChainDeps } from '../chain/chainDeps.js'
 import { checkRecipientCanReceive } from '../chain/recipientCheck.js'
 import type { TokenKey, TokenRow } from '../db/tokens.js'
 import type { TransferRow } from '../db/transfers.js'
-import type { Tx } from '../db/tx.js'
+import type { Repositories, Tx } from '../db/types.js'
 import { ConflictError, NotFoundError } from '../errors.js'
 import { checkTokenOtp, spendTokenOtp } from '../otps/tokenOtp.js'
 import { findToken } from '../phygitals/findTeamToken.js'
@@ -14,7 +14,7 @@ import { refreshTokenMoves } from './tokenMoves.js'
 export type AcceptedTransfer = { initialTxHash: string; token: TokenRow; txId: number; transferId: number; recipient: Address }
 
 /** Runs inside the transfer's transaction, after it is recorded, with its handle: what else must commit with it (a kiosk claim's step, its feed notification). */
-export type OnAccepted = (accepted: AcceptedTransfer, tx: Tx) => void
+export type OnAccepted = (accepted: AcceptedTransfer, tx: Tx) => Promise<unknown>
 
 /**
  * Accepts a transfer: the 2-tap gate, the relayed mintNFT/claimNFT and the
@@ -24,33 +24,33 @@ export type OnAccepted = (accepted: AcceptedTransfer, tx: Tx) => void
  */
 function accept(
   deps: ChainDeps,
-  p: { token: () => { token: TokenRow; otpCode?: string }; recipient: Address; via: TransferRow['via']; onAccepted?: OnAccepted },
-): AcceptedTransfer {
+  p: { token: (tx: Tx) => Promise<{ token: TokenRow; otpCode?: string }>; recipient: Address; via: TransferRow['via']; onAccepted?: OnAccepted },
+): Promise<AcceptedTransfer> {
   const { store, config } = deps
   const now = deps.now()
-  return store.tx((tx) => {
-    const { token, otpCode = null } = p.token()
+  return store.tx(async (tx) => {
+    const { token, otpCode = null } = await p.token(tx)
     const chain = deps.chains.signer(token.chainId)
-    const registration = useClaimRegistration(store, token, p.recipient, now)
+    const registration = await useClaimRegistration(tx, token, p.recipient, now)
     const method = token.minted ? 'claimNFT' : 'mintNFT'
-    const signed = signTransferTx(tx, chain, { token, recipient: p.recipient, method, now, config })
-    const transferId = store.transfers.insert({
-      tokenId: token.id,
-      teamId: token.teamId,
-      recipient: p.recipient,
-      method,
-      via: p.via,
-      otpCode,
-      claimRegistrationId: registration?.id ?? null,
-      chainTxId: signed.id,
-      createdAt: now,
-    })
-    store.tokens.setMinted(token.id, true)
-    const moves = store.tokens.addMove(token.id)
+    const signed = await signTransferTx(tx, chain, { token, recipient: p.recipient, method, now, config })
+    const transferId = await tx.transfers.insert({
+          tokenId: token.id,
+          teamId: token.teamId,
+          recipient: p.recipient,
+          method,
+          via: p.via,
+          otpCode,
+          claimRegistrationId: registration?.id ?? null,
+          chainTxId: signed.id,
+          createdAt: now,
+        })
+    await tx.tokens.setMinted(token.id, true)
+    const moves = await tx.tokens.addMove(token.id)
     // Given back (its transfer given up, src/relayer/recoverTransfer.ts), this OTP works again until the token's next move.
-    if (otpCode !== null) store.otps.bindToMoves(otpCode, moves)
+    if (otpCode !== null) await tx.otps.bindToMoves(otpCode, moves)
     const accepted = { initialTxHash: signed.hash, token, txId: signed.id, transferId, recipient: p.recipient }
-    p.onAccepted?.(accepted, tx)
+    await p.onAccepted?.(accepted, tx)
     tx.afterCommit(() => deps.relayer?.wake(token.chainId))
     return accepted
   })
@@ -67,13 +67,13 @@ export async function checkRecipient(deps: ChainDeps, token: TokenRow, recipient
   const signer = deps.chains.signer(token.chainId)
   const chain = deps.chains.get(token.chainId)
   const check = { standard: 'erc721', contract: token.contractAddress as Address, operator: signer.relayer.address, tokenId: BigInt(token.tokenId), recipient } as const
-  if (chain) await Promise.all([checkRecipientCanReceive(chain.rpc, check), refreshTokenMoves(deps, token)])
+  if (chain) await Promise.all([checkRecipientCanReceive(chain.rpc, check), await refreshTokenMoves(deps, token)])
 }
 
 /** POST /phygitals/transfer: the team's token, by its on-chain key. */
 export async function transferWithApiKey(deps: ChainDeps, p: { key: TokenKey; teamId: number; recipient: Address }): Promise<AcceptedTransfer> {
-  await checkRecipient(deps, findToken(deps.store, p.key, p.teamId), p.recipient)
-  return accept(deps, { token: () => ({ token: findToken(deps.store, p.key, p.teamId) }), recipient: p.recipient, via: 'api_key' })
+  await checkRecipient(deps, await findToken(deps.store, p.key, p.teamId), p.recipient)
+  return accept(deps, { token: async (tx) => ({ token: await findToken(tx, p.key, p.teamId) }), recipient: p.recipient, via: 'api_key' })
 }
 
 /**
@@ -82,14 +82,14 @@ export async function transferWithApiKey(deps: ChainDeps, p: { key: TokenKey; te
  * token_moved), before and again inside the transaction, with nothing spent.
  */
 export async function transferWithOtp(deps: ChainDeps, p: { code: string | undefined; recipient: Address; onAccepted?: OnAccepted }): Promise<AcceptedTransfer> {
-  const { token } = checkTokenOtp(deps.store, { code: p.code, now: deps.now() })
+  const { token } = await checkTokenOtp(deps.store, { code: p.code, now: deps.now() })
   await checkRecipient(deps, token, p.recipient)
   return accept(deps, {
     recipient: p.recipient,
     via: 'otp',
     onAccepted: p.onAccepted,
-    token: () => {
-      const spent = spendTokenOtp(deps.store, { code: p.code, usedFor: 'transfer', now: deps.now() })
+    token: async (tx) => {
+      const spent = await spendTokenOtp(tx, { code: p.code, usedFor: 'transfer', now: deps.now() })
       return { token: spent.token, otpCode: spent.otp.code }
     },
   })
@@ -97,13 +97,13 @@ export async function transferWithOtp(deps: ChainDeps, p: { code: string | undef
 
 /** POST /phygitals/transfer/self-service: the token linked to one of the team's tags. */
 export async function transferBySelfService(deps: ChainDeps, p: { tagUid: string; teamId: number; recipient: Address }): Promise<AcceptedTransfer> {
-  const token = () => {
-    const chip = deps.store.chips.get(p.tagUid)
+  const token = async (store: Repositories) => {
+    const chip = await store.chips.get(p.tagUid)
     if (!chip || chip.teamId !== p.teamId) throw new NotFoundError('chip_not_found', `No chip ${p.tagUid} in your team`)
-    const linked = deps.store.tokens.findByChip(chip.uid)
+    const linked = await store.tokens.findByChip(chip.uid)
     if (!linked) throw new ConflictError('chip_not_linked', `Chip ${p.tagUid} is not linked to a phygital token`)
     return linked
   }
-  await checkRecipient(deps, token(), p.recipient)
-  return accept(deps, { recipient: p.recipient, via: 'self_service', token: () => ({ token: token() }) })
+  await checkRecipient(deps, await token(deps.store), p.recipient)
+  return accept(deps, { recipient: p.recipient, via: 'self_service', token: async (tx) => ({ token: await token(tx) }) })
 }

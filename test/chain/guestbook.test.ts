@@ -39,7 +39,7 @@ const eventMetadata = metadata({ name: 'Opening night', description: 'Guests of 
 beforeAll(async () => {
   gw = await createChainGateway({ config: { publicBaseUrl: ORIGIN, rateLimit: { max: 100_000 } } })
   const secret = loadGatewaySecret({ dataDir: gw.dataDir })
-  const summary = importData(
+  const summary = await importData(
     gw.store,
     parseImportFile({
       teams: [
@@ -60,8 +60,8 @@ beforeAll(async () => {
   )
   teamA = summary.teams[0]!.id
   teamB = summary.teams[1]!.id
-  headersA = { 'x-service-api-key': gw.store.tx(() => createApiKey(gw.store, { teamId: teamA, label: 'a', now: Date.now() })).apiKey }
-  headersB = { 'x-service-api-key': gw.store.tx(() => createApiKey(gw.store, { teamId: teamB, label: 'b', now: Date.now() })).apiKey }
+  headersA = { 'x-service-api-key': (await gw.store.tx((tx) => createApiKey(tx, { teamId: teamA, label: 'a', now: Date.now() }))).apiKey }
+  headersB = { 'x-service-api-key': (await gw.store.tx((tx) => createApiKey(tx, { teamId: teamB, label: 'b', now: Date.now() }))).apiKey }
   gw.relayer.wake(31337)
   await gw.settle()
 })
@@ -70,12 +70,12 @@ afterAll(async () => gw?.close())
 const read = <F extends 'name' | 'symbol' | 'signVerifier' | 'transfersPaused' | 'uri' | 'balanceOf'>(functionName: F, args: unknown[] = []) =>
   gw.publicClient.readContract({ address, abi: guestbookAbi, functionName, args } as never) as Promise<unknown>
 const balanceOf = (who: Address) => read('balanceOf', [who, 1n]) as Promise<bigint>
-const txCount = () => gw.store.chainTxs.all(31337).length
+const txCount = async () => (await gw.store.chainTxs.all(31337)).length
 const post = (url: string, payload: object, headers: Record<string, string> = headersA) => call(gw, { method: 'POST', url, headers, payload })
 
 /** A fresh tap of a chip and the OTPs its ref hands out. */
 async function tapRef(uid: string) {
-  const ref = tapChip({ store: gw.store, clock: { now: Date.now() } }, uid)
+  const ref = await tapChip({ store: gw.store, clock: { now: Date.now() } }, uid)
   const res = await call(gw, { url: `/refs/${ref}` })
   expect(res.status).toBe(200)
   expect(res.body.isValidRef).toBe(true)
@@ -98,9 +98,9 @@ describe('POST /events/contracts', () => {
 
     const pending = (await call(gw, { url: '/events/contracts', headers: headersA })).body as { id: number; status: string; address: string | null }[]
     expect(pending.find((c) => c.id === contractId)).toMatchObject({ name: 'Guests', symbol: 'GST', chainId: 31337, status: 'pending', address: null })
-    const row = gw.store.guestbook.getContract(contractId)!
+    const row = (await gw.store.guestbook.getContract(contractId))!
     expect(row.deployTxId).not.toBeNull()
-    expect(gw.store.chainTxs.get(row.deployTxId!)).toMatchObject({ kind: 'deploy_guestbook', status: 'queued' })
+    expect(await gw.store.chainTxs.get(row.deployTxId!)).toMatchObject({ kind: 'deploy_guestbook', status: 'queued' })
 
     gw.relayer.start()
     await gw.settle()
@@ -110,7 +110,7 @@ describe('POST /events/contracts', () => {
     address = confirmed.address as Address
     expect(address).toBe(row.plannedAddress)
     // Team B's contract is not listed for A.
-    expect(listed.map((c) => c.id)).not.toContain(gw.store.guestbook.listContracts(teamB)[0]!.id)
+    expect(listed.map((c) => c.id)).not.toContain((await gw.store.guestbook.listContracts(teamB))[0]!.id)
 
     const code = await gw.publicClient.getCode({ address })
     expect(code && code.length).toBeGreaterThan(2)
@@ -142,7 +142,7 @@ describe('POST /events/contracts', () => {
 
   test('PATCH /events/metadata changes what the uri serves; another team cannot', async () => {
     const updated = { ...eventMetadata, description: 'Guests of the opening (updated)', extra_field: { kept: true } }
-    const before = txCount()
+    const before = await txCount()
     const res = await call(gw, { method: 'PATCH', url: '/events/metadata', headers: headersA, payload: { eventId, metadata: JSON.stringify(updated) } })
     expect(res.status, JSON.stringify(res.body)).toBe(200)
     expect((await call(gw, { url: `/metadata/31337/${address}/1` })).body).toEqual(updated)
@@ -154,7 +154,7 @@ describe('POST /events/contracts', () => {
     expect(invalid.body.errors).toMatchObject({ 'metadata.image': 'Required' })
     expect((await call(gw, { url: `/metadata/31337/${address}/1` })).body).toEqual(updated)
     // Guestbook metadata is served from here; no chain transaction is needed for it.
-    expect(txCount()).toBe(before)
+    expect(await txCount()).toBe(before)
   })
 })
 
@@ -166,15 +166,15 @@ describe('POST /events/mint', () => {
     await gw.settle()
     await expectReceiptOk(res.body.txnHash)
     expect(await balanceOf(USER)).toBe(1n)
-    expect(gw.store.transfers.guestbookMintedTo(eventId, USER)).toBe(true)
+    expect(await gw.store.transfers.guestbookMintedTo(eventId, USER)).toBe(true)
 
-    const before = txCount()
+    const before = await txCount()
     for (const recipient of [USER, USER.toLowerCase()]) {
       const again = await post('/events/mint', { eventId, recipient })
       expect(again.status, recipient).toBe(409)
       expect(again.body.error).toBe('already_minted')
     }
-    expect(txCount()).toBe(before)
+    expect(await txCount()).toBe(before)
     await gw.settle()
     expect(await balanceOf(USER)).toBe(1n)
   })
@@ -201,21 +201,21 @@ describe('POST /events/mint', () => {
 describe('concurrent and odd requests', () => {
   test('the same mint sent twice at once: one queued, one already_minted', async () => {
     const recipient = getAddress('0x000000000000000000000000000000000000c0c0')
-    const before = txCount()
+    const before = await txCount()
     const results = await Promise.all([post('/events/mint', { eventId, recipient }), post('/events/mint', { eventId, recipient })])
     expect(results.map((r) => r.status).sort()).toEqual([200, 409])
     expect(results.find((r) => r.status === 409)!.body.error).toBe('already_minted')
-    expect(txCount()).toBe(before + 1)
+    expect(await txCount()).toBe(before + 1)
     await gw.settle()
     expect(await balanceOf(recipient)).toBe(1n)
   })
 
   test('a chain the gateway has no keys for → 400 chain_not_configured, nothing recorded', async () => {
-    const contracts = gw.store.guestbook.listContracts(teamA).length
+    const contracts = (await gw.store.guestbook.listContracts(teamA)).length
     const res = await post('/events/contracts', { name: 'Nowhere', symbol: 'NWH', chainId: 5 })
     expect(res.status).toBe(400)
     expect(res.body.error).toBe('chain_not_configured')
-    expect(gw.store.guestbook.listContracts(teamA)).toHaveLength(contracts)
+    expect(await gw.store.guestbook.listContracts(teamA)).toHaveLength(contracts)
   })
 })
 
@@ -233,8 +233,8 @@ describe('POST /events/mint/self', () => {
     await gw.settle()
     await expectReceiptOk(res.body.txnHash)
     expect(await balanceOf(FRANK)).toBe(1n)
-    expect(gw.store.otps.get(otp!)!.usedAt).not.toBeNull()
-    expect(gw.store.transfers.guestbookMintedByChip(eventId, CHIP_1)).toBe(true)
+    expect((await gw.store.otps.get(otp!))!.usedAt).not.toBeNull()
+    expect(await gw.store.transfers.guestbookMintedByChip(eventId, CHIP_1)).toBe(true)
 
     // The same OTP again: spent.
     const reused = await post('/events/mint/self', { recipient: CAROL }, { 'x-service-code': otp! })
@@ -245,19 +245,19 @@ describe('POST /events/mint/self', () => {
     const second = await tapRef(CHIP_1)
     const otp2 = second.guestbookEvents.find((e) => e.id === eventId)!.otp!
     expect(otp2).not.toBe(otp)
-    const before = txCount()
+    const before = await txCount()
     const twice = await post('/events/mint/self', { recipient: CAROL }, { 'x-service-code': otp2 })
     expect(twice.status).toBe(409)
     expect(twice.body.error).toBe('already_minted')
-    expect(gw.store.otps.get(otp2)!.usedAt).toBeNull()
-    expect(txCount()).toBe(before)
+    expect((await gw.store.otps.get(otp2))!.usedAt).toBeNull()
+    expect(await txCount()).toBe(before)
 
     // A recipient who already has the token, from another chip: refused too, and that OTP stays unspent.
     const otherChip = (await tapRef(CHIP_2)).guestbookEvents.find((e) => e.id === eventId)!.otp!
     const toFrank = await post('/events/mint/self', { recipient: FRANK }, { 'x-service-code': otherChip })
     expect(toFrank.status).toBe(409)
     expect(toFrank.body.error).toBe('already_minted')
-    expect(gw.store.otps.get(otherChip)!.usedAt).toBeNull()
+    expect((await gw.store.otps.get(otherChip))!.usedAt).toBeNull()
     // …and still good for a new recipient.
     const toCarol = await post('/events/mint/self', { recipient: CAROL }, { 'x-service-code': otherChip })
     expect(toCarol.status, JSON.stringify(toCarol.body)).toBe(200)
@@ -272,7 +272,7 @@ describe('POST /events/mint/self', () => {
     const wrong = await post('/events/mint/self', { recipient: DAVE }, { 'x-service-code': plain.otp! })
     expect(wrong.status).toBe(403)
     expect(wrong.body.error).toBe('otp_wrong_type')
-    expect(gw.store.otps.get(plain.otp!)!.usedAt).toBeNull()
+    expect((await gw.store.otps.get(plain.otp!))!.usedAt).toBeNull()
 
     const none = await post('/events/mint/self', { recipient: DAVE }, {})
     expect(none.status).toBe(401)
@@ -286,18 +286,18 @@ describe('POST /events/mint/self', () => {
     const badRecipient = await post('/events/mint/self', { recipient: '0x1234' }, { 'x-service-code': fresh })
     expect(badRecipient.status).toBe(400)
     expect(badRecipient.body.error).toBe('invalid_recipient')
-    expect(gw.store.otps.get(fresh)!.usedAt).toBeNull()
+    expect((await gw.store.otps.get(fresh))!.usedAt).toBeNull()
   })
 
   test("an event on a guestbook not deployed here → 409 contract_not_managed, and the OTP is kept", async () => {
     const ext = await tapRef(CHIP_EXT)
     const code = ext.guestbookEvents[0]!.otp!
-    const before = txCount()
+    const before = await txCount()
     const res = await post('/events/mint/self', { recipient: DAVE }, { 'x-service-code': code })
     expect(res.status).toBe(409)
     expect(res.body.error).toBe('contract_not_managed')
-    expect(gw.store.otps.get(code)!.usedAt).toBeNull()
-    expect(txCount()).toBe(before)
+    expect((await gw.store.otps.get(code))!.usedAt).toBeNull()
+    expect(await txCount()).toBe(before)
   })
 })
 
@@ -318,7 +318,7 @@ describe('POST /events/toggle-pause-state', () => {
     await gw.settle()
     await expectReceiptOk(res.body.txnHash)
     expect(await read('transfersPaused')).toBe(true)
-    expect(gw.store.guestbook.getContract(contractId)!.paused).toBe(1)
+    expect((await gw.store.guestbook.getContract(contractId))!.paused).toBe(1)
 
     const error = await transferUserToOther().then(
       () => null,
@@ -340,7 +340,7 @@ describe('POST /events/toggle-pause-state', () => {
     await gw.settle()
     await expectReceiptOk(unpause.body.txnHash)
     expect(await read('transfersPaused')).toBe(false)
-    expect(gw.store.guestbook.getContract(contractId)!.paused).toBe(0)
+    expect((await gw.store.guestbook.getContract(contractId))!.paused).toBe(0)
 
     const { request } = await transferUserToOther()
     const hash = await gw.wallet(USER_KEY).writeContract(request)
@@ -350,7 +350,7 @@ describe('POST /events/toggle-pause-state', () => {
   })
 
   test('without contractId or a full address → 400', async () => {
-    const before = txCount()
+    const before = await txCount()
     for (const payload of [{ pauseState: true }, { contractAddress: address, pauseState: true }, { chainId: 31337, pauseState: true }]) {
       const res = await post('/events/toggle-pause-state', payload)
       expect(res.status, JSON.stringify(payload)).toBe(400)
@@ -358,13 +358,13 @@ describe('POST /events/toggle-pause-state', () => {
     }
     const noState = await post('/events/toggle-pause-state', { contractId })
     expect(noState.status).toBe(400)
-    expect(txCount()).toBe(before)
+    expect(await txCount()).toBe(before)
   })
 })
 
 describe('what a team may not touch', () => {
   test("another team's contract or event is not found; nothing is queued", async () => {
-    const before = txCount()
+    const before = await txCount()
     const checks: [string, object, string][] = [
       ['/events/toggle-pause-state', { contractId, pauseState: true }, 'contract_not_found'],
       ['/events/toggle-pause-state', { contractAddress: address, chainId: 31337, pauseState: true }, 'contract_not_found'],
@@ -379,19 +379,19 @@ describe('what a team may not touch', () => {
       expect(res.body.error).toBe(code)
     }
     // And the other way round: A cannot use B's.
-    const bContract = gw.store.guestbook.listContracts(teamB)[0]!
-    const bEvent = gw.store.guestbook.listEvents(teamB)[0]!
+    const bContract = (await gw.store.guestbook.listContracts(teamB))[0]!
+    const bEvent = (await gw.store.guestbook.listEvents(teamB))[0]!
     expect((await post('/events/toggle-pause-state', { contractId: bContract.id, pauseState: true })).status).toBe(404)
     expect((await post('/events/mint', { eventId: bEvent.id, recipient: DAVE })).status).toBe(404)
-    expect(txCount()).toBe(before)
-    expect(gw.store.guestbook.getContract(contractId)!.paused).toBe(0)
-    expect(gw.store.guestbook.getContract(bContract.id)!.paused).toBe(0)
+    expect(await txCount()).toBe(before)
+    expect((await gw.store.guestbook.getContract(contractId))!.paused).toBe(0)
+    expect((await gw.store.guestbook.getContract(bContract.id))!.paused).toBe(0)
   })
 
   test('a guestbook registered by address (not deployed here) cannot be minted or paused: 409 contract_not_managed', async () => {
-    const before = txCount()
-    const ext = gw.store.guestbook.listContracts(teamA).find((c) => c.address === EXTERNAL_GB)!
-    const extEvent = gw.store.guestbook.listEvents(teamA, ext.id)[0]!
+    const before = await txCount()
+    const ext = (await gw.store.guestbook.listContracts(teamA)).find((c) => c.address === EXTERNAL_GB)!
+    const extEvent = (await gw.store.guestbook.listEvents(teamA, ext.id))[0]!
     const checks: [string, object][] = [
       ['/events/mint', { eventId: extEvent.id, recipient: DAVE }],
       ['/events/mint', { tokenId: '1', contractAddress: EXTERNAL_GB, chainId: 31337, recipient: DAVE }],
@@ -403,13 +403,13 @@ describe('what a team may not touch', () => {
       expect(res.status, `${url} ${JSON.stringify(payload)}`).toBe(409)
       expect(res.body.error).toBe('contract_not_managed')
     }
-    expect(txCount()).toBe(before)
-    expect(gw.store.guestbook.getContract(ext.id)!.paused).toBe(0)
-    expect(gw.store.transfers.guestbookMintedTo(extEvent.id, DAVE)).toBe(false)
+    expect(await txCount()).toBe(before)
+    expect((await gw.store.guestbook.getContract(ext.id))!.paused).toBe(0)
+    expect(await gw.store.transfers.guestbookMintedTo(extEvent.id, DAVE)).toBe(false)
   })
 
   test('a contract or event id that does not exist → 404', async () => {
-    const before = txCount()
+    const before = await txCount()
     const pause = await post('/events/toggle-pause-state', { contractId: 999_999, pauseState: true })
     expect(pause.status).toBe(404)
     expect(pause.body.error).toBe('contract_not_found')
@@ -422,7 +422,7 @@ describe('what a team may not touch', () => {
     const mint = await post('/events/mint', { eventId: 999_999, recipient: DAVE })
     expect(mint.status).toBe(404)
     expect(mint.body.error).toBe('event_not_found')
-    expect(txCount()).toBe(before)
+    expect(await txCount()).toBe(before)
   })
 })
 
@@ -432,7 +432,7 @@ describe('pending contracts and failed mints', () => {
     const deployed = await post('/events/contracts', { name: 'Later', symbol: 'LTR', chainId: 31337 })
     expect(deployed.status).toBe(200)
     const id = deployed.body.contractId as number
-    const planned = gw.store.guestbook.getContract(id)!.plannedAddress as Address
+    const planned = (await gw.store.guestbook.getContract(id))!.plannedAddress as Address
     const created = await post('/events', { name: 'Soon', tokenId: '3', contractId: id, metadata: JSON.stringify(metadata({ name: 'Soon' })) })
     expect(created.status, JSON.stringify(created.body)).toBe(200)
     // uri() is fixed at deploy, so the metadata is served before the deploy is mined.
@@ -448,7 +448,7 @@ describe('pending contracts and failed mints', () => {
     await expectReceiptOk(mint.body.txnHash)
     const balance = await gw.publicClient.readContract({ address: planned, abi: guestbookAbi, functionName: 'balanceOf', args: [DAVE, 3n] })
     expect(balance).toBe(1n)
-    expect(gw.store.guestbook.getContract(id)).toMatchObject({ status: 'confirmed', address: planned })
+    expect(await gw.store.guestbook.getContract(id)).toMatchObject({ status: 'confirmed', address: planned })
   })
 
   test('a mint that reverted on chain does not use up the chip: a new tap may mint again', async () => {
@@ -469,9 +469,9 @@ describe('pending contracts and failed mints', () => {
     await gw.settle()
     const receipt = await gw.publicClient.getTransactionReceipt({ hash: res.body.txnHash })
     expect(receipt.status).toBe('reverted')
-    expect(gw.store.chainTxs.all(31337).find((row) => row.txHash === res.body.txnHash)).toMatchObject({ status: 'mined', reverted: 1 })
+    expect((await gw.store.chainTxs.all(31337)).find((row) => row.txHash === res.body.txnHash)).toMatchObject({ status: 'mined', reverted: 1 })
     expect(await balanceOf(turncoat)).toBe(0n)
-    expect(gw.store.otps.get(otp)!.usedAt).toBeNull()
+    expect((await gw.store.otps.get(otp))!.usedAt).toBeNull()
 
     // No token was minted with this chip, so a new tap (new OTP) to a wallet must work.
     const retry = (await tapRef(CHIP_REVERT)).guestbookEvents.find((e) => e.id === eventId)!.otp!

@@ -24,7 +24,7 @@ beforeAll(async () => {
     { tokenId: '1', chips: ['04DD000000000A'] },
     { tokenId: '2', chips: ['04DD000000000B'] },
   ])
-  const summary = importData(
+  const summary = await importData(
     gw.store,
     parseImportFile({
       teams: [
@@ -43,17 +43,17 @@ beforeAll(async () => {
     { config: gw.config, now: Date.now(), secret },
   )
   const teamId = summary.teams[0]!.id
-  headers = { 'x-service-api-key': gw.store.tx(() => createApiKey(gw.store, { teamId, label: 'm', now: Date.now() })).apiKey }
-  foreignHeaders = { 'x-service-api-key': gw.store.tx(() => createApiKey(gw.store, { teamId: summary.teams[1]!.id, label: 'o', now: Date.now() })).apiKey }
-  contract = contractOf(gw, teamId)
+  headers = { 'x-service-api-key': (await gw.store.tx((tx) => createApiKey(tx, { teamId, label: 'm', now: Date.now() }))).apiKey }
+  foreignHeaders = { 'x-service-api-key': (await gw.store.tx((tx) => createApiKey(tx, { teamId: summary.teams[1]!.id, label: 'o', now: Date.now() }))).apiKey }
+  contract = await contractOf(gw, teamId)
   gw.relayer.wake(31337)
   await gw.settle()
 })
 afterAll(async () => gw?.close())
 
-const txCount = () => gw.store.chainTxs.all(31337).length
-const storedMetadata = (contractAddress: string, tokenId: string) =>
-  JSON.parse(gw.store.tokens.findByKey({ chainId: 31337, contractAddress, tokenId })!.metadata!) as Record<string, unknown>
+const txCount = async () => (await gw.store.chainTxs.all(31337)).length
+const storedMetadata = async (contractAddress: string, tokenId: string) =>
+  JSON.parse((await gw.store.tokens.findByKey({ chainId: 31337, contractAddress, tokenId }))!.metadata!) as Record<string, unknown>
 const patch = (payload: object, h: Record<string, string> = headers) => call(gw, { method: 'PATCH', url: '/phygitals/metadata', headers: h, payload })
 const tokenURI = (tokenId: bigint) => gw.publicClient.readContract({ address: contract, abi: phygitalTokenAbi, functionName: 'tokenURI', args: [tokenId] })
 
@@ -74,7 +74,7 @@ describe('tokenURI and GET /metadata', () => {
     const res = await call(gw, { url: uri.slice(ORIGIN.length) })
     expect(res.status).toBe(200)
     expect(res.body).toEqual(metadata({ name: 'M #1' }))
-    expect(res.body).toEqual(storedMetadata(contract, '1'))
+    expect(res.body).toEqual(await storedMetadata(contract, '1'))
     expect(String(res.headers['cache-control'])).toMatch(/^public\b/)
     expect(String(res.headers['content-type'])).toMatch(/^application\/json/)
     // The address in any case.
@@ -100,23 +100,23 @@ describe('tokenURI and GET /metadata', () => {
 describe('PATCH /phygitals/metadata', () => {
   test('valid metadata is stored, served, and the contract emits MetadataUpdate(tokenId)', async () => {
     const fromBlock = (await gw.publicClient.getBlockNumber({ cacheTime: 0 })) + 1n
-    const before = txCount()
+    const before = await txCount()
     const updated = metadata({ name: 'M #1, renamed', image: 'https://example.com/new.png', extra: { kept: [1, 2] } })
     const res = await patch({ contractAddress: contract.toLowerCase(), chainId: 31337, tokenId: '1', metadata: JSON.stringify(updated) })
     expect(res.status, JSON.stringify(res.body)).toBe(200)
     expect(res.body).toEqual({ success: true })
-    const queued = gw.store.chainTxs.all(31337).slice(before)
+    const queued = (await gw.store.chainTxs.all(31337)).slice(before)
     expect(queued).toHaveLength(1)
     expect(queued[0]).toMatchObject({ kind: 'metadata_refresh', toAddress: contract })
 
     await gw.settle()
-    expect(gw.store.chainTxs.get(queued[0]!.id)).toMatchObject({ status: 'mined', reverted: 0 })
+    expect(await gw.store.chainTxs.get(queued[0]!.id)).toMatchObject({ status: 'mined', reverted: 0 })
     const events = await gw.publicClient.getContractEvents({ address: contract, abi: phygitalTokenAbi, eventName: 'MetadataUpdate', fromBlock })
     expect(events).toHaveLength(1)
     expect(events[0]!.args).toEqual({ _tokenId: 1n })
-    expect(events[0]!.transactionHash).toBe(gw.store.chainTxs.get(queued[0]!.id)!.txHash)
+    expect(events[0]!.transactionHash).toBe((await gw.store.chainTxs.get(queued[0]!.id))!.txHash)
 
-    expect(storedMetadata(contract, '1')).toEqual(updated)
+    expect(await storedMetadata(contract, '1')).toEqual(updated)
     const served = await call(gw, { url: `/metadata/31337/${contract}/1` })
     expect(served.status).toBe(200)
     expect(served.body).toEqual(updated)
@@ -134,8 +134,8 @@ describe('PATCH /phygitals/metadata', () => {
   })
 
   test('invalid metadata → 400 with errors by field path; nothing stored, nothing queued', async () => {
-    const before = txCount()
-    const stored = storedMetadata(contract, '1')
+    const before = await txCount()
+    const stored = await storedMetadata(contract, '1')
     const { image: _image, ...noImage } = metadata()
     const missing = await patch({ contractAddress: contract, chainId: 31337, tokenId: '1', metadata: JSON.stringify(noImage) })
     expect(missing.status).toBe(400)
@@ -155,26 +155,26 @@ describe('PATCH /phygitals/metadata', () => {
       expect(res.body.error).toBe('validation_failed')
       expect(Object.keys(res.body.errors), text).toContain(path)
     }
-    expect(txCount()).toBe(before)
-    expect(storedMetadata(contract, '1')).toEqual(stored)
+    expect(await txCount()).toBe(before)
+    expect(await storedMetadata(contract, '1')).toEqual(stored)
     expect((await call(gw, { url: `/metadata/31337/${contract}/1` })).body).toEqual(stored)
   })
 
   test('a token on a contract not deployed here: stored and served, but no refresh transaction', async () => {
-    const before = txCount()
+    const before = await txCount()
     for (const [address, tokenId] of [[REGISTERED, '5'], [BARE, '6']] as const) {
       const updated = metadata({ name: `updated ${tokenId}` })
       const res = await patch({ contractAddress: address, chainId: 31337, tokenId, metadata: JSON.stringify(updated) })
       expect(res.status, JSON.stringify(res.body)).toBe(200)
-      expect(storedMetadata(address, tokenId)).toEqual(updated)
+      expect(await storedMetadata(address, tokenId)).toEqual(updated)
       expect((await call(gw, { url: `/metadata/31337/${address}/${tokenId}` })).body).toEqual(updated)
     }
-    expect(txCount()).toBe(before)
+    expect(await txCount()).toBe(before)
   })
 
   test("an unknown token, or another team's → 404 token_not_found; nothing queued", async () => {
-    const before = txCount()
-    const stored = storedMetadata(contract, '1')
+    const before = await txCount()
+    const stored = await storedMetadata(contract, '1')
     const unknown = await patch({ contractAddress: contract, chainId: 31337, tokenId: '99', metadata: JSON.stringify(metadata()) })
     expect(unknown.status).toBe(404)
     expect(unknown.body.error).toBe('token_not_found')
@@ -183,7 +183,7 @@ describe('PATCH /phygitals/metadata', () => {
     expect(foreign.body.error).toBe('token_not_found')
     const noKey = await patch({ contractAddress: contract, chainId: 31337, tokenId: '1', metadata: JSON.stringify(metadata()) }, {})
     expect(noKey.status).toBe(401)
-    expect(txCount()).toBe(before)
-    expect(storedMetadata(contract, '1')).toEqual(stored)
+    expect(await txCount()).toBe(before)
+    expect(await storedMetadata(contract, '1')).toEqual(stored)
   })
 })

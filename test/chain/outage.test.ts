@@ -44,7 +44,7 @@ async function gatewayOn(url: string, chain: Record<string, unknown> = {}) {
     config: { chain: { embedded: false, ...chain }, chains: { [CHAIN_ID]: { rpcUrl: url, relayerKeyEnv: 'TEST_RELAYER_KEY' } } },
     env: { TEST_RELAYER_KEY: RELAYER_KEY },
   })
-  const summary = importData(
+  const summary = await importData(
     gw.store,
     parseImportFile({
       teams: [
@@ -64,9 +64,9 @@ async function gatewayOn(url: string, chain: Record<string, unknown> = {}) {
     { config: gw.config, now: Date.now(), secret: loadGatewaySecret({ dataDir: gw.dataDir }), signers: new Map(gw.chains.list().map((c) => [c.chainId, c])) },
   )
   const teamId = summary.teams[0]!.id
-  const apiKey = gw.store.tx(() => createApiKey(gw!.store, { teamId, label: 'outage', now: Date.now() })).apiKey
-  const contract = gw.store.guestbook.listContracts(teamId)[0]!
-  const event = gw.store.guestbook.listEvents(teamId)[0]!
+  const apiKey = (await gw.store.tx(() => createApiKey(gw!.store, { teamId, label: 'outage', now: Date.now() }))).apiKey
+  const contract = (await gw.store.guestbook.listContracts(teamId))[0]!
+  const event = (await gw.store.guestbook.listEvents(teamId))[0]!
   return { gw, apiKey, contractId: contract.id, guestbook: contract.plannedAddress as Address, eventId: event.id }
 }
 
@@ -78,7 +78,7 @@ describe('a configured chain whose RPC goes away and comes back', () => {
     const { gw, apiKey, contractId, guestbook, eventId } = await gatewayOn(first.url)
     gw.relayer.wake(CHAIN_ID)
     await gw.settle()
-    expect(gw.store.guestbook.getContract(contractId)!.status).toBe('confirmed')
+    expect((await gw.store.guestbook.getContract(contractId))!.status).toBe('confirmed')
 
     // The node goes away (its chain state kept, as a real network's would be).
     const state = await rpc<string>(first.url, 'anvil_dumpState')
@@ -107,7 +107,7 @@ describe('a configured chain whose RPC goes away and comes back', () => {
 
     // The relayer notices and keeps everything queued.
     await expect.poll(() => gw.relayer.status()[0]?.reachable, { timeout: 10_000 }).toBe(false)
-    expect(gw.store.chainTxs.open(CHAIN_ID)).toHaveLength(12)
+    expect(await gw.store.chainTxs.open(CHAIN_ID)).toHaveLength(12)
     expect((await call(gw, { url: '/health' })).body.chains).toEqual([expect.objectContaining({ chainId: CHAIN_ID, reachable: false, pending: 12 })])
 
     // Back on the same address with the same chain.
@@ -121,7 +121,7 @@ describe('a configured chain whose RPC goes away and comes back', () => {
     expect(await client.readContract({ address: guestbook, abi: guestbookAbi, functionName: 'transfersPaused' })).toBe(true)
     const receipts = await Promise.all(accepted.map((hash) => client.getTransactionReceipt({ hash })))
     expect(receipts.every((r) => r.status === 'success')).toBe(true)
-    const queuedContract = gw.store.guestbook.getContract(deploy.body.contractId)!
+    const queuedContract = (await gw.store.guestbook.getContract(deploy.body.contractId))!
     expect(queuedContract.status).toBe('confirmed')
     expect(await client.getCode({ address: queuedContract.address as Address })).toMatch(/^0x[0-9a-f]{100,}/)
     expect(gw.relayer.status()[0]?.reachable).toBe(true)
@@ -130,13 +130,13 @@ describe('a configured chain whose RPC goes away and comes back', () => {
   test('a transaction stuck without a receipt is replaced with higher fees; the new hash is the one recorded', { timeout: 60_000 }, async () => {
     const node = await anvil({ args: ['--no-mining'] })
     const { gw, contractId } = await gatewayOn(node.url, { replaceAfterSeconds: 1, feeBumpPercent: 20 })
-    const deploy = gw.store.guestbook.getContract(contractId)!
-    const initial = gw.store.chainTxs.get(deploy.deployTxId!)!
+    const deploy = (await gw.store.guestbook.getContract(contractId))!
+    const initial = (await gw.store.chainTxs.get(deploy.deployTxId!))!
     gw.relayer.wake(CHAIN_ID)
 
     // Sent, never mined: after replaceAfterSeconds the relayer re-signs the same nonce with fees up by feeBumpPercent.
-    await expect.poll(() => gw.store.chainTxs.attemptHashes(initial.id).length, { timeout: 10_000 }).toBeGreaterThanOrEqual(2)
-    const replaced = gw.store.chainTxs.get(initial.id)!
+    await expect.poll(async () => (await gw.store.chainTxs.attemptHashes(initial.id)).length, { timeout: 10_000 }).toBeGreaterThanOrEqual(2)
+    const replaced = (await gw.store.chainTxs.get(initial.id))!
     expect(replaced.txHash).not.toBe(initial.initialTxHash)
     expect(replaced.initialTxHash).toBe(initial.txHash)
     expect(BigInt(replaced.maxFeePerGas)).toBeGreaterThanOrEqual((BigInt(initial.maxFeePerGas) * 120n) / 100n)
@@ -145,10 +145,10 @@ describe('a configured chain whose RPC goes away and comes back', () => {
     // The node mines; the outbox records whichever version was mined, and it is a version we signed.
     await rpc(node.url, 'evm_mine')
     await gw.settle(10_000)
-    const mined = gw.store.chainTxs.get(initial.id)!
+    const mined = (await gw.store.chainTxs.get(initial.id))!
     expect(mined.status).toBe('mined')
-    expect(gw.store.chainTxs.attemptHashes(initial.id)).toContain(mined.txHash)
+    expect(await gw.store.chainTxs.attemptHashes(initial.id)).toContain(mined.txHash)
     expect(mined.txHash).not.toBe(initial.initialTxHash)
-    expect(gw.store.guestbook.getContract(contractId)!.status).toBe('confirmed')
+    expect((await gw.store.guestbook.getContract(contractId))!.status).toBe('confirmed')
   })
 })

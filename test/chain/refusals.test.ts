@@ -34,7 +34,7 @@ beforeAll(async () => {
     ...['1', '2', '3', '4', '5'].map((tokenId) => ({ tokenId, chips: [`04DE00000000${tokenId.padStart(2, '0')}`] })),
     { tokenId: '20', chips: ['04DE0000000020'], twoTapClaim: { delaySeconds: 0, windowSeconds: 3600 } },
   ])
-  const summary = importData(
+  const summary = await importData(
     gw.store,
     parseImportFile({
       teams: [
@@ -48,26 +48,26 @@ beforeAll(async () => {
     { config: gw.config, now: Date.now(), secret },
   )
   const teamId = summary.teams[0]!.id
-  headers = { 'x-service-api-key': gw.store.tx(() => createApiKey(gw.store, { teamId, label: 'r', now: Date.now() })).apiKey }
-  contract = contractOf(gw, teamId)
+  headers = { 'x-service-api-key': (await gw.store.tx((tx) => createApiKey(tx, { teamId, label: 'r', now: Date.now() }))).apiKey }
+  contract = await contractOf(gw, teamId)
   gw.relayer.wake(31337)
   await gw.settle()
-  const [book] = gw.store.guestbook.listContracts(teamId)
+  const [book] = await gw.store.guestbook.listContracts(teamId)
   guestbook = book!.address as Address
-  eventId = gw.store.guestbook.listEvents(teamId, book!.id)[0]!.id
+  eventId = (await gw.store.guestbook.listEvents(teamId, book!.id))[0]!.id
 })
 afterAll(async () => gw?.close())
 
 const tokenKey = (tokenId: string) => ({ contractAddress: contract, chainId: 31337, tokenId })
 const post = (url: string, payload: object, h: Record<string, string> = headers) => call(gw, { method: 'POST', url, headers: h, payload })
 const query = (p: Record<string, string>) => new URLSearchParams(p).toString()
-const txCount = () => gw.store.chainTxs.all(31337).length
-const otpUsedAt = (code: string) => gw.store.otps.get(code)!.usedAt
+const txCount = async () => (await gw.store.chainTxs.all(31337)).length
+const otpUsedAt = async (code: string) => (await gw.store.otps.get(code))!.usedAt
 const ownerOf = (tokenId: bigint) => gw.publicClient.readContract({ address: contract, abi: phygitalTokenAbi, functionName: 'ownerOf', args: [tokenId] })
 const gbBalance = (who: Address) => gw.publicClient.readContract({ address: guestbook, abi: guestbookAbi, functionName: 'balanceOf', args: [who, 1n] })
 
 async function refOtps(uid: string): Promise<{ token?: string; guestbook?: string }> {
-  const ref = tapChip({ store: gw.store, clock: { now: Date.now() } }, uid)
+  const ref = await tapChip({ store: gw.store, clock: { now: Date.now() } }, uid)
   const res = await call(gw, { url: `/refs/${ref}` })
   expect(res.status, JSON.stringify(res.body)).toBe(200)
   return { token: res.body.linkedToken?.otp, guestbook: res.body.guestbookEvents?.find((e: { id: number }) => e.id === eventId)?.otp }
@@ -97,17 +97,17 @@ async function everyEndpoint(recipient: string, chipOf: { token: string; tagUid:
 
 describe('recipients that can never receive', () => {
   test('the zero address is 400 recipient_cannot_receive on every transfer, signature and mint endpoint; nothing is spent', async () => {
-    const before = txCount()
+    const before = await txCount()
     for (const zero of [zeroAddress, zeroAddress.toUpperCase().replace('0X', '0x')]) {
       const { answers, otps } = await everyEndpoint(zero, { token: '1', tagUid: '04DE0000000001', gbChip: GB_CHIPS[0]! })
       for (const [endpoint, res] of Object.entries(answers)) {
         expect(res.status, `${endpoint}: ${JSON.stringify(res.body)}`).toBe(400)
         expect(res.body.error, endpoint).toBe('recipient_cannot_receive')
       }
-      for (const otp of otps) expect(otpUsedAt(otp)).toBeNull()
+      for (const otp of otps) expect(await otpUsedAt(otp)).toBeNull()
     }
-    expect(txCount()).toBe(before)
-    expect(gw.store.transfers.guestbookMintedByChip(eventId, GB_CHIPS[0]!)).toBe(false)
+    expect(await txCount()).toBe(before)
+    expect(await gw.store.transfers.guestbookMintedByChip(eventId, GB_CHIPS[0]!)).toBe(false)
 
     // The OTPs are still good for a recipient that can receive.
     const otp = (await refOtps('04DE0000000001')).token!
@@ -119,15 +119,15 @@ describe('recipients that can never receive', () => {
   })
 
   test('a contract that does not accept the token is 400 recipient_cannot_receive before anything is spent', async () => {
-    const before = txCount()
+    const before = await txCount()
     // The phygital contract itself implements neither receiver interface.
     const { answers, otps } = await everyEndpoint(contract, { token: '2', tagUid: '04DE0000000002', gbChip: GB_CHIPS[1]! })
     for (const [endpoint, res] of Object.entries(answers)) {
       expect(res.status, `${endpoint}: ${JSON.stringify(res.body)}`).toBe(400)
       expect(res.body.error, endpoint).toBe('recipient_cannot_receive')
     }
-    for (const otp of otps) expect(otpUsedAt(otp)).toBeNull()
-    expect(txCount()).toBe(before)
+    for (const otp of otps) expect(await otpUsedAt(otp)).toBeNull()
+    expect(await txCount()).toBe(before)
 
     // A contract that accepts ERC-721 but not ERC-1155 gets the phygital, not the guestbook token.
     const wallet = fresh('erc721 receiver')
@@ -137,7 +137,7 @@ describe('recipients that can never receive', () => {
     expectError(await post('/events/mint', { eventId, recipient: wallet }), 400, 'recipient_cannot_receive')
     await gw.settle()
     expect(await ownerOf(2n)).toBe(wallet)
-    expect(gw.store.transfers.guestbookMintedTo(eventId, wallet)).toBe(false)
+    expect(await gw.store.transfers.guestbookMintedTo(eventId, wallet)).toBe(false)
   })
 })
 
@@ -149,18 +149,18 @@ describe('a write that reverts anyway gives back what it spent', () => {
     const accepted = await gw.relayer.hold(31337, async () => {
       const res = await post('/phygitals/transfer/pullable', { recipient: victim }, { 'x-service-code': otp })
       expect(res.status, JSON.stringify(res.body)).toBe(200)
-      expect(otpUsedAt(otp)).not.toBeNull()
+      expect(await otpUsedAt(otp)).not.toBeNull()
       await gw.testClient.setCode({ address: victim, bytecode: REVERTER })
       return res.body.initialTxHash as Hex
     })
     await gw.settle()
     expect((await gw.publicClient.getTransactionReceipt({ hash: accepted })).status).toBe('reverted')
-    expect(otpUsedAt(otp)).toBeNull()
+    expect(await otpUsedAt(otp)).toBeNull()
     // Not re-signed over and over: the one reverted transaction is all there is.
     const transfer = gw.store.db.prepare('SELECT resigned FROM transfers WHERE chain_tx_id = (SELECT id FROM chain_txs WHERE initial_tx_hash = ?)').get(accepted) as { resigned: number }
     expect(transfer.resigned).toBe(0)
     await expect(ownerOf(3n)).rejects.toThrow(/ERC721NonexistentToken/)
-    expect(gw.store.tokens.findByChip('04DE0000000003')!.minted).toBe(0)
+    expect((await gw.store.tokens.findByChip('04DE0000000003'))!.minted).toBe(0)
 
     const again = await post('/phygitals/transfer/pullable', { recipient: ALICE }, { 'x-service-code': otp })
     expect(again.status, JSON.stringify(again.body)).toBe(200)
@@ -202,8 +202,8 @@ describe('a write that reverts anyway gives back what it spent', () => {
     })
     await gw.settle()
     expect((await gw.publicClient.getTransactionReceipt({ hash: txnHash })).status).toBe('reverted')
-    expect(otpUsedAt(otp)).toBeNull()
-    expect(gw.store.transfers.guestbookMintedByChip(eventId, GB_CHIPS[2]!)).toBe(false)
+    expect(await otpUsedAt(otp)).toBeNull()
+    expect(await gw.store.transfers.guestbookMintedByChip(eventId, GB_CHIPS[2]!)).toBe(false)
 
     const other = fresh('guestbook wallet')
     const again = await post('/events/mint/self', { recipient: other }, { 'x-service-code': otp })
@@ -215,12 +215,12 @@ describe('a write that reverts anyway gives back what it spent', () => {
 
 describe('chain ids', () => {
   test('a chain id this gateway has no configuration for is the caller’s mistake: 400 chain_not_configured, nothing recorded', async () => {
-    const before = txCount()
+    const before = await txCount()
     const contracts = gw.store.db.prepare('SELECT count(*) AS n FROM guestbook_contracts').get() as { n: number }
     const res = await post('/events/contracts', { name: 'Polygon book', symbol: 'PBK', chainId: 137 })
     expectError(res, 400, 'chain_not_configured')
     expect(res.body.message).toMatch(/137/)
-    expect(txCount()).toBe(before)
+    expect(await txCount()).toBe(before)
     expect(gw.store.db.prepare('SELECT count(*) AS n FROM guestbook_contracts').get()).toEqual(contracts)
   })
 })

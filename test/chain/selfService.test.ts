@@ -27,14 +27,14 @@ beforeAll(async () => {
     { tokenId: '1', chips: [CHIP_A, CHIP_B] },
     { tokenId: '2', chips: [CHIP_UNMINTED] },
   ])
-  const summary = importData(gw.store, parseImportFile({ teams: [team] }), { config: gw.config, now: Date.now(), secret })
+  const summary = await importData(gw.store, parseImportFile({ teams: [team] }), { config: gw.config, now: Date.now(), secret })
   const teamId = summary.teams[0]!.id
-  apiKey = gw.store.tx(() => createApiKey(gw.store, { teamId, label: 't', now: Date.now() })).apiKey
-  contract = contractOf(gw, teamId)
+  apiKey = (await gw.store.tx((tx) => createApiKey(tx, { teamId, label: 't', now: Date.now() }))).apiKey
+  contract = await contractOf(gw, teamId)
   // SUN keys for CHIP_A, so a real phone tap can follow the redirect set here.
   const at = { app: gw.app, store: gw.store, clock: { now: Date.now() } }
-  seedSunProfile(at, { teamId, name: 'aes', metaKey: META, fileKey: FILE })
-  seedSunChip(at, { teamId, uid: CHIP_A, profileName: 'aes' })
+  await seedSunProfile(at, { teamId, name: 'aes', metaKey: META, fileKey: FILE })
+  await seedSunChip(at, { teamId, uid: CHIP_A, profileName: 'aes' })
   await transferTo(USER)
 })
 afterAll(async () => gw?.close())
@@ -53,7 +53,7 @@ async function transferTo(recipient: Address) {
 
 const ownerOf = (tokenId: bigint) => gw.publicClient.readContract({ address: contract, abi: phygitalTokenAbi, functionName: 'ownerOf', args: [tokenId] })
 const nowSeconds = () => Math.floor(Date.now() / 1000)
-const redirectOf = (uid: string) => gw.store.chips.get(uid)!.redirectUrl
+const redirectOf = async (uid: string) => (await gw.store.chips.get(uid))!.redirectUrl
 
 type Request = { tokenId?: string; redirectUrl: string; requestExpiryTime?: number; contractAddress?: string }
 
@@ -122,7 +122,7 @@ describe('the EIP-712 request', () => {
       ownerSignature,
     })
     expect(res.status, JSON.stringify(res.body)).toBe(200)
-    expect(redirectOf(CHIP_A)).toBe('https://spec.example/a')
+    expect(await redirectOf(CHIP_A)).toBe('https://spec.example/a')
   })
 })
 
@@ -132,9 +132,9 @@ describe('PATCH /chips/self-service', () => {
     expect(res.status, JSON.stringify(res.body)).toBe(200)
     expect(res.body.success).toBe(true)
     expect([...res.body.updatedTags].sort()).toEqual([CHIP_A, CHIP_B])
-    expect(redirectOf(CHIP_A)).toBe('https://owner.example/landing?x=1')
-    expect(redirectOf(CHIP_B)).toBe('https://owner.example/landing?x=1')
-    expect(redirectOf(CHIP_UNMINTED)).toBeNull()
+    expect(await redirectOf(CHIP_A)).toBe('https://owner.example/landing?x=1')
+    expect(await redirectOf(CHIP_B)).toBe('https://owner.example/landing?x=1')
+    expect(await redirectOf(CHIP_UNMINTED)).toBeNull()
 
     // A tap of the chip now goes there, with serviceRef.
     const tap = await gw.app.inject({ method: 'GET', url: sunTapUrl({ metaKey: META, fileKey: FILE, uid: CHIP_A, counter: 1 }) })
@@ -157,8 +157,8 @@ describe('PATCH /chips/self-service', () => {
     for (const redirectUrl of urls) {
       const res = await edit(await signed(USER_KEY, { redirectUrl }))
       expect(res.status, `${JSON.stringify(redirectUrl)}: ${JSON.stringify(res.body)}`).toBe(200)
-      expect(redirectOf(CHIP_A)).toBe(redirectUrl)
-      expect(redirectOf(CHIP_B)).toBe(redirectUrl)
+      expect(await redirectOf(CHIP_A)).toBe(redirectUrl)
+      expect(await redirectOf(CHIP_B)).toBe(redirectUrl)
     }
     // A tap follows the stored URL as a browser reads it.
     const tap = await gw.app.inject({ method: 'GET', url: sunTapUrl({ metaKey: META, fileKey: FILE, uid: CHIP_A, counter: 2 }) })
@@ -173,8 +173,8 @@ describe('PATCH /chips/self-service', () => {
     const again = await edit(body)
     expect(again.status).toBe(409)
     expect(again.body.error).toBe('signature_used')
-    expect(redirectOf(CHIP_A)).toBe('https://replay.example/second')
-    expect(redirectOf(CHIP_B)).toBe('https://replay.example/second')
+    expect(await redirectOf(CHIP_A)).toBe('https://replay.example/second')
+    expect(await redirectOf(CHIP_B)).toBe('https://replay.example/second')
   })
 
   test('the same request signed again (another s of one signature) is still the same request: signature_used', async () => {
@@ -190,7 +190,7 @@ describe('PATCH /chips/self-service', () => {
     const res = await edit({ ...body, ownerSignature: flipped })
     expect(res.status).toBe(409)
     expect(res.body.error).toBe('signature_used')
-    expect(redirectOf(CHIP_A)).toBe('https://after-malleable.example/')
+    expect(await redirectOf(CHIP_A)).toBe('https://after-malleable.example/')
   })
 
   test('two copies of one request sent at once: exactly one applies', async () => {
@@ -198,12 +198,12 @@ describe('PATCH /chips/self-service', () => {
     const results = await Promise.all([edit(body), edit(body), edit(body)])
     expect(results.map((r) => r.status).sort()).toEqual([200, 409, 409])
     expect(results.filter((r) => r.status === 409).map((r) => r.body.error)).toEqual(['signature_used', 'signature_used'])
-    expect(redirectOf(CHIP_A)).toBe('https://race.example/')
+    expect(await redirectOf(CHIP_A)).toBe('https://race.example/')
   })
 
   test('a request for another token, contract or chain does not carry over', async () => {
     const body = await signed(USER_KEY, { redirectUrl: 'https://elsewhere.example/' })
-    const before = redirectOf(CHIP_A)
+    const before = await redirectOf(CHIP_A)
     // The token key names the chain: the same contract and token id on chain 1 is not a token of ours.
     const res = await edit({ ...body, chainId: 1 })
     expect(res.status).toBe(404)
@@ -212,11 +212,11 @@ describe('PATCH /chips/self-service', () => {
     const otherUrl = await edit({ ...body, updates: { redirectUrl: 'https://swapped.example/' } })
     expect(otherUrl.status).toBe(403)
     expect(otherUrl.body.error).toBe('not_token_owner')
-    expect(redirectOf(CHIP_A)).toBe(before)
+    expect(await redirectOf(CHIP_A)).toBe(before)
   })
 
   test('the request expires: past → request_expired; too far ahead → request_expiry_too_far', async () => {
-    const before = redirectOf(CHIP_A)
+    const before = await redirectOf(CHIP_A)
     const past = await edit(await signed(USER_KEY, { redirectUrl: 'https://late.example/', requestExpiryTime: nowSeconds() - 10 }))
     expect(past.status).toBe(400)
     expect(past.body.error).toBe('request_expired')
@@ -229,11 +229,11 @@ describe('PATCH /chips/self-service', () => {
     const inside = await edit(await signed(USER_KEY, { redirectUrl: 'https://inside.example/', requestExpiryTime: nowSeconds() + max - 60 }))
     expect(inside.status, JSON.stringify(inside.body)).toBe(200)
     expect(before).not.toBe('https://late.example/')
-    expect(redirectOf(CHIP_A)).toBe('https://inside.example/')
+    expect(await redirectOf(CHIP_A)).toBe('https://inside.example/')
   })
 
   test('a garbage signature is a stable 4xx and changes nothing; a malformed one fails validation', async () => {
-    const before = redirectOf(CHIP_A)
+    const before = await redirectOf(CHIP_A)
     const body = await signed(USER_KEY, { redirectUrl: 'https://garbage.example/' })
     // 65 bytes that recover to no key: r off the curve, r = 0, v neither 27/28 nor 0/1.
     for (const garbage of [`0x${'7a'.repeat(32)}${'3c'.repeat(32)}1b`, `0x${'00'.repeat(64)}1b`, `0x${'7a'.repeat(32)}${'3c'.repeat(32)}05`]) {
@@ -246,7 +246,7 @@ describe('PATCH /chips/self-service', () => {
     const res = await edit({ ...body, ownerSignature: random })
     expect([400, 403], random).toContain(res.status)
     expect(res.body.error).toBe(res.status === 400 ? 'invalid_signature' : 'not_token_owner')
-    expect(redirectOf(CHIP_A)).toBe(before)
+    expect(await redirectOf(CHIP_A)).toBe(before)
 
     for (const ownerSignature of ['0x1234', 'not hex', `${body.ownerSignature}00`, body.ownerSignature.slice(2)]) {
       const bad = await edit({ ...body, ownerSignature })
@@ -254,50 +254,50 @@ describe('PATCH /chips/self-service', () => {
       expect(bad.body.error).toBe('validation_failed')
       expect(bad.body.errors).toHaveProperty('ownerSignature')
     }
-    expect(redirectOf(CHIP_A)).toBe(before)
+    expect(await redirectOf(CHIP_A)).toBe(before)
     // The real signature was not spent by any of the failures.
     expect((await edit(body)).status).toBe(200)
-    expect(redirectOf(CHIP_A)).toBe('https://garbage.example/')
+    expect(await redirectOf(CHIP_A)).toBe('https://garbage.example/')
   })
 
   test('an unminted token → token_not_minted; an unknown one → token_not_found; a non-http(s) URL → 400', async () => {
     const unminted = await edit(await signed(USER_KEY, { tokenId: '2', redirectUrl: 'https://unminted.example/' }))
     expect(unminted.status).toBe(409)
     expect(unminted.body.error).toBe('token_not_minted')
-    expect(redirectOf(CHIP_UNMINTED)).toBeNull()
+    expect(await redirectOf(CHIP_UNMINTED)).toBeNull()
 
     const unknown = await edit(await signed(USER_KEY, { tokenId: '99', redirectUrl: 'https://unknown.example/' }))
     expect(unknown.status).toBe(404)
     expect(unknown.body.error).toBe('token_not_found')
 
-    const before = redirectOf(CHIP_A)
+    const before = await redirectOf(CHIP_A)
     for (const redirectUrl of ['javascript:alert(1)', 'ftp://files.example/x', 'not a url']) {
       const res = await edit(await signed(USER_KEY, { redirectUrl }))
       expect(res.status, redirectUrl).toBe(400)
       expect(res.body.error).toBe('validation_failed')
       expect(res.body.errors).toHaveProperty(['updates.redirectUrl'])
     }
-    expect(redirectOf(CHIP_A)).toBe(before)
+    expect(await redirectOf(CHIP_A)).toBe(before)
   })
 
   test("a non-owner's signature → 403 not_token_owner; after the token moves, only the new owner can sign", async () => {
-    const before = redirectOf(CHIP_A)
+    const before = await redirectOf(CHIP_A)
     const other = await edit(await signed(OTHER_KEY, { redirectUrl: 'https://thief.example/' }))
     expect(other.status).toBe(403)
     expect(other.body.error).toBe('not_token_owner')
-    expect(redirectOf(CHIP_A)).toBe(before)
-    expect(redirectOf(CHIP_B)).toBe(before)
+    expect(await redirectOf(CHIP_A)).toBe(before)
+    expect(await redirectOf(CHIP_B)).toBe(before)
 
     await transferTo(OTHER)
     const userNow = await edit(await signed(USER_KEY, { redirectUrl: 'https://former-owner.example/' }))
     expect(userNow.status).toBe(403)
     expect(userNow.body.error).toBe('not_token_owner')
-    expect(redirectOf(CHIP_A)).toBe(before)
+    expect(await redirectOf(CHIP_A)).toBe(before)
 
     const otherNow = await edit(await signed(OTHER_KEY, { redirectUrl: 'https://new-owner.example/' }))
     expect(otherNow.status, JSON.stringify(otherNow.body)).toBe(200)
     expect([...otherNow.body.updatedTags].sort()).toEqual([CHIP_A, CHIP_B])
-    expect(redirectOf(CHIP_A)).toBe('https://new-owner.example/')
-    expect(redirectOf(CHIP_B)).toBe('https://new-owner.example/')
+    expect(await redirectOf(CHIP_A)).toBe('https://new-owner.example/')
+    expect(await redirectOf(CHIP_B)).toBe('https://new-owner.example/')
   })
 })

@@ -20,12 +20,12 @@ const CAROL = getAddress(keccak256(toHex('binding carol')).slice(0, 42))
 
 beforeAll(async () => {
   gw = await createChainGateway()
-  const seeded = seedTeam({ store: gw.store, config: gw.config, clock: { now: Date.now() } }, phygitalTeam('B', [
+  const seeded = await seedTeam({ store: gw.store, config: gw.config, clock: { now: Date.now() } }, phygitalTeam('B', [
     { tokenId: '1', chips: ['04EE0000000001'] },
     { tokenId: '2', chips: ['04EE0000000002'] },
   ]))
   apiKey = seeded.apiKey
-  contract = contractOf(gw, seeded.teamId)
+  contract = await contractOf(gw, seeded.teamId)
   gw.relayer.wake(31337)
   await gw.settle()
 })

@@ -26,13 +26,13 @@ beforeAll(async () => {
     { tokenId: '9', chips: [PROOF_CHIP] },
     { tokenId: '20', chips: [TWO_TAP_CHIP], twoTapClaim: { delaySeconds: 0, windowSeconds: 3600 } },
   ])
-  const seeded = seedTeam(seedCtx(gw), {
+  const seeded = await seedTeam(seedCtx(gw), {
     ...team,
     proofEvents: [{ proofEventId: 77, name: 'proof', chips: [PROOF_CHIP] }],
     tokens: [...(team.tokens as object[]), { chainId: 999, contractAddress: CHAIN_999_CONTRACT, tokenId: '1' }],
   })
   apiKey = seeded.apiKey
-  contract = contractOf(gw, seeded.teamId)
+  contract = await contractOf(gw, seeded.teamId)
   gw.relayer.wake(31337)
   await gw.settle()
 })
@@ -62,7 +62,7 @@ async function signed(tokenId: string, recipient: string): Promise<Signature> {
 }
 
 async function otpOf(uid: string, g: ChainGateway = gw): Promise<{ token: string; proofEvents: string[] }> {
-  const ref = tapChip({ store: g.store, clock: { now: Date.now() + g.clock.offsetMs } }, uid)
+  const ref = await tapChip({ store: g.store, clock: { now: Date.now() + g.clock.offsetMs } }, uid)
   const res = await call(g, { url: `/refs/${ref}` })
   expect(res.status, JSON.stringify(res.body)).toBe(200)
   return { token: res.body.linkedToken.otp, proofEvents: res.body.proofEvents.map((e: { otp: string }) => e.otp) }
@@ -337,7 +337,7 @@ describe('chain unreachable', () => {
     const gw2 = await createChainGateway()
     try {
       const uid = '04DD0000000001'
-      const { apiKey: key2 } = seedTeam(seedCtx(gw2), {
+      const { apiKey: key2 } = await seedTeam(seedCtx(gw2), {
         name: 'Offline',
         chips: [{ uid }],
         tokens: [{ chainId: 31337, contractAddress: contract, tokenId: '11', chips: [uid], metadata: metadata() }],
@@ -360,7 +360,7 @@ describe('chain unreachable', () => {
       // The tap is still good for a relayed transfer, which is accepted and queued while the chain is down.
       const queued = await call(gw2, { method: 'POST', url: '/phygitals/transfer/pullable', headers: { 'x-service-code': otp }, payload: { recipient: ALICE } })
       expect(queued.status, JSON.stringify(queued.body)).toBe(200)
-      expect(gw2.store.chainTxs.open(31337).map((r) => r.txHash)).toContain(queued.body.initialTxHash)
+      expect((await gw2.store.chainTxs.open(31337)).map((r) => r.txHash)).toContain(queued.body.initialTxHash)
     } finally {
       await gw2.close()
     }

@@ -53,12 +53,12 @@ beforeAll(async () => {
     tokens: [...(t.tokens as object[]), { chainId: 999, contractAddress: CHAIN_999_CONTRACT, tokenId: '1', chips: [CHAIN_999_CHIP] }],
   }
   const other = phygitalTeam('U', [{ tokenId: '1', chips: ['04BB0000000001'] }])
-  const summary = importData(gw.store, parseImportFile({ teams: [team, other] }), { config: gw.config, now: Date.now(), secret })
+  const summary = await importData(gw.store, parseImportFile({ teams: [team, other] }), { config: gw.config, now: Date.now(), secret })
   const [tId, uId] = summary.teams.map((s) => s.id) as [number, number]
-  apiKey = gw.store.tx(() => createApiKey(gw.store, { teamId: tId, label: 't', now: Date.now() })).apiKey
-  otherApiKey = gw.store.tx(() => createApiKey(gw.store, { teamId: uId, label: 'u', now: Date.now() })).apiKey
-  contract = contractOf(gw, tId)
-  otherContract = contractOf(gw, uId)
+  apiKey = (await gw.store.tx((tx) => createApiKey(tx, { teamId: tId, label: 't', now: Date.now() }))).apiKey
+  otherApiKey = (await gw.store.tx((tx) => createApiKey(tx, { teamId: uId, label: 'u', now: Date.now() }))).apiKey
+  contract = await contractOf(gw, tId)
+  otherContract = await contractOf(gw, uId)
   gw.relayer.wake(31337)
   await gw.settle()
 })
@@ -124,7 +124,7 @@ const register = (tokenId: string, recipient: string) =>
 
 /** A fresh tap of the chip and the PHYGITAL_CLAIM OTP its ref hands out. */
 async function otpOf(uid: string): Promise<string> {
-  const ref = tapChip({ store: gw.store, clock: { now: now() } }, uid)
+  const ref = await tapChip({ store: gw.store, clock: { now: now() } }, uid)
   const res = await call(gw, { url: `/refs/${ref}` })
   expect(res.status, JSON.stringify(res.body)).toBe(200)
   const otp = res.body.linkedToken?.otp
@@ -141,7 +141,7 @@ async function expectNothingQueued<T>(request: () => Promise<T>): Promise<T> {
   const before = counts()
   const result = await request()
   expect(counts()).toEqual(before)
-  expect(gw.store.chainTxs.open(31337)).toEqual([])
+  expect(await gw.store.chainTxs.open(31337)).toEqual([])
   return result
 }
 
@@ -177,7 +177,7 @@ describe('POST /phygitals/transfer', () => {
   })
 
   test('a pullable transfer spends the OTP of a tap', async () => {
-    const ref = tapChip({ store: gw.store, clock: { now: Date.now() } }, '04AA000000000A')
+    const ref = await tapChip({ store: gw.store, clock: { now: Date.now() } }, '04AA000000000A')
     const otp = (await call(gw, { url: `/refs/${ref}` })).body.linkedToken.otp
     const res = await call(gw, { method: 'POST', url: '/phygitals/transfer/pullable', headers: { 'x-service-code': otp }, payload: { recipient: ALICE } })
     expect(res.status, JSON.stringify(res.body)).toBe(200)
@@ -216,7 +216,7 @@ describe('accepted back to back', () => {
   })
 
   test('the OTP of a chip with no token is refused with 409 chip_not_linked and not spent', async () => {
-    const ref = tapChip({ store: gw.store, clock: { now: now() } }, FREE_CHIP)
+    const ref = await tapChip({ store: gw.store, clock: { now: now() } }, FREE_CHIP)
     const view = await call(gw, { url: `/refs/${ref}` })
     const otp = view.body.otp as string
     expect(otp).toEqual(expect.any(String))
@@ -385,7 +385,7 @@ describe('bad input loses nothing', () => {
     expect(otpUsedAt(otp)).toBeNull()
     const view = await call(gw, { url: `/otps/${otp}` })
     expect(view.body.usedAt).toBeUndefined()
-    expect(gw.store.tokens.findByKey(key)!.minted).toBeFalsy()
+    expect((await gw.store.tokens.findByKey(key))!.minted).toBeFalsy()
   })
 
   test('after all of that the pullable OTP still works', async () => {
@@ -405,7 +405,7 @@ describe('GET /refs/:id?includeOwner=true', () => {
     const res = await transfer({ ...tokenKey('5'), recipient: BOB })
     expect(res.status).toBe(200)
     await gw.settle()
-    const ref = tapChip({ store: gw.store, clock: { now: now() } }, '04AA0000000005')
+    const ref = await tapChip({ store: gw.store, clock: { now: now() } }, '04AA0000000005')
     const first = await call(gw, { url: `/refs/${ref}?includeOwner=true` })
     expect(first.status, JSON.stringify(first.body)).toBe(200)
     expect(first.body.isValidRef).toBe(true)
@@ -421,7 +421,7 @@ describe('GET /refs/:id?includeOwner=true', () => {
 
   test('has no ownerAddress for an unminted token', async () => {
     await expect(ownerOf(6n)).rejects.toThrow()
-    const ref = tapChip({ store: gw.store, clock: { now: now() } }, '04AA0000000006')
+    const ref = await tapChip({ store: gw.store, clock: { now: now() } }, '04AA0000000006')
     const res = await call(gw, { url: `/refs/${ref}?includeOwner=true` })
     expect(res.status, JSON.stringify(res.body)).toBe(200)
     expect(res.body.isValidRef).toBe(true)
@@ -431,7 +431,7 @@ describe('GET /refs/:id?includeOwner=true', () => {
   })
 
   test('when the owner cannot be read (no keys or RPC for the chain) it is a 400 and the ref is not used up', async () => {
-    const ref = tapChip({ store: gw.store, clock: { now: now() } }, CHAIN_999_CHIP)
+    const ref = await tapChip({ store: gw.store, clock: { now: now() } }, CHAIN_999_CHIP)
     expectError(await call(gw, { url: `/refs/${ref}?includeOwner=true` }), 400, 'chain_not_configured')
     const res = await call(gw, { url: `/refs/${ref}` })
     expect(res.body.isValidRef).toBe(true)
@@ -443,7 +443,7 @@ describe('recovery from a stale view of the chain', () => {
   test('the token was minted by a user meanwhile: the relayed mintNFT reverts, and it is re-signed as claimNFT', async () => {
     await userMint('40', USER)
     expect(await ownerOf(40n)).toBe(USER)
-    expect(gw.store.tokens.findByKey(tokenKey('40'))!.minted).toBeFalsy()
+    expect((await gw.store.tokens.findByKey(tokenKey('40')))!.minted).toBeFalsy()
 
     const res = await transfer({ ...tokenKey('40'), recipient: BOB })
     expect(res.status, JSON.stringify(res.body)).toBe(200)

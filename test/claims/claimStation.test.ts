@@ -28,13 +28,13 @@ const post = async (url: string, payload?: object, headers: Record<string, strin
   return { status: res.statusCode, body: JSON.parse(res.body) as Json }
 }
 const kiosk = (url: string, payload?: object) => post(url, payload, { 'x-kiosk-token': shop.kioskToken })
-const feed = (stationId = shop.stationId): StationEvent[] => gw.store.stationEvents.after(stationId, 0)
-const claimRows = (claimId: number, stationId = shop.stationId) =>
-  feed(stationId).flatMap((e) => (e.kind === 'claim' && e.data.claim.id === claimId ? [e.data.claim] : e.kind === 'tap' && e.data.claim?.id === claimId ? [e.data.claim] : []))
-const txSteps = (claimId: number, stationId = shop.stationId) =>
-  feed(stationId).flatMap((e) => (e.kind === 'tx' && e.data.claimId === claimId ? [e.data.status] : []))
-const ownerOf = (tokenId: bigint) =>
-  gw.publicClient.readContract({ address: contractOf(gw, shop.teamId), abi: phygitalTokenAbi, functionName: 'ownerOf', args: [tokenId] }) as Promise<Address>
+const feed = (stationId = shop.stationId): Promise<StationEvent[]> => gw.store.stationEvents.after(stationId, 0)
+const claimRows = async (claimId: number, stationId = shop.stationId) =>
+  (await feed(stationId)).flatMap((e) => (e.kind === 'claim' && e.data.claim.id === claimId ? [e.data.claim] : e.kind === 'tap' && e.data.claim?.id === claimId ? [e.data.claim] : []))
+const txSteps = async (claimId: number, stationId = shop.stationId) =>
+  (await feed(stationId)).flatMap((e) => (e.kind === 'tx' && e.data.claimId === claimId ? [e.data.status] : []))
+const ownerOf = async (tokenId: bigint) =>
+  gw.publicClient.readContract({ address: await contractOf(gw, shop.teamId), abi: phygitalTokenAbi, functionName: 'ownerOf', args: [tokenId] }) as Promise<Address>
 const transfers = () => (gw.store.db.prepare('SELECT count(*) AS n FROM transfers').get() as { n: number }).n
 const linkToken = (url: string) => new URL(url).pathname.split('/')[2]!
 
@@ -43,7 +43,7 @@ describe('a claim station on the embedded chain', () => {
     const tap = await shop.tap(TEE, 1)
     expect(tap.status).toBe(200)
     const claimId = shop.lastClaimId()
-    const [row] = feed().filter((e) => e.kind === 'tap').slice(-1)
+    const [row] = (await feed()).filter((e) => e.kind === 'tap').slice(-1)
     expect(row).toMatchObject({ kind: 'tap', data: { state: 'product', uid: TEE } })
     const claim = (row!.data as { claim: ClaimSummary }).claim
     expect(claim).toMatchObject({
@@ -58,8 +58,8 @@ describe('a claim station on the embedded chain', () => {
     // The gateway consumed the ref: whoever reads the station's answer cannot take the OTPs.
     const ref = await gw.app.inject({ method: 'GET', url: `/refs/${tap.body.refId as string}` })
     expect(JSON.parse(ref.body)).toMatchObject({ isValidRef: false })
-    const { otpCode } = gw.store.claims.get(claimId)!
-    expect(JSON.stringify(feed())).not.toContain(otpCode)
+    const { otpCode } = (await gw.store.claims.get(claimId))!
+    expect(JSON.stringify(await feed())).not.toContain(otpCode)
     expect(JSON.stringify(tap.body)).not.toContain(otpCode)
   })
 
@@ -71,7 +71,7 @@ describe('a claim station on the embedded chain', () => {
     expect(link.body.url).toMatch(/^http:\/\/[^/]+\/c\/[A-Za-z0-9_-]{22}$/)
     expect(link.body.svg).toMatch(/^<svg /)
     const token = linkToken(link.body.url)
-    const stored = gw.store.claims.get(claimId)!
+    const stored = (await gw.store.claims.get(claimId))!
     expect(stored.linkHash).toBe(createHash('sha256').update(token).digest('hex'))
     expect(JSON.stringify(gw.store.db.prepare('SELECT * FROM claims').all())).not.toContain(token)
 
@@ -83,7 +83,7 @@ describe('a claim station on the embedded chain', () => {
     const opened = await post(`/c/${token}/open`, {})
     expect(opened).toMatchObject({ status: 200, body: { claim: { kind: 'token', step: 'opened', product: { name: 'Tapgate cap' }, ens: false } } })
     const session = opened.body.session as string
-    expect(claimRows(claimId).map((c) => c.step)).toEqual(['open', 'opened'])
+    expect((await claimRows(claimId)).map((c) => c.step)).toEqual(['open', 'opened'])
     // The kiosk cannot take it back, and another phone cannot open it.
     expect((await kiosk(`/kiosk/claims/${claimId}/recipient`, { recipient: USER })).body.error).toBe('claim_not_open')
     expect(await post(`/c/${token}/open`, {})).toMatchObject({ status: 409, body: { error: 'claim_link_used' } })
@@ -98,10 +98,10 @@ describe('a claim station on the embedded chain', () => {
     await gw.settle()
     expect(await ownerOf(2n)).toBe(USER)
     expect(await post(`/c/${token}/status`, { session })).toMatchObject({ status: 200, body: { claim: { step: 'claimed', tx: { status: 'confirmed' } } } })
-    expect(txSteps(claimId)).toEqual(expect.arrayContaining(['queued', 'sent', 'confirmed']))
+    expect(await txSteps(claimId)).toEqual(expect.arrayContaining(['queued', 'sent', 'confirmed']))
     // Reopened elsewhere: used. The kiosk's count went up.
     expect(await post(`/c/${token}/open`, {})).toMatchObject({ status: 409, body: { error: 'claim_link_used' } })
-    expect(gw.store.claims.countClaimed(shop.stationId)).toBe(1)
+    expect(await gw.store.claims.countClaimed(shop.stationId)).toBe(1)
     // A second link for a claimed claim is refused.
     expect(await shop.handoff(claimId)).toMatchObject({ status: 409, body: { error: 'claim_used' } })
   })
@@ -140,9 +140,9 @@ describe('a claim station on the embedded chain', () => {
     const claimId = shop.lastClaimId()
     const zero = await kiosk(`/kiosk/claims/${claimId}/recipient`, { recipient: '0x0000000000000000000000000000000000000000' })
     expect(zero).toMatchObject({ status: 400, body: { error: 'recipient_cannot_receive' } })
-    const { otpCode } = gw.store.claims.get(claimId)!
-    expect(gw.store.otps.get(otpCode)!.usedAt).toBeNull()
-    expect(gw.store.claims.get(claimId)!.step).toBe('open')
+    const { otpCode } = (await gw.store.claims.get(claimId))!
+    expect((await gw.store.otps.get(otpCode))!.usedAt).toBeNull()
+    expect((await gw.store.claims.get(claimId))!.step).toBe('open')
     const sent = await kiosk(`/kiosk/claims/${claimId}/recipient`, { recipient: `ethereum:${USER}@31337` })
     expect(sent).toMatchObject({ status: 200, body: { claim: { step: 'claimed', via: 'kiosk' } } })
     expect(sent.body.claim).not.toHaveProperty('recipient')
@@ -153,7 +153,7 @@ describe('a claim station on the embedded chain', () => {
   test('a 2-tap token: the first tap registers the address, a tap too early is `early`, a tap in time claims to the registered address', async () => {
     await shop.tap(TWO_TAP, 1)
     const first = shop.lastClaimId()
-    expect(claimRows(first)[0]).toMatchObject({ twoTap: true, step: 'open' })
+    expect((await claimRows(first))[0]).toMatchObject({ twoTap: true, step: 'open' })
     const registered = await kiosk(`/kiosk/claims/${first}/recipient`, { recipient: OTHER })
     expect(registered).toMatchObject({ status: 200, body: { claim: { step: 'registered' } } })
     const allowedAt = Date.parse((registered.body.claim as ClaimSummary).allowedAt!)
@@ -161,13 +161,13 @@ describe('a claim station on the embedded chain', () => {
 
     await shop.tap(TWO_TAP, 2)
     const early = shop.lastClaimId()
-    expect(claimRows(early)[0]).toMatchObject({ step: 'early', allowedAt: new Date(allowedAt).toISOString() })
+    expect((await claimRows(early))[0]).toMatchObject({ step: 'early', allowedAt: new Date(allowedAt).toISOString() })
 
     gw.clock.offsetMs += (TWO_TAP_DELAY_S + 1) * 1000
     try {
       await shop.tap(TWO_TAP, 3)
       const second = shop.lastClaimId()
-      const rows = claimRows(second)
+      const rows = await claimRows(second)
       // The gateway knew the address: one tap row, already claimed.
       expect(rows).toHaveLength(1)
       expect(rows[0]).toMatchObject({ step: 'claimed', via: 'known', recipient: OTHER, tx: { status: 'queued' } })
@@ -186,23 +186,23 @@ describe('a claim station on the embedded chain', () => {
     const claimId = shop.lastClaimId()
     const refused = await kiosk(`/kiosk/claims/${claimId}/recipient`, { recipient: refuser })
     expect(refused).toMatchObject({ status: 400, body: { error: 'recipient_cannot_receive' } })
-    expect(gw.store.otps.get(gw.store.claims.get(claimId)!.otpCode)!.usedAt).toBeNull()
-    expect(gw.store.claims.get(claimId)!.step).toBe('open')
-    expect(gw.store.claimRegistrations.findOpen(gw.store.claims.get(claimId)!.tokenId!, Date.now())).toBeUndefined()
+    expect((await gw.store.otps.get((await gw.store.claims.get(claimId))!.otpCode))!.usedAt).toBeNull()
+    expect((await gw.store.claims.get(claimId))!.step).toBe('open')
+    expect(await gw.store.claimRegistrations.findOpen((await gw.store.claims.get(claimId))!.tokenId!, Date.now())).toBeUndefined()
   })
 
   test("a chip with a wallet on record claims at once; a chip linked to no token is 'nothing'", async () => {
-    gw.store.chips.setWallet(TEE, USER)
+    await gw.store.chips.setWallet(TEE, USER)
     await shop.tap(TEE, 2)
     const claimId = shop.lastClaimId()
-    expect(claimRows(claimId)).toEqual([expect.objectContaining({ step: 'claimed', via: 'known' })])
+    expect(await claimRows(claimId)).toEqual([expect.objectContaining({ step: 'claimed', via: 'known' })])
     await gw.settle()
     expect(await ownerOf(1n)).toBe(USER)
 
     const before = shop.lastClaimId()
     await shop.tap(BLANK, 1)
     expect(shop.lastClaimId()).toBe(before)
-    expect(feed().at(-1)).toMatchObject({ kind: 'tap', data: { state: 'nothing', reason: 'chip_not_linked' } })
+    expect((await feed()).at(-1)).toMatchObject({ kind: 'tap', data: { state: 'nothing', reason: 'chip_not_linked' } })
   })
 
   test('bad input: unknown claim, another station, a broken link token, no kiosk token', async () => {
@@ -219,11 +219,11 @@ describe('a claim station on the embedded chain', () => {
 describe('check in now, collect later', () => {
   test('a check-in without a wallet opens a guestbook claim; the phone collects the token through the link, and the check-in follows the mint', async () => {
     const secret = loadGatewaySecret({ dataDir: gw.dataDir })
-    const summary = importData(gw.store, parseImportFile({ teams: [kioskTeam()] }), { config: gw.config, now: Date.now(), secret })
+    const summary = await importData(gw.store, parseImportFile({ teams: [kioskTeam()] }), { config: gw.config, now: Date.now(), secret })
     await gw.settle()
     const door = await setUpKiosk(gw, { now: () => Date.now(), teamId: summary.teams[0]!.id })
     expect((await door.tap(BADGES[3]!, 1)).status).toBe(200)
-    const tapRow = feed(door.stationId).filter((e) => e.kind === 'tap').at(-1)!
+    const tapRow = (await feed(door.stationId)).filter((e) => e.kind === 'tap').at(-1)!
     expect(tapRow.data).toMatchObject({ state: 'accepted', checkIn: { tx: null }, claim: { kind: 'guestbook', step: 'open', product: { name: 'Opening night' } } })
     const claimId = (tapRow.data as { claim: ClaimSummary }).claim.id
     const link = await post(`/kiosk/claims/${claimId}/handoff`, undefined, { 'x-kiosk-token': door.kioskToken })
@@ -231,9 +231,9 @@ describe('check in now, collect later', () => {
     const session = (await post(`/c/${token}/open`, {})).body.session as string
     expect(await post(`/c/${token}/recipient`, { session, recipient: OTHER })).toMatchObject({ status: 200, body: { claim: { kind: 'guestbook', step: 'claimed' } } })
     await gw.settle()
-    const checkIn = gw.store.checkIns.findActive(door.eventId, BADGES[3]!)!
+    const checkIn = (await gw.store.checkIns.findActive(door.eventId, BADGES[3]!))!
     expect(checkIn.chainTxId).not.toBeNull()
-    const steps = feed(door.stationId).flatMap((e) => (e.kind === 'tx' && e.data.checkInId === checkIn.id ? [e.data.status] : []))
+    const steps = (await feed(door.stationId)).flatMap((e) => (e.kind === 'tx' && e.data.checkInId === checkIn.id ? [e.data.status] : []))
     expect(steps).toEqual(expect.arrayContaining(['queued', 'confirmed']))
     expect(await post(`/c/${token}/status`, { session })).toMatchObject({ body: { claim: { tx: { status: 'confirmed' } } } })
   })
@@ -250,7 +250,7 @@ describe('the staff view of a claim station', () => {
     expect(byName['Tapgate cap']).toMatchObject({ kind: 'token', tokenId: '2', taps: 1, claimed: 1, linksShown: 1, linksOpened: 1, linksUsed: 1, linksExpired: 0 })
     expect(byName['Tapgate lamp']).toMatchObject({ taps: 2, claimed: 1, linksShown: 1, linksOpened: 0, linksUsed: 0 })
     expect(byName['Signed print']).toMatchObject({ taps: 4, registered: 1, claimed: 1 })
-    const confirmed = gw.store.claims.get(shop.lastClaimId() - 1)!.chainTxId
+    const confirmed = (await gw.store.claims.get(shop.lastClaimId() - 1))!.chainTxId
     const retry = await post('/kiosk/staff/retry', { txId: confirmed ?? 1 }, headers)
     expect(retry.status).toBeGreaterThanOrEqual(400)
     expect(['tx_not_failed', 'tx_not_found']).toContain(retry.body.error)

@@ -21,8 +21,8 @@ afterAll(async () => {
 
 const post = (url: string, payload?: object) => shop.post(url, payload)
 const kiosk = (url: string, payload?: object) => shop.kiosk(url, payload)
-const ownerOf = (tokenId: bigint) =>
-  gw.publicClient.readContract({ address: contractOf(gw, shop.teamId), abi: phygitalTokenAbi, functionName: 'ownerOf', args: [tokenId] }) as Promise<Address>
+const ownerOf = async (tokenId: bigint) =>
+  gw.publicClient.readContract({ address: await contractOf(gw, shop.teamId), abi: phygitalTokenAbi, functionName: 'ownerOf', args: [tokenId] }) as Promise<Address>
 const count = (table: 'transfers' | 'chain_txs' | 'claim_registrations') => (gw.store.db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n
 const linkToken = (url: string) => new URL(url).pathname.split('/')[2]!
 
@@ -54,9 +54,9 @@ describe('a stale claim cannot take a token from the customer who claimed it', (
     expect(late.body.message).toMatch(/claimed meanwhile/)
     // Nothing spent, nothing queued: the claim stays as it was, its OTP unused.
     expect({ transfers: count('transfers'), txs: count('chain_txs') }).toEqual(before)
-    const stale = gw.store.claims.get(claim1)!
+    const stale = (await gw.store.claims.get(claim1))!
     expect(stale.step).toBe('opened')
-    expect(gw.store.otps.get(stale.otpCode)!.usedAt).toBeNull()
+    expect((await gw.store.otps.get(stale.otpCode))!.usedAt).toBeNull()
     // The phone's page learns it plainly.
     expect(await post(`/c/${phone.token}/status`, { session: phone.session })).toMatchObject({ status: 200, body: { claim: { step: 'moved' } } })
 
@@ -88,7 +88,7 @@ describe('a stale claim cannot take a token from the customer who claimed it', (
     const claim1 = await tapClaim(MUG, 1)
     const phone = await openOnPhone(claim1)
     // The shop moves the token itself (the domain call behind POST /phygitals/transfer).
-    const token = gw.store.tokens.findByChip(MUG)!
+    const token = (await gw.store.tokens.findByChip(MUG))!
     await transferWithApiKey({ store: gw.store, chains: gw.chains, config: gw.config, now: () => Date.now() }, { key: token, teamId: shop.teamId, recipient: USER })
     expect(await post(`/c/${phone.token}/recipient`, { session: phone.session, recipient: OTHER })).toMatchObject({ status: 409, body: { error: 'token_moved' } })
     await gw.settle()
@@ -103,7 +103,7 @@ describe('a stale claim cannot take a token from the customer who claimed it', (
     gw.clock.offsetMs = 61_000
     try {
       const second = await tapClaim(TWO_TAP, 3)
-      expect(gw.store.claims.get(second)).toMatchObject({ step: 'claimed', recipient: USER })
+      expect(await gw.store.claims.get(second)).toMatchObject({ step: 'claimed', recipient: USER })
       await gw.settle()
       expect(await ownerOf(5n)).toBe(USER)
       const registrations = count('claim_registrations')

@@ -13,14 +13,14 @@ import { cliPath, collectOutput, repoRoot } from '../helpers/processes.js'
 const WAIT_MS = 20_000
 
 /** A data dir holding fixtures/demo.json (its "Factory keys (demo)" profile). */
-function demoDataDir(): string {
+async function demoDataDir(): Promise<string> {
   const dataDir = testDir('tapgate-record-')
   const store = openStore({ dataDir })
   try {
     const demo = JSON.parse(fs.readFileSync(path.join(repoRoot, 'fixtures', 'demo.json'), 'utf8')) as unknown
-    importData(store, parseImportFile(demo), { config: ConfigSchema.parse({ logLevel: 'silent' }), now: Date.now(), secret: loadGatewaySecret({ dataDir }) })
+    await importData(store, parseImportFile(demo), { config: ConfigSchema.parse({ logLevel: 'silent' }), now: Date.now(), secret: loadGatewaySecret({ dataDir }) })
   } finally {
-    store.close()
+    await store.close()
   }
   return dataDir
 }
@@ -39,7 +39,7 @@ async function provisionWithRecord(dataDir: string, file: string) {
 
 describe('tapgate chip provision --record', () => {
   test('an existing file is refused (exit 2) before any reader opens, and keeps its content', async () => {
-    const dataDir = demoDataDir()
+    const dataDir = await demoDataDir()
     const file = path.join(dataDir, 'earlier.jsonl')
     fs.writeFileSync(file, 'an earlier transcript\n', { mode: 0o644 })
     const run = await provisionWithRecord(dataDir, file)
@@ -51,7 +51,7 @@ describe('tapgate chip provision --record', () => {
   }, 30_000)
 
   test('a symlink to another file is refused (exit 2); the target keeps its content and mode', async () => {
-    const dataDir = demoDataDir()
+    const dataDir = await demoDataDir()
     const target = path.join(dataDir, 'precious.txt')
     fs.writeFileSync(target, 'not a transcript\n', { mode: 0o644 })
     const link = path.join(dataDir, 'record.jsonl')

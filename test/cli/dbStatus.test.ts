@@ -3,7 +3,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import Database from 'better-sqlite3'
 import { describe, expect, test } from 'vitest'
-import { loadMigrations } from '../../src/db/migrate.js'
+import { loadMigrations } from '../../src/db/migrations.js'
 import { testDir } from '../helpers/gateway.js'
 import { cliPath, collectOutput, repoRoot } from '../helpers/processes.js'
 

@@ -151,8 +151,8 @@ describe('tapgate station --replay: output', () => {
     const human = await station('--rewind-counters')
     expect(human).toMatchObject({ code: 0 })
     const store = testStore(dataDir)
-    const refIds = store.tapLog
-      .recent(5)
+    const refIds = (await store.tapLog
+      .recent(5))
       .map((row) => row.refId)
       .filter((id): id is string => id !== null)
     expect(refIds).toHaveLength(5)
@@ -179,7 +179,7 @@ describe('tapgate station --replay: output', () => {
     expect(lines.slice(0, 5).map((l) => l.line)).toEqual([2, 3, 4, 5, 6])
     // The whole ref id is a real, unqueried ref on the gateway.
     const refId = (lines[0]!.verdict as { refId: string }).refId
-    expect(store.refs.get(refId)).toMatchObject({ chipUid: '04A1B2C3D4E501', source: 'station' })
+    expect(await store.refs.get(refId)).toMatchObject({ chipUid: '04A1B2C3D4E501', source: 'station' })
     expect(lines[5]).toEqual({ type: 'summary', fixture: FIXTURE, checked: true, taps: 5, matched: 5, differed: 0, differences: [] })
 
     // Not rewound, not checked: every tap refused, exit 0; the JSON lines say so without an expectation.

@@ -32,8 +32,8 @@ const tap = (uid: string, counter: number) => gw.app.inject({ url: `/tap?uid=${f
 
 async function setup() {
   gw = await createTestGateway({ config: { rateLimit: { max: 100_000 } } })
-  const a = seedTeam(gw, { name: 'A', chips: [{ uid: CHIP, kind: 'ntag21x' }] })
-  const b = seedTeam(gw, { name: 'B', chips: [{ uid: OTHER, kind: 'ntag21x' }] })
+  const a = await seedTeam(gw, { name: 'A', chips: [{ uid: CHIP, kind: 'ntag21x' }] })
+  const b = await seedTeam(gw, { name: 'B', chips: [{ uid: OTHER, kind: 'ntag21x' }] })
   expect((await tap(CHIP, 10)).statusCode).toBe(200)
   expect((await tap(CHIP, 0xfffffe)).statusCode).toBe(400)
   expect((await tap(UNREGISTERED, 1)).statusCode).toBe(400)
@@ -60,7 +60,7 @@ describe('tapgate taps', () => {
         detail: expect.stringContaining('last accepted counter 10'),
       },
     ])
-    expect(r.stdout).not.toContain(gw.store.tapLog.recent(10).find((row) => row.refId !== null)!.refId!)
+    expect(r.stdout).not.toContain((await gw.store.tapLog.recent(10)).find((row) => row.refId !== null)!.refId!)
 
     // The whole team, newest first; --limit; and without --team every row, also those that named no registered chip.
     const all = JSON.parse((await tapgate(['taps', 'list', '--team', String(teamA), '--json'])).stdout) as { reason: string }[]
@@ -93,7 +93,7 @@ describe('tapgate taps', () => {
     expect((await tap(CHIP, 5000)).statusCode).toBe(200)
     // Another team's chip is not found; bad numbers are usage errors.
     expect(await tapgate(['taps', 'set-counter', '--uid', CHIP, '--team', String(teamB), '--counter', '1'])).toMatchObject({ code: 1 })
-    expect(gw.store.chips.get(CHIP)!.lastCounter).toBe(5000)
+    expect((await gw.store.chips.get(CHIP))!.lastCounter).toBe(5000)
     for (const counter of ['-1', '16777215', 'x']) expect((await tapgate(['taps', 'set-counter', '--uid', CHIP, '--team', String(teamA), '--counter', counter])).code).toBe(2)
   })
 

@@ -15,7 +15,7 @@ afterEach(async () => {
 })
 
 describe('data at rest: file modes', () => {
-  test('a data dir tapgate creates is 0700, and tapgate.sqlite, -wal and -shm are 0600', () => {
+  test('a data dir tapgate creates is 0700, and tapgate.sqlite, -wal and -shm are 0600', async () => {
     // Under the usual umask 022, fresh files would be 0644 and a fresh dir 0755.
     const dataDir = path.join(testDir('tapgate-modes-'), 'nested', 'data')
     const store = openStore({ dataDir })
@@ -32,15 +32,15 @@ describe('data at rest: file modes', () => {
       // Parents made on the way are private too: nobody else needs to list them.
       expect(mode(path.dirname(dataDir))).toBe(0o700)
     } finally {
-      store.close()
+      await store.close()
     }
   })
 
-  test('an existing data dir keeps its mode (the operator chose it); dataDirExposure names it and the fix', () => {
+  test('an existing data dir keeps its mode (the operator chose it); dataDirExposure names it and the fix', async () => {
     const dataDir = testDir('tapgate-modes-')
     fs.chmodSync(dataDir, 0o755)
     const store = openStore({ dataDir })
-    store.close()
+    await store.close()
     expect(mode(dataDir)).toBe(0o755)
     const warning = dataDirExposure(dataDir)
     expect(warning).toContain(`chmod 700 ${dataDir}`)

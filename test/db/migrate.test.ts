@@ -4,8 +4,9 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import Database from 'better-sqlite3'
 import { afterEach, describe, expect, test } from 'vitest'
-import { loadMigrations, migrate } from '../../src/db/migrate.js'
-import { openDatabase, type Db } from '../../src/db/openDatabase.js'
+import { loadMigrations } from '../../src/db/migrations.js'
+import { migrate } from '../../src/db/sqlite/migrate.js'
+import { openDatabase, type Db } from '../../src/db/sqlite/openDatabase.js'
 import { makeTempDir } from '../helpers/gateway.js'
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url))
@@ -190,7 +191,7 @@ describe('two processes on one fresh data dir', () => {
   test('both succeed through openDatabase and the schema exists once', async () => {
     const dataDir = path.join(tempDir(), 'data')
     const code = `
-      const { openDatabase } = await import('./src/db/openDatabase.ts')
+      const { openDatabase } = await import('./src/db/sqlite/openDatabase.ts')
       ${barrier}
       const db = openDatabase({ dataDir: process.argv[1] })
       console.log(JSON.stringify({ version: db.pragma('user_version', { simple: true }) }))
@@ -211,7 +212,7 @@ describe('two processes on one fresh data dir', () => {
     const dataDir = tempDir()
     const code = `
       const { default: Database } = await import('better-sqlite3')
-      const { migrate } = await import('./src/db/migrate.ts')
+      const { migrate } = await import('./src/db/sqlite/migrate.ts')
       ${barrier}
       const db = new Database(process.argv[1] + '/tapgate.sqlite', { timeout: 10000 })
       db.pragma('journal_mode = WAL')

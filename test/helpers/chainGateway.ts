@@ -8,7 +8,7 @@ import { buildApp } from '../../src/app.js'
 import { type Chains, createChains } from '../../src/chain/chains.js'
 import { startEmbeddedChain } from '../../src/chain/embeddedChain.js'
 import { ConfigSchema, type Config, type ConfigInput } from '../../src/config.js'
-import { openStore, type Store } from '../../src/db/store.js'
+import { openStore, type SqliteStore } from '../../src/db/store.js'
 import { createRelayer, type Relayer } from '../../src/relayer/relayer.js'
 import { restoreEmbeddedChain } from '../../src/relayer/restoreEmbeddedChain.js'
 import { makeTempDir, metadata, type TeamSeed } from './gateway.js'
@@ -21,7 +21,7 @@ export const OTHER = privateKeyToAccount(OTHER_KEY).address
 
 export type ChainGateway = {
   app: FastifyInstance
-  store: Store
+  store: SqliteStore
   config: Config
   dataDir: string
   chains: Chains
@@ -76,7 +76,7 @@ export async function createChainGateway(opts: { config?: ConfigInput; env?: Nod
       await relayer.stop()
       await app.close()
       await chains.close()
-      store.close()
+      await store.close()
       fs.rmSync(dataDir, { recursive: true, force: true })
     },
   }
@@ -104,8 +104,8 @@ export function phygitalTeam(name: string, tokens: { tokenId: string; chips: str
 }
 
 /** The address of a team's phygital contract (known before its deploy is mined). */
-export function contractOf(gw: Pick<ChainGateway, 'store'>, teamId: number): Address {
-  const [contract] = gw.store.phygitalContracts.list(teamId)
+export async function contractOf(gw: Pick<ChainGateway, 'store'>, teamId: number): Promise<Address> {
+  const [contract] = await gw.store.phygitalContracts.list(teamId)
   if (!contract) throw new Error(`team ${teamId} has no phygital contract`)
   return contract.address as Address
 }

@@ -83,15 +83,15 @@ export async function setUpClaimStation(gw: ChainGateway, p: { image?: string; l
       token('5', [TWO_TAP], plain('Signed print'), { twoTapClaim: { delaySeconds: TWO_TAP_DELAY_S, windowSeconds: 3600 } }),
     ],
   }
-  const summary = importData(store, parseImportFile({ teams: [team] }), { config: gw.config, now, secret })
+  const summary = await importData(store, parseImportFile({ teams: [team] }), { config: gw.config, now, secret })
   await gw.settle()
   const teamId = summary.teams[0]!.id
   const at = { app, store, clock: { now } }
-  seedSunProfile(at, { teamId, name: 'shop tags', metaKey: SHOP_META, fileKey: SHOP_FILE })
-  for (const uid of team.chips.map((c) => c.uid)) seedSunChip(at, { teamId, uid, profileName: 'shop tags' })
-  const station = createStation(store, { teamId, name: 'Shop counter', now })
-  setStationMode(store, { stationId: station.stationId, mode: 'claim', now })
-  const { token: kioskToken } = createKioskToken(store, { stationId: station.stationId, now })
+  await seedSunProfile(at, { teamId, name: 'shop tags', metaKey: SHOP_META, fileKey: SHOP_FILE })
+  for (const uid of team.chips.map((c) => c.uid)) await seedSunChip(at, { teamId, uid, profileName: 'shop tags' })
+  const station = await createStation(store, { teamId, name: 'Shop counter', now })
+  await setStationMode(store, { stationId: station.stationId, mode: 'claim', now })
+  const { token: kioskToken } = await createKioskToken(store, { stationId: station.stationId, now })
   await setStaffPin(store, { stationId: station.stationId, pin: SHOP_PIN, now })
   const post = async (url: string, payload?: object, headers: Record<string, string> = {}) => {
     const res = await app.inject({ method: 'POST', url, headers, ...(payload ? { payload } : {}) })

@@ -6,7 +6,7 @@ import { onTestFinished } from 'vitest'
 import { buildApp } from '../../src/app.js'
 import { createApiKey } from '../../src/auth/apiKeys.js'
 import { ConfigSchema, type Config, type ConfigInput } from '../../src/config.js'
-import { openStore, type Store } from '../../src/db/store.js'
+import { openStore, type SqliteStore, type Store } from '../../src/db/store.js'
 import { importData, parseImportFile } from '../../src/importer/importData.js'
 import { loadGatewaySecret } from '../../src/keys/gatewaySecret.js'
 import { recordTap } from '../../src/taps/recordTap.js'
@@ -14,13 +14,16 @@ import { ChipUid } from '../../src/schemas/common.js'
 
 export type TestGateway = {
   app: FastifyInstance
-  store: Store
+  store: SqliteStore
   config: Config
   dataDir: string
   /** The app's clock; move `clock.now` to test expiry. */
   clock: { now: number }
   close: () => Promise<void>
 }
+
+/** What a seeding helper takes of a gateway: its store may be any engine's, as only `.db` is SQLite's. */
+export type GatewayParts<K extends keyof TestGateway> = Omit<Pick<TestGateway, K>, 'store'> & ('store' extends K ? { store: Store } : unknown)
 
 /** A fresh temp data dir, e.g. for tests that spawn their own processes. */
 export function makeTempDir(prefix = 'tapgate-test-'): string {
@@ -35,7 +38,7 @@ export function testDir(prefix = 'tapgate-test-'): string {
 }
 
 /** The store of a data dir, opened in this process and closed when the current test finishes. */
-export function testStore(dataDir: string): Store {
+export function testStore(dataDir: string): SqliteStore {
   const store = openStore({ dataDir })
   onTestFinished(() => store.close())
   return store
@@ -62,7 +65,7 @@ export async function createTestGateway(
     clock,
     close: async () => {
       await app.close()
-      store.close()
+      await store.close()
       fs.rmSync(dataDir, { recursive: true, force: true })
     },
   }
@@ -76,24 +79,24 @@ export type TeamSeed = Record<string, unknown> & { name: string }
  * @example
  * const a = seedTeam(gw, { name: 'A', chips: [{ uid: '04AABBCCDDEE01' }] })
  */
-export function seedTeam(gw: Pick<TestGateway, 'store' | 'config' | 'clock'>, team: TeamSeed): { teamId: number; apiKey: string } {
+export async function seedTeam(gw: GatewayParts<'store' | 'config' | 'clock'>, team: TeamSeed): Promise<{ teamId: number; apiKey: string }> {
   // The app's own secret (same data dir, same config), so keys in the seed open for it.
   const secret = loadGatewaySecret({ dataDir: gw.config.dataDir, secretHex: gw.config.secret })
-  const summary = importData(gw.store, parseImportFile({ teams: [team] }), { config: gw.config, now: gw.clock.now, secret })
+  const summary = await importData(gw.store, parseImportFile({ teams: [team] }), { config: gw.config, now: gw.clock.now, secret })
   const teamId = summary.teams[0]!.id
-  const { apiKey } = gw.store.tx(() => createApiKey(gw.store, { teamId, label: 'test', now: gw.clock.now }))
+  const { apiKey } = await gw.store.tx((tx) => createApiKey(tx, { teamId, label: 'test', now: gw.clock.now }))
   return { teamId, apiKey }
 }
 
 /** Records an operator tap and returns the new ref id. */
-export function tapChip(gw: Pick<TestGateway, 'store' | 'clock'>, uid: string, opts: { linksModule?: boolean } = {}): string {
-  return recordTap(gw.store, {
+export async function tapChip(gw: GatewayParts<'store' | 'clock'>, uid: string, opts: { linksModule?: boolean } = {}): Promise<string> {
+  return (await recordTap(gw.store, {
     uid: ChipUid.parse(uid),
     source: opts.linksModule ? 'links' : 'operator',
     authenticated: false,
     linksModule: opts.linksModule ?? false,
     now: gw.clock.now,
-  }).refId
+  })).refId
 }
 
 /** Valid phygital metadata (spec §2); override fields as needed. */
@@ -132,9 +135,9 @@ import {
 
 /** A chip profile for SUN taps, set up through the real domain function (keys sealed under the app's secret). */
 export function seedSunProfile(
-  gw: Pick<TestGateway, 'app' | 'store' | 'clock'>,
+  gw: GatewayParts<'app' | 'store' | 'clock'>,
   p: Omit<UpsertChipProfileParameters, 'now' | 'keyScheme'> & { keyScheme?: UpsertChipProfileParameters['keyScheme'] },
-): number {
+): Promise<number> {
   return upsertChipProfile(gw.store, gw.app.services.secret, { mode: 'aes', keyScheme: 'static', ...p, now: gw.clock.now })
 }
 
@@ -143,8 +146,8 @@ export function seedSunProfile(
  * @example
  * seedSunChip(gw, { teamId, uid: '04AABBCCDDEE01', profileName: 'tags' })
  */
-export function seedSunChip(gw: Pick<TestGateway, 'app' | 'store'>, p: SetChipVerificationParameters): void {
-  setChipVerification(gw.store, gw.app.services.secret, p)
+export async function seedSunChip(gw: GatewayParts<'app' | 'store'>, p: SetChipVerificationParameters): Promise<void> {
+  await setChipVerification(gw.store, gw.app.services.secret, p)
 }
 
 /**

@@ -27,6 +27,8 @@ export type TestDatabase = {
   readonly name: string
   /** Options for a postgres.js client of this database over the server's Unix socket. */
   options(): ClientOptions
+  /** The database's URL, as a gateway is given it (`TAPGATE_DATABASE_URL`): the Unix socket in `?host=`. */
+  url(): string
   /** A postgres.js client of this database; ended before the database is dropped. */
   connect(options?: ClientOptions): postgres.Sql
 }
@@ -69,6 +71,10 @@ export function testDatabase({ empty = false }: { empty?: boolean } = {}): TestD
       return name!
     },
     options,
+    url() {
+      const { host, port, user, database } = options()
+      return `postgres://${user}@/${database}?host=${host}&port=${port}`
+    },
     connect(extra = {}) {
       const sql = postgres({ ...options(), ...extra })
       clients.push(sql)

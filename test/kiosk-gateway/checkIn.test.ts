@@ -12,12 +12,12 @@ let gw: TestGateway
 afterEach(async () => gw?.close())
 
 const feed = (stationId: number) => gw.store.stationEvents.after(stationId, 0)
-const taps = (stationId: number) => feed(stationId).filter((e) => e.kind === 'tap').map((e) => e.data)
+const taps = async (stationId: number) => (await feed(stationId)).filter((e) => e.kind === 'tap').map((e) => e.data)
 
 describe('check-in at a station in check-in mode', () => {
   test('an accepted tap checks the chip in once, queues its mint to the wallet, and feeds tap + queued rows', async () => {
     gw = await createTestGateway()
-    const s = seedCheckInTeam(gw)
+    const s = await seedCheckInTeam(gw)
     const res = await stationTap(gw, s.door.token, UIDS[0]!, 1, { readerName: 'ACS ACR1252' })
     expect(res.status).toBe(200)
     // The station's answer keeps its shape, plus what the tap did.
@@ -41,8 +41,8 @@ describe('check-in at a station in check-in mode', () => {
     // The same mint as POST /events/mint/self: a guestbook_mints row to the chip's wallet, its tx in the outbox.
     const mint = gw.store.db.prepare('SELECT * FROM guestbook_mints').get() as { recipient: string; chip_uid: string; chain_tx_id: number }
     expect(mint).toMatchObject({ recipient: WALLET, chip_uid: UIDS[0], chain_tx_id: res.body.checkIn.checkIn.tx.id })
-    expect(gw.store.chainTxs.get(mint.chain_tx_id)).toMatchObject({ kind: 'guestbook_mint', status: 'queued' })
-    const rowsOfFeed = feed(s.door.stationId).filter((e) => e.kind !== 'mode')
+    expect(await gw.store.chainTxs.get(mint.chain_tx_id)).toMatchObject({ kind: 'guestbook_mint', status: 'queued' })
+    const rowsOfFeed = (await feed(s.door.stationId)).filter((e) => e.kind !== 'mode')
     expect(rowsOfFeed.map((e) => e.kind)).toEqual(['tap', 'tx'])
     expect(rowsOfFeed[0]!.data).toMatchObject({ state: 'accepted', uid: UIDS[0], counter: 1, readerName: 'ACS ACR1252', checkIn: res.body.checkIn.checkIn })
     expect(rowsOfFeed[1]!.data).toEqual({ txId: mint.chain_tx_id, checkInId: res.body.checkIn.checkIn.id, status: 'queued', hash: res.body.checkIn.checkIn.tx.hash })
@@ -50,7 +50,7 @@ describe('check-in at a station in check-in mode', () => {
 
   test('the same chip again, at another station, is "already" with the first time and station, and mints nothing', async () => {
     gw = await createTestGateway()
-    const s = seedCheckInTeam(gw)
+    const s = await seedCheckInTeam(gw)
     const first = await stationTap(gw, s.door.token, UIDS[0]!, 1)
     gw.clock.now += 7 * 60_000
     const again = await stationTap(gw, s.side.token, UIDS[0]!, 2)
@@ -61,13 +61,13 @@ describe('check-in at a station in check-in mode', () => {
     })
     expect(gw.store.db.prepare('SELECT count(*) AS n FROM check_ins').get()).toEqual({ n: 1 })
     expect(gw.store.db.prepare("SELECT count(*) AS n FROM chain_txs WHERE kind = 'guestbook_mint'").get()).toEqual({ n: 1 })
-    expect(taps(s.side.stationId)).toEqual([expect.objectContaining({ state: 'already', uid: UIDS[0] })])
-    expect(feed(s.side.stationId).some((e) => e.kind === 'tx')).toBe(false)
+    expect(await taps(s.side.stationId)).toEqual([expect.objectContaining({ state: 'already', uid: UIDS[0] })])
+    expect((await feed(s.side.stationId)).some((e) => e.kind === 'tx')).toBe(false)
   })
 
   test('a chip without a wallet checks in and its token waits (tx null)', async () => {
     gw = await createTestGateway()
-    const s = seedCheckInTeam(gw)
+    const s = await seedCheckInTeam(gw)
     const res = await stationTap(gw, s.door.token, UIDS[1]!, 1)
     expect(res.body.checkIn).toMatchObject({ state: 'accepted', checkIn: { tx: null } })
     expect(gw.store.db.prepare('SELECT count(*) AS n FROM guestbook_mints').get()).toEqual({ n: 0 })
@@ -75,7 +75,7 @@ describe('check-in at a station in check-in mode', () => {
 
   test('two stations racing for one chip (two gateways on one data dir): exactly one check-in, one mint', async () => {
     gw = await createTestGateway()
-    const s = seedCheckInTeam(gw)
+    const s = await seedCheckInTeam(gw)
     const store2 = openStore({ dataDir: gw.dataDir })
     const app2 = await buildApp({ config: gw.config, store: store2, now: () => gw.clock.now })
     try {
@@ -86,23 +86,26 @@ describe('check-in at a station in check-in mode', () => {
       expect(gw.store.db.prepare('SELECT count(*) AS n FROM check_ins').get()).toEqual({ n: 1 })
       expect(gw.store.db.prepare('SELECT count(*) AS n FROM guestbook_mints').get()).toEqual({ n: 1 })
       // The rule itself, on two connections: the partial unique index lets one insert win.
-      const station = gw.store.stations.get(s.side.stationId)!
-      const inserts = [gw.store, store2].map((store) => store.tx(() => store.checkIns.insert({ eventId: s.eventId, chipUid: UIDS[1]!, stationId: station.id, manual: false, now: 1 })))
+      const station = (await gw.store.stations.get(s.side.stationId))!
+      // One after the other: two connections of one process cannot wait for each other's write lock.
+      const inserts: Array<number | null> = []
+      for (const store of [gw.store, store2])
+        inserts.push(await store.tx((tx) => tx.checkIns.insert({ eventId: s.eventId, chipUid: UIDS[1]!, stationId: station.id, manual: false, now: 1 })))
       expect(inserts.filter((id) => id !== null)).toHaveLength(1)
     } finally {
       await app2.close()
-      store2.close()
+      await store2.close()
     }
   })
 
   test('a test-chip window: accepted, marked test, nothing counted', async () => {
     gw = await createTestGateway()
-    const s = seedCheckInTeam(gw)
-    gw.store.stations.setTestUntil(s.door.stationId, gw.clock.now + 30_000)
+    const s = await seedCheckInTeam(gw)
+    await gw.store.stations.setTestUntil(s.door.stationId, gw.clock.now + 30_000)
     const res = await stationTap(gw, s.door.token, UIDS[0]!, 1)
     expect(res.body.checkIn).toEqual({ state: 'accepted', test: true, checkIn: null })
     expect(gw.store.db.prepare('SELECT count(*) AS n FROM check_ins').get()).toEqual({ n: 0 })
-    expect(taps(s.door.stationId)).toEqual([expect.objectContaining({ state: 'accepted', test: true })])
+    expect(await taps(s.door.stationId)).toEqual([expect.objectContaining({ state: 'accepted', test: true })])
     gw.clock.now += 31_000
     expect((await stationTap(gw, s.door.token, UIDS[0]!, 2)).body.checkIn).toMatchObject({ state: 'accepted', test: false, checkIn: { id: expect.any(Number) } })
   })
@@ -111,7 +114,7 @@ describe('check-in at a station in check-in mode', () => {
 describe('refusals and other modes in the feed', () => {
   test('a replayed URL is a replay alert, not a second visit; an unknown chip is unknown; a bad URL is refused', async () => {
     gw = await createTestGateway()
-    const s = seedCheckInTeam(gw)
+    const s = await seedCheckInTeam(gw)
     const url = tapUrl(UIDS[1]!, 5)
     expect((await stationTap(gw, s.door.token, UIDS[1]!, 5, { url })).body.checkIn.state).toBe('accepted')
     const replay = await stationTap(gw, s.door.token, UIDS[1]!, 5, { url })
@@ -123,7 +126,7 @@ describe('refusals and other modes in the feed', () => {
     expect(unknown.body).toMatchObject({ success: false, error: 'unknown_chip' })
     const garbage = await stationTap(gw, s.door.token, UIDS[3]!, 1, { url: 'https://tap.example.com/tap?x=1' })
     expect(garbage.status).toBe(400)
-    expect(taps(s.door.stationId).map((t) => [t.state, t.reason ?? null])).toEqual([
+    expect((await taps(s.door.stationId)).map((t) => [t.state, t.reason ?? null])).toEqual([
       ['accepted', null],
       ['replay', 'counter_replay'],
       ['replay', 'mac_mismatch'],
@@ -135,33 +138,33 @@ describe('refusals and other modes in the feed', () => {
 
   test('a closed station verifies nothing: 409 station_closed, a closed row, no ref, no counter spent', async () => {
     gw = await createTestGateway()
-    const s = seedCheckInTeam(gw)
-    setStationMode(gw.store, { stationId: s.door.stationId, mode: 'closed', now: gw.clock.now })
+    const s = await seedCheckInTeam(gw)
+    await setStationMode(gw.store, { stationId: s.door.stationId, mode: 'closed', now: gw.clock.now })
     const res = await stationTap(gw, s.door.token, UIDS[0]!, 1)
     expect(res).toMatchObject({ status: 409, body: { success: false, error: 'station_closed' } })
-    expect(gw.store.chips.get(UIDS[0]!)!.lastCounter).toBeNull()
+    expect((await gw.store.chips.get(UIDS[0]!))!.lastCounter).toBeNull()
     expect(gw.store.db.prepare('SELECT count(*) AS n FROM refs').get()).toEqual({ n: 0 })
-    expect(taps(s.door.stationId)).toEqual([expect.objectContaining({ state: 'closed' })])
+    expect(await taps(s.door.stationId)).toEqual([expect.objectContaining({ state: 'closed' })])
     // Reopened without naming the event again: the same event.
-    setStationMode(gw.store, { stationId: s.door.stationId, mode: 'checkin', now: gw.clock.now })
+    await setStationMode(gw.store, { stationId: s.door.stationId, mode: 'checkin', now: gw.clock.now })
     expect((await stationTap(gw, s.door.token, UIDS[0]!, 1)).body.checkIn).toMatchObject({ state: 'accepted', checkIn: { eventId: s.eventId } })
   })
 
   test('a station without a mode keeps answering as before, with a plain accepted row', async () => {
     gw = await createTestGateway()
-    const s = seedCheckInTeam(gw)
-    setStationMode(gw.store, { stationId: s.door.stationId, mode: null, now: gw.clock.now })
+    const s = await seedCheckInTeam(gw)
+    await setStationMode(gw.store, { stationId: s.door.stationId, mode: null, now: gw.clock.now })
     const res = await stationTap(gw, s.door.token, UIDS[0]!, 1)
     expect(res.body).toEqual({ success: true, refId: expect.any(String), uid: UIDS[0], counter: 1, mode: 'aes', authenticated: true, fileData: null })
-    expect(taps(s.door.stationId)).toEqual([{ state: 'accepted', uid: UIDS[0], counter: 1 }])
+    expect(await taps(s.door.stationId)).toEqual([{ state: 'accepted', uid: UIDS[0], counter: 1 }])
     expect(gw.store.db.prepare('SELECT count(*) AS n FROM check_ins').get()).toEqual({ n: 0 })
   })
 
   test('a check-in station needs an event of its own team; a claim station none', async () => {
     gw = await createTestGateway()
-    const s = seedCheckInTeam(gw)
-    expect(() => setStationMode(gw.store, { stationId: s.door.stationId, mode: 'checkin', eventId: 999, now: gw.clock.now })).toThrow(/no guestbook event 999/)
+    const s = await seedCheckInTeam(gw)
+    await expect(setStationMode(gw.store, { stationId: s.door.stationId, mode: 'checkin', eventId: 999, now: gw.clock.now })).rejects.toThrow(/no guestbook event 999/)
     // A claim station needs no event: its taps claim the tapped chip's own token.
-    expect(setStationMode(gw.store, { stationId: s.door.stationId, mode: 'claim', now: gw.clock.now }).mode).toBe('claim')
+    expect((await setStationMode(gw.store, { stationId: s.door.stationId, mode: 'claim', now: gw.clock.now })).mode).toBe('claim')
   })
 })

@@ -20,9 +20,9 @@ const count = (sql: string) => (gw.store.db.prepare(sql).get() as { n: number })
 const OTHER_WALLET = '0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC'
 
 // The seed's guestbook deploy is already in the outbox: the relayer's next nonce before any tap.
-function relayerNonce() {
+async function relayerNonce() {
   const sender = gw.store.db.prepare('SELECT sender FROM chain_txs ORDER BY id LIMIT 1').pluck().get() as string
-  return { sender, next: gw.store.chainTxs.peekNonce(31337, sender) }
+  return { sender, next: await gw.store.chainTxs.peekNonce(31337, sender) }
 }
 const mints = () => gw.store.db.prepare("SELECT nonce FROM chain_txs WHERE kind = 'guestbook_mint'").all()
 
@@ -33,18 +33,18 @@ function failCheckInsOf(uid: string) {
 describe('a tap and its check-in commit together', () => {
   test('a check-in that fails takes its tap with it: no counter spent, no ref, no tap log row, no mint, no nonce; the retry checks in', async () => {
     gw = await createTestGateway()
-    const s = seedCheckInTeam(gw)
+    const s = await seedCheckInTeam(gw)
     failCheckInsOf(UIDS[0]!)
-    const before = relayerNonce()
+    const before = await relayerNonce()
     const url = tapUrl(UIDS[0]!, 1)
     const failed = await stationTap(gw, s.door.token, UIDS[0]!, 1, { url })
     expect(failed.status).toBe(500)
-    expect(gw.store.chips.get(UIDS[0]!)!.lastCounter).toBeNull()
+    expect((await gw.store.chips.get(UIDS[0]!))!.lastCounter).toBeNull()
     expect(count('SELECT count(*) AS n FROM refs')).toBe(0)
     expect(count('SELECT count(*) AS n FROM tap_log WHERE accepted = 1')).toBe(0)
     expect(count('SELECT count(*) AS n FROM check_ins')).toBe(0)
     expect(mints()).toEqual([])
-    expect(gw.store.chainTxs.peekNonce(31337, before.sender)).toBe(before.next)
+    expect(await gw.store.chainTxs.peekNonce(31337, before.sender)).toBe(before.next)
     expect(count('SELECT count(*) AS n FROM guestbook_mints')).toBe(0)
     expect(count("SELECT count(*) AS n FROM station_events WHERE kind IN ('tap', 'tx')")).toBe(0)
 
@@ -53,35 +53,35 @@ describe('a tap and its check-in commit together', () => {
     const retry = await stationTap(gw, s.door.token, UIDS[0]!, 1, { url })
     expect(retry.status).toBe(200)
     expect(retry.body.checkIn).toMatchObject({ state: 'accepted', checkIn: { tx: { status: 'queued' } } })
-    expect(gw.store.chips.get(UIDS[0]!)!.lastCounter).toBe(1)
+    expect((await gw.store.chips.get(UIDS[0]!))!.lastCounter).toBe(1)
     expect(mints()).toEqual([{ nonce: before.next }])
     expect(count('SELECT count(*) AS n FROM tap_log WHERE accepted = 1')).toBe(1)
   })
 
   test('in one group commit, a failed check-in rolls back only its own tap: the other chip checks in, its mint takes the released nonce', async () => {
     gw = await createTestGateway()
-    const s = seedCheckInTeam(gw)
-    gw.store.chips.setWallet(UIDS[1]!, OTHER_WALLET)
+    const s = await seedCheckInTeam(gw)
+    await gw.store.chips.setWallet(UIDS[1]!, OTHER_WALLET)
     failCheckInsOf(UIDS[0]!)
-    const before = relayerNonce()
+    const before = await relayerNonce()
     // Sent together, the two taps share one BEGIN IMMEDIATE … COMMIT (store.batch): whichever order they run in, no nonce is skipped or used twice.
     const [failed, ok] = await Promise.all([stationTap(gw, s.door.token, UIDS[0]!, 1), stationTap(gw, s.side.token, UIDS[1]!, 1)])
     expect(failed.status).toBe(500)
     expect(ok.status).toBe(200)
     expect(ok.body.checkIn).toMatchObject({ state: 'accepted', checkIn: { stationId: s.side.stationId, tx: { status: 'queued' } } })
-    expect(gw.store.chips.get(UIDS[0]!)!.lastCounter).toBeNull()
-    expect(gw.store.chips.get(UIDS[1]!)!.lastCounter).toBe(1)
+    expect((await gw.store.chips.get(UIDS[0]!))!.lastCounter).toBeNull()
+    expect((await gw.store.chips.get(UIDS[1]!))!.lastCounter).toBe(1)
     expect(gw.store.db.prepare('SELECT chip_uid FROM refs').all()).toEqual([{ chip_uid: UIDS[1] }])
     expect(gw.store.db.prepare('SELECT chip_uid FROM check_ins').all()).toEqual([{ chip_uid: UIDS[1] }])
     expect(gw.store.db.prepare('SELECT recipient FROM guestbook_mints').all()).toEqual([{ recipient: OTHER_WALLET }])
     expect(mints()).toEqual([{ nonce: before.next }])
-    expect(gw.store.chainTxs.peekNonce(31337, before.sender)).toBe(before.next + 1)
+    expect(await gw.store.chainTxs.peekNonce(31337, before.sender)).toBe(before.next + 1)
   })
 
   test("a tap that rolled back with its check-in announces nothing: no feed notification, the door's kiosk gets no message; the retry's commit does", async () => {
     gw = await createTestGateway()
     await gw.app.listen({ host: '127.0.0.1', port: 0 })
-    const s = seedCheckInTeam(gw)
+    const s = await seedCheckInTeam(gw)
     const page = await openKiosk(`http://127.0.0.1:${(gw.app.server.address() as AddressInfo).port}`, { token: s.kiosk })
     clients.push(page)
     await page.waitFor((m) => m.type === 'welcome')

@@ -10,20 +10,20 @@ import { seedCheckInTeam, stationTap, UIDS, WALLET } from './kioskFixture.js'
 // (queued → sent → confirmed), and a failed one retried by staff.
 
 let gw: ChainGateway
-let s: ReturnType<typeof seedCheckInTeam>
+let s: Awaited<ReturnType<typeof seedCheckInTeam>>
 beforeAll(async () => {
   gw = await createChainGateway()
-  s = seedCheckInTeam({ ...gw, clock: { now: Date.now() } })
+  s = await seedCheckInTeam({ ...gw, clock: { now: Date.now() } })
   await gw.settle()
 }, 60_000)
 afterAll(async () => gw?.close())
 
-const txRows = (txId: number): TxEventData[] =>
-  gw.store.stationEvents.after(s.door.stationId, 0).flatMap((e) => (e.kind === 'tx' && e.data.txId === txId ? [e.data] : []))
+const txRows = async (txId: number): Promise<TxEventData[]> =>
+  (await gw.store.stationEvents.after(s.door.stationId, 0)).flatMap((e) => (e.kind === 'tx' && e.data.txId === txId ? [e.data] : []))
 
-async function until(check: () => boolean, timeoutMs = 20_000) {
+async function until(check: () => boolean | Promise<boolean>, timeoutMs = 20_000) {
   const deadline = Date.now() + timeoutMs
-  while (!check()) {
+  while (!(await check())) {
     if (Date.now() > deadline) throw new Error('timed out')
     await new Promise((resolve) => setTimeout(resolve, 20))
   }
@@ -32,11 +32,11 @@ async function until(check: () => boolean, timeoutMs = 20_000) {
 test('the mint of a check-in goes queued → sent → confirmed in the feed; the token is in the wallet', async () => {
   const res = await stationTap(gw, s.door.token, UIDS[0]!, 1)
   const { id: txId, hash } = res.body.checkIn.checkIn.tx
-  await until(() => txRows(txId).some((r) => r.status === 'confirmed'))
-  const rows = txRows(txId)
+  await until(async () => (await txRows(txId)).some((r) => r.status === 'confirmed'))
+  const rows = await txRows(txId)
   expect(rows.map((r) => r.status)).toEqual(['queued', 'sent', 'confirmed'])
   expect(rows.every((r) => r.hash === hash && r.checkInId === res.body.checkIn.checkIn.id)).toBe(true)
-  const mined = gw.store.chainTxs.get(txId)!
+  const mined = (await gw.store.chainTxs.get(txId))!
   expect(mined).toMatchObject({ status: 'mined', reverted: 0 })
   const receipt = await gw.publicClient.getTransactionReceipt({ hash })
   expect(receipt.status).toBe('success')
@@ -54,25 +54,25 @@ test('the mint of a check-in goes queued → sent → confirmed in the feed; the
 
 test('a mint that reverts is "failed" in the feed; staff retry queues it again and it confirms', async () => {
   // The guestbook itself cannot receive ERC-1155 tokens: the mint to it reverts.
-  const guestbook = gw.store.guestbook.getContract(gw.store.guestbook.getEvent(s.eventId)!.contractId)!.address!
-  setChipWallet(gw.store, { uid: UIDS[1]!, teamId: s.teamId, wallet: guestbook })
+  const guestbook = (await gw.store.guestbook.getContract((await gw.store.guestbook.getEvent(s.eventId))!.contractId))!.address!
+  await setChipWallet(gw.store, { uid: UIDS[1]!, teamId: s.teamId, wallet: guestbook })
   const res = await stationTap(gw, s.door.token, UIDS[1]!, 1)
   const failedTx = res.body.checkIn.checkIn.tx.id as number
-  await until(() => txRows(failedTx).some((r) => r.status === 'failed'))
-  expect(txRows(failedTx).map((r) => r.status)).toEqual(['queued', 'sent', 'failed'])
+  await until(async () => (await txRows(failedTx)).some((r) => r.status === 'failed'))
+  expect((await txRows(failedTx)).map((r) => r.status)).toEqual(['queued', 'sent', 'failed'])
   // Still checked in; the reverted mint gave back what it used.
   expect(gw.store.db.prepare('SELECT mint_id AS mintId, chain_tx_id AS txId, undone_at AS undoneAt FROM check_ins WHERE chip_uid = ?').get(UIDS[1])).toEqual({ mintId: null, txId: failedTx, undoneAt: null })
 
   await setStaffPin(gw.store, { stationId: s.door.stationId, pin: '1357', now: Date.now() })
   const login = await call(gw, { method: 'POST', url: '/kiosk/staff/session', headers: { 'x-kiosk-token': s.kiosk }, payload: { pin: '1357' } })
   const headers = { 'x-kiosk-token': s.kiosk, 'x-staff-session': login.body.session as string }
-  setChipWallet(gw.store, { uid: UIDS[1]!, teamId: s.teamId, wallet: OTHER })
+  await setChipWallet(gw.store, { uid: UIDS[1]!, teamId: s.teamId, wallet: OTHER })
   const retry = await call(gw, { method: 'POST', url: '/kiosk/staff/retry', headers, payload: { txId: failedTx } })
   expect(retry).toMatchObject({ status: 200, body: { success: true, txId: expect.any(Number), txnHash: expect.stringMatching(/^0x/) } })
   const newTx = retry.body.txId as number
   expect(newTx).not.toBe(failedTx)
-  await until(() => txRows(newTx).some((r) => r.status === 'confirmed'))
-  expect(txRows(newTx).map((r) => r.status)).toEqual(['queued', 'sent', 'confirmed'])
+  await until(async () => (await txRows(newTx)).some((r) => r.status === 'confirmed'))
+  expect((await txRows(newTx)).map((r) => r.status)).toEqual(['queued', 'sent', 'confirmed'])
   // Retrying it again: it has not failed.
   expect(await call(gw, { method: 'POST', url: '/kiosk/staff/retry', headers, payload: { txId: failedTx } })).toMatchObject({ status: 404, body: { error: 'tx_not_found' } })
   const state = await call(gw, { url: '/kiosk/staff/state', headers })

@@ -47,7 +47,7 @@ function cli(args: string[], dataDir: string, opts: { stdin?: string; env?: Reco
 const UID = '04C1C000000001'
 const WALLET = '0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC'
 
-function seeded() {
+async function seeded() {
   const dataDir = testDir('tapgate-kiosk-cli-')
   const store = openStore({ dataDir })
   try {
@@ -57,17 +57,17 @@ function seeded() {
       chips: [{ uid: UID, wallet: WALLET.toLowerCase() }, { uid: '04C1C000000002' }],
       guestbookContracts: [{ name: 'Guests', symbol: 'GST', chainId: 31337, events: [{ name: 'Opening', tokenId: '1', metadata: metadata() }] }],
     }
-    const summary = importData(store, parseImportFile({ teams: [team] }), { config, now: Date.now(), secret: loadGatewaySecret({ dataDir }) })
+    const summary = await importData(store, parseImportFile({ teams: [team] }), { config, now: Date.now(), secret: loadGatewaySecret({ dataDir }) })
     const teamId = summary.teams[0]!.id
-    const station = store.tx(() => createStation(store, { teamId, name: 'Door A', now: Date.now() }))
-    return { dataDir, teamId, stationId: station.stationId, eventId: store.guestbook.listEvents(teamId)[0]!.id, wallet: store.chips.get(UID)!.wallet }
+    const station = await store.tx((tx) => createStation(tx, { teamId, name: 'Door A', now: Date.now() }))
+    return { dataDir, teamId, stationId: station.stationId, eventId: (await store.guestbook.listEvents(teamId))[0]!.id, wallet: (await store.chips.get(UID))!.wallet }
   } finally {
-    store.close()
+    await store.close()
   }
 }
 
 test('station set / list: a check-in station for an event, closed, none; bad input exits 2 or 1 with a message', async () => {
-  const { dataDir, teamId, stationId, eventId } = seeded()
+  const { dataDir, teamId, stationId, eventId } = await seeded()
   const set = await cli(['station', 'set', '--station', String(stationId), '--mode', 'checkin', '--event', String(eventId)], dataDir)
   expect(set).toMatchObject({ code: 0 })
   expect(JSON.parse(set.stdout)).toEqual({ stationId, name: 'Door A', mode: 'checkin', eventId })
@@ -90,7 +90,7 @@ test('station set / list: a check-in station for an event, closed, none; bad inp
 }, 60_000)
 
 test('station kiosk-url prints one line with a working token in the fragment; --base-url and publicBaseUrl set the base', async () => {
-  const { dataDir, stationId } = seeded()
+  const { dataDir, stationId } = await seeded()
   const plain = await cli(['station', 'kiosk-url', '--station', String(stationId)], dataDir)
   expect(plain.code).toBe(0)
   expect(plain.stdout).toMatch(/^http:\/\/127\.0\.0\.1:8787\/kiosk#token=tgk_[\w-]{32}\n$/)
@@ -100,17 +100,17 @@ test('station kiosk-url prints one line with a working token in the fragment; --
   expect(configured.stdout).toMatch(/^https:\/\/kiosk\.example\.org\/kiosk#token=tgk_/)
   const store = openStore({ dataDir })
   try {
-    for (const out of [plain, based, configured]) expect(authenticateKiosk(store, out.stdout.trim().split('#token=')[1]).id).toBe(stationId)
+    for (const out of [plain, based, configured]) expect((await authenticateKiosk(store, out.stdout.trim().split('#token=')[1])).id).toBe(stationId)
     // Stored hashed only.
     expect(JSON.stringify(store.db.prepare('SELECT * FROM kiosk_tokens').all())).not.toContain(plain.stdout.trim().split('#token=')[1])
   } finally {
-    store.close()
+    await store.close()
   }
   expect((await cli(['station', 'kiosk-url', '--station', '99'], dataDir)).code).toBe(1)
 }, 60_000)
 
 test('station staff-pin reads the PIN from stdin and stores a slow hash; a bad PIN exits 2', async () => {
-  const { dataDir, stationId } = seeded()
+  const { dataDir, stationId } = await seeded()
   const bad = await cli(['station', 'staff-pin', '--station', String(stationId)], dataDir, { stdin: '12a4\n' })
   expect(bad.code).toBe(2)
   expect(bad.stderr).toContain('4 to 12 digits')
@@ -122,15 +122,15 @@ test('station staff-pin reads the PIN from stdin and stores a slow hash; a bad P
     const row = store.db.prepare('SELECT pin_hash AS h FROM staff_pins').get() as { h: string }
     expect(row.h).toMatch(/^scrypt\$32768\$8\$1\$/)
     expect(row.h).not.toContain('90210')
-    const station = store.stations.get(stationId)!
+    const station = (await store.stations.get(stationId))!
     await expect(openStaffSession(store, { station, pin: '90210', now: Date.now() })).resolves.toMatchObject({ session: expect.stringMatching(/^tgss_/) })
   } finally {
-    store.close()
+    await store.close()
   }
 }, 60_000)
 
 test('chip set --wallet sets and clears the wallet; the import file sets it too (EIP-55)', async () => {
-  const { dataDir, teamId, wallet } = seeded()
+  const { dataDir, teamId, wallet } = await seeded()
   expect(wallet).toBe(WALLET)
   const other = '0x90F79bf6EB2c4f870365E785982E1f101E93b906'
   const set = await cli(['chip', 'set', '--uid', '04:c1:c0:00:00:00:02', '--team', String(teamId), '--wallet', other.toLowerCase()], dataDir)
@@ -144,10 +144,10 @@ test('chip set --wallet sets and clears the wallet; the import file sets it too 
   expect(foreign.code).toBe(1)
   const store = openStore({ dataDir })
   try {
-    expect(store.chips.get('04C1C000000002')!.wallet).toBe(other)
-    expect(store.chips.get(UID)!.wallet).toBeNull()
+    expect((await store.chips.get('04C1C000000002'))!.wallet).toBe(other)
+    expect((await store.chips.get(UID))!.wallet).toBeNull()
   } finally {
-    store.close()
+    await store.close()
   }
   expect(fs.existsSync(path.join(dataDir, 'tapgate.sqlite'))).toBe(true)
 }, 60_000)

@@ -3,7 +3,7 @@ import type { KioskServerMessage } from '../../src/kiosk/protocol.js'
 import { createKioskToken } from '../../src/kiosk/kioskTokens.js'
 import { setStationMode } from '../../src/kiosk/stationModes.js'
 import { createStation } from '../../src/stations/stations.js'
-import { call, GUESTBOOK, metadata, seedSunChip, seedSunProfile, seedTeam, sunTapUrl, type TestGateway } from '../helpers/gateway.js'
+import { call, GUESTBOOK, metadata, seedSunChip, seedSunProfile, seedTeam, sunTapUrl, type GatewayParts, type TestGateway } from '../helpers/gateway.js'
 
 export const META = '5ACE7E50AB65D5D51FD5BF5A16B8205B'
 export const FILE = '97D1F3FCC8A6B3A4F1AE6F1E3B4BD5A0'
@@ -11,28 +11,28 @@ export const WALLET = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8'
 export const UIDS = ['04C1A000000001', '04C1A000000002', '04C1A000000003', '04C1A000000004']
 export const STRANGER = '04C1A0000000FF'
 
-type Gw = Pick<TestGateway, 'app' | 'store' | 'config' | 'clock'>
+type Gw = GatewayParts<'app' | 'store' | 'config' | 'clock'>
 
 /**
  * A team with SUN chips (the first has a wallet), a guestbook event on a contract this gateway
  * deploys (so a check-in's mint really queues), and two stations in check-in mode for it.
  */
-export function seedCheckInTeam(gw: Gw, opts: { externalGuestbook?: boolean } = {}) {
+export async function seedCheckInTeam(gw: Gw, opts: { externalGuestbook?: boolean } = {}) {
   const contract = opts.externalGuestbook
     ? { name: 'Guests', symbol: 'GST', chainId: 31337, address: GUESTBOOK }
     : { name: 'Guests', symbol: 'GST', chainId: 31337 }
-  const { teamId, apiKey } = seedTeam(gw, {
+  const { teamId, apiKey } = await seedTeam(gw, {
     name: 'Kiosk team',
     chips: UIDS.map((uid, i) => (i === 0 ? { uid, wallet: WALLET } : { uid })),
     guestbookContracts: [{ ...contract, events: [{ name: 'Opening night', tokenId: '1', metadata: metadata() }, { name: 'Afterparty', tokenId: '2', metadata: metadata() }] }],
   })
-  seedSunProfile(gw, { teamId, name: 'aes', metaKey: META, fileKey: FILE })
-  for (const uid of UIDS) seedSunChip(gw, { teamId, uid, profileName: 'aes' })
-  const [event, other] = gw.store.guestbook.listEvents(teamId)
-  const door = gw.store.tx(() => createStation(gw.store, { teamId, name: 'Door A', now: gw.clock.now }))
-  const side = gw.store.tx(() => createStation(gw.store, { teamId, name: 'Door B', now: gw.clock.now }))
-  for (const s of [door, side]) setStationMode(gw.store, { stationId: s.stationId, mode: 'checkin', eventId: event!.id, now: gw.clock.now })
-  const kiosk = createKioskToken(gw.store, { stationId: door.stationId, now: gw.clock.now }).token
+  await seedSunProfile(gw, { teamId, name: 'aes', metaKey: META, fileKey: FILE })
+  for (const uid of UIDS) await seedSunChip(gw, { teamId, uid, profileName: 'aes' })
+  const [event, other] = await gw.store.guestbook.listEvents(teamId)
+  const door = await gw.store.tx((tx) => createStation(tx, { teamId, name: 'Door A', now: gw.clock.now }))
+  const side = await gw.store.tx((tx) => createStation(tx, { teamId, name: 'Door B', now: gw.clock.now }))
+  for (const s of [door, side]) await setStationMode(gw.store, { stationId: s.stationId, mode: 'checkin', eventId: event!.id, now: gw.clock.now })
+  const kiosk = (await createKioskToken(gw.store, { stationId: door.stationId, now: gw.clock.now })).token
   return { teamId, apiKey, eventId: event!.id, otherEventId: other!.id, door, side, kiosk }
 }
 

@@ -32,7 +32,7 @@ async function kiosk(base: string, hello: Record<string, unknown> | null) {
 describe('GET /kiosk/ws', () => {
   test('welcome with station, counts from the database and lastEventId; then live events with counts, without staff detail', async () => {
     const base = await listening()
-    const s = seedCheckInTeam(gw)
+    const s = await seedCheckInTeam(gw)
     await stationTap(gw, s.side.token, UIDS[1]!, 1) // counted for the event, at the other station
     const page = await kiosk(base, { token: s.kiosk })
     const welcome = await page.waitFor((m) => m.type === 'welcome')
@@ -41,7 +41,7 @@ describe('GET /kiosk/ws', () => {
       station: { id: s.door.stationId, name: 'Door A', mode: 'checkin', event: { id: s.eventId, name: 'Opening night' } },
       counts: { event: 1, station: 0, last5Minutes: 0 },
       reader: null,
-      lastEventId: gw.store.stationEvents.last(s.door.stationId)!.id,
+      lastEventId: (await gw.store.stationEvents.last(s.door.stationId))!.id,
       staff: false,
     })
     await stationTap(gw, s.door.token, UIDS[0]!, 1)
@@ -55,7 +55,7 @@ describe('GET /kiosk/ws', () => {
 
   test('a kiosk that reconnects with since gets the missed events exactly once; two kiosks get the same events', async () => {
     const base = await listening()
-    const s = seedCheckInTeam(gw)
+    const s = await seedCheckInTeam(gw)
     const steady = await kiosk(base, { token: s.kiosk })
     const first = await kiosk(base, { token: s.kiosk })
     await first.waitFor((m) => m.type === 'welcome')
@@ -86,7 +86,7 @@ describe('GET /kiosk/ws', () => {
 
   test('rows appended by another process (the CLI, a second gateway) arrive through the poll', async () => {
     const base = await listening()
-    const s = seedCheckInTeam(gw)
+    const s = await seedCheckInTeam(gw)
     const page = await kiosk(base, { token: s.kiosk })
     await page.waitFor((m) => m.type === 'welcome')
     const store2 = openStore({ dataDir: gw.dataDir })
@@ -96,13 +96,13 @@ describe('GET /kiosk/ws', () => {
       await page.waitFor((m) => m.type === 'event' && m.event.kind === 'tap' && m.counts.station === 1, 3000)
     } finally {
       await app2.close()
-      store2.close()
+      await store2.close()
     }
   })
 
   test('an unknown token gets an error and close 4401; no hello in 5 s closes 4408; ping gets pong', async () => {
     const base = await listening()
-    seedCheckInTeam(gw)
+    await seedCheckInTeam(gw)
     const bad = await kiosk(base, { token: 'tgk_not-a-token' })
     expect(await bad.closed).toEqual({ code: KIOSK_CLOSE.unauthorized, reason: 'invalid_kiosk_token' })
     expect(bad.messages).toEqual([{ type: 'error', error: 'invalid_kiosk_token', message: expect.any(String) }])
@@ -114,10 +114,10 @@ describe('GET /kiosk/ws', () => {
 
   test('revoking the station stops its kiosks: an open socket closes 4401, and its token opens no new one', async () => {
     const base = await listening()
-    const s = seedCheckInTeam(gw)
+    const s = await seedCheckInTeam(gw)
     const page = await kiosk(base, { token: s.kiosk })
     await page.waitFor((m) => m.type === 'welcome')
-    expect(revokeStation(gw.store, { tokenOrPrefix: s.door.token, now: gw.clock.now })).toBe(1)
+    expect(await revokeStation(gw.store, { tokenOrPrefix: s.door.token, now: gw.clock.now })).toBe(1)
     expect(await page.closed).toEqual({ code: KIOSK_CLOSE.unauthorized, reason: 'invalid_kiosk_token' })
     const again = await kiosk(base, { token: s.kiosk })
     expect(await again.closed).toEqual({ code: KIOSK_CLOSE.unauthorized, reason: 'invalid_kiosk_token' })
@@ -125,7 +125,7 @@ describe('GET /kiosk/ws', () => {
 
   test('a staff session gets whole events; when the session ends the socket closes 4403', async () => {
     const base = await listening()
-    const s = seedCheckInTeam(gw)
+    const s = await seedCheckInTeam(gw)
     await setStaffPin(gw.store, { stationId: s.door.stationId, pin: '2468', now: gw.clock.now })
     const login = await gw.app.inject({ method: 'POST', url: '/kiosk/staff/session', headers: { 'x-kiosk-token': s.kiosk }, payload: { pin: '2468' } })
     const { session } = login.json() as { session: string }

@@ -14,7 +14,7 @@ const PIN = '482913'
 
 async function setup() {
   gw = await createTestGateway()
-  const s = seedCheckInTeam(gw)
+  const s = await seedCheckInTeam(gw)
   await setStaffPin(gw.store, { stationId: s.door.stationId, pin: PIN, now: gw.clock.now })
   return s
 }
@@ -25,8 +25,8 @@ async function login(kiosk: string) {
   expect(res.status).toBe(200)
   return res.body.session as string
 }
-const staffRows = (stationId: number) =>
-  gw.store.stationEvents.after(stationId, 0).flatMap((e) => (e.kind === 'staff' ? [e.data.action] : []))
+const staffRows = async (stationId: number) =>
+  (await gw.store.stationEvents.after(stationId, 0)).flatMap((e) => (e.kind === 'staff' ? [e.data.action] : []))
 
 describe('staff PIN and session', () => {
   test('wrong PINs count down; the fifth locks for 5 minutes, the right PIN included; then it opens again', async () => {
@@ -41,14 +41,14 @@ describe('staff PIN and session', () => {
     gw.clock.now += 5 * 60_000 + 1
     const session = await login(s.kiosk)
     expect(session).toMatch(/^tgss_[\w-]{32}$/)
-    expect(staffRows(s.door.stationId)).toEqual(['login_failed', 'login_failed', 'login_failed', 'login_failed', 'locked', 'login'])
+    expect(await staffRows(s.door.stationId)).toEqual(['login_failed', 'login_failed', 'login_failed', 'login_failed', 'locked', 'login'])
     // Only a hash of the session is stored.
     expect(JSON.stringify(gw.store.db.prepare('SELECT * FROM staff_sessions').all())).not.toContain(session)
   })
 
   test('no PIN set is 409 pin_not_set; no or a wrong kiosk token is 401', async () => {
     gw = await createTestGateway()
-    const s = seedCheckInTeam(gw)
+    const s = await seedCheckInTeam(gw)
     expect(await staff(s.kiosk, null, 'POST', '/kiosk/staff/session', { pin: '1234' })).toMatchObject({ status: 409, body: { error: 'pin_not_set' } })
     expect(await call(gw, { method: 'POST', url: '/kiosk/staff/session', payload: { pin: '1234' } })).toMatchObject({ status: 401, body: { error: 'kiosk_token_missing' } })
     expect(await staff('tgk_nope', null, 'POST', '/kiosk/staff/session', { pin: '1234' })).toMatchObject({ status: 401, body: { error: 'invalid_kiosk_token' } })
@@ -71,7 +71,7 @@ describe('staff PIN and session', () => {
     expect(await staff(s.kiosk, null, 'GET', '/kiosk/staff/state')).toMatchObject({ status: 401, body: { error: 'staff_session_missing' } })
     // Another station's kiosk token does not carry this station's session.
     const { createKioskToken } = await import('../../src/kiosk/kioskTokens.js')
-    const other = createKioskToken(gw.store, { stationId: s.side.stationId, now: gw.clock.now }).token
+    const other = (await createKioskToken(gw.store, { stationId: s.side.stationId, now: gw.clock.now })).token
     const fresh = await login(s.kiosk)
     expect(await staff(other, fresh, 'GET', '/kiosk/staff/state')).toMatchObject({ status: 401, body: { error: 'staff_session_ended' } })
   })
@@ -98,12 +98,12 @@ describe('staff actions', () => {
     gw.clock.now += 61_000
     // The check-in before it was made 2 min 1 s ago: too late (and the idle session ended: a new one).
     expect(await staff(s.kiosk, await login(s.kiosk), 'POST', '/kiosk/staff/undo')).toMatchObject({ status: 409, body: { error: 'undo_window_passed' } })
-    const feed = gw.store.stationEvents.after(s.door.stationId, 0)
+    const feed = await gw.store.stationEvents.after(s.door.stationId, 0)
     expect(feed.filter((e) => e.kind === 'undo').map((e) => e.data)).toEqual([
       { checkInId: undo.body.checkInId, tokenStays: true },
       { checkInId: noToken.body.checkInId, tokenStays: false },
     ])
-    expect(staffRows(s.door.stationId)).toEqual(['login', 'undo', 'undo', 'login'])
+    expect(await staffRows(s.door.stationId)).toEqual(['login', 'undo', 'undo', 'login'])
   })
 
   test('manual check-in by UID is marked manual, counts once, and is logged', async () => {
@@ -114,7 +114,7 @@ describe('staff actions', () => {
     expect(await staff(s.kiosk, session, 'POST', '/kiosk/staff/check-in', { uid: UIDS[2] })).toMatchObject({ status: 200, body: { state: 'already', checkIn: { id: res.body.checkIn.id } } })
     expect(await staff(s.kiosk, session, 'POST', '/kiosk/staff/check-in', { uid: '04FFFFFFFFFFFF' })).toMatchObject({ status: 404, body: { error: 'chip_not_found' } })
     expect(gw.store.db.prepare('SELECT manual FROM check_ins').all()).toEqual([{ manual: 1 }])
-    expect(staffRows(s.door.stationId)).toEqual(['login', 'manual_check_in', 'manual_check_in'])
+    expect(await staffRows(s.door.stationId)).toEqual(['login', 'manual_check_in', 'manual_check_in'])
     const state = await staff(s.kiosk, session, 'GET', '/kiosk/staff/state')
     expect(state.body).toMatchObject({
       counts: { event: 1, station: 1, last5Minutes: 1 },
@@ -141,14 +141,14 @@ describe('staff actions', () => {
     expect(await staff(s.kiosk, session, 'POST', '/kiosk/staff/mode', { mode: 'checkin', eventId: 99 })).toMatchObject({ status: 404, body: { error: 'event_not_found' } })
     await staff(s.kiosk, session, 'POST', '/kiosk/staff/mode', { mode: 'checkin' })
     expect((await stationTap(gw, s.door.token, UIDS[0]!, 2)).body.checkIn.checkIn).toMatchObject({ eventId: s.otherEventId })
-    const modes = gw.store.stationEvents.after(s.door.stationId, 0).filter((e) => e.kind === 'mode').map((e) => e.data)
+    const modes = (await gw.store.stationEvents.after(s.door.stationId, 0)).filter((e) => e.kind === 'mode').map((e) => e.data)
     expect(modes.slice(1)).toEqual([
       { mode: 'checkin', eventId: s.otherEventId, eventName: 'Afterparty' },
       { mode: 'closed', eventId: s.otherEventId, eventName: 'Afterparty' },
       { mode: 'claim', eventId: s.otherEventId, eventName: 'Afterparty' },
       { mode: 'checkin', eventId: s.otherEventId, eventName: 'Afterparty' },
     ])
-    expect(staffRows(s.door.stationId)).toEqual(['login', 'mode', 'mode', 'mode', 'mode'])
+    expect(await staffRows(s.door.stationId)).toEqual(['login', 'mode', 'mode', 'mode', 'mode'])
   })
 
   test('test-chip: taps until then do not count; retry refuses a transaction that has not failed', async () => {

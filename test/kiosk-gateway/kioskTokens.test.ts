@@ -43,9 +43,9 @@ const ISO_NOW = '2026-11-21T10:00:00.000Z' // the test gateway's clock
 describe('tapgate station kiosk-tokens', () => {
   test('lists prefix, created and last seen; --revoke PREFIX closes that kiosk (4401) and no other; the station goes on', async () => {
     const base = await listening()
-    const s = seedCheckInTeam(gw)
-    const tablet = createKioskToken(gw.store, { stationId: s.door.stationId, now: gw.clock.now }).token
-    const unused = createKioskToken(gw.store, { stationId: s.door.stationId, now: gw.clock.now }).token
+    const s = await seedCheckInTeam(gw)
+    const tablet = (await createKioskToken(gw.store, { stationId: s.door.stationId, now: gw.clock.now })).token
+    const unused = (await createKioskToken(gw.store, { stationId: s.door.stationId, now: gw.clock.now })).token
     const lost = await kiosk(base, { token: tablet })
     const kept = await kiosk(base, { token: s.kiosk })
 
@@ -80,8 +80,8 @@ describe('tapgate station kiosk-tokens', () => {
 
   test('an ambiguous prefix is exit 2, an unknown one (or a mistyped whole token, or a revoked one) exit 1; nothing is revoked', async () => {
     await listening()
-    const s = seedCheckInTeam(gw)
-    const second = createKioskToken(gw.store, { stationId: s.door.stationId, now: gw.clock.now }).token
+    const s = await seedCheckInTeam(gw)
+    const second = (await createKioskToken(gw.store, { stationId: s.door.stationId, now: gw.clock.now })).token
     const mistyped = second.slice(0, -1) + (second.at(-1) === 'A' ? 'B' : 'A')
     const station = String(s.door.stationId)
     const [ambiguous, unknown, wrongWhole, otherStation, noStation] = await Promise.all([
@@ -100,28 +100,28 @@ describe('tapgate station kiosk-tokens', () => {
     expect(wrongWhole.stderr).toContain(`has that token (prefix ${second.slice(0, 10)})`)
     expect(otherStation.code).toBe(1)
     expect(noStation).toMatchObject({ code: 1, stderr: 'tapgate: No station with id 999\n' })
-    expect(authenticateKiosk(gw.store, s.kiosk).id).toBe(s.door.stationId)
-    expect(authenticateKiosk(gw.store, second).id).toBe(s.door.stationId)
+    expect((await authenticateKiosk(gw.store, s.kiosk)).id).toBe(s.door.stationId)
+    expect((await authenticateKiosk(gw.store, second)).id).toBe(s.door.stationId)
     // Revoked once; a second revoke of the same prefix finds no active token.
     expect((await tapgate(['station', 'kiosk-tokens', '--station', station, '--revoke', second])).code).toBe(0)
     expect((await tapgate(['station', 'kiosk-tokens', '--station', station, '--revoke', second.slice(0, 10)])).code).toBe(1)
-    expect(() => authenticateKiosk(gw.store, second)).toThrow(/revoked/)
-    expect(authenticateKiosk(gw.store, s.kiosk).id).toBe(s.door.stationId)
+    await expect(authenticateKiosk(gw.store, second)).rejects.toThrow(/revoked/)
+    expect((await authenticateKiosk(gw.store, s.kiosk)).id).toBe(s.door.stationId)
   }, 30_000)
 
   test('last seen moves with use, at most once a minute, and not on a check without seenAt', async () => {
     gw = await createTestGateway()
-    const s = seedCheckInTeam(gw)
-    const lastSeen = () => gw.store.kioskTokens.listByStation(s.door.stationId)[0]!.lastSeenAt
-    expect(lastSeen()).toBeNull()
-    authenticateKiosk(gw.store, s.kiosk)
-    expect(lastSeen()).toBeNull()
+    const s = await seedCheckInTeam(gw)
+    const lastSeen = async () => (await gw.store.kioskTokens.listByStation(s.door.stationId))[0]!.lastSeenAt
+    expect(await lastSeen()).toBeNull()
+    await authenticateKiosk(gw.store, s.kiosk)
+    expect(await lastSeen()).toBeNull()
     const t0 = gw.clock.now
-    authenticateKiosk(gw.store, s.kiosk, { seenAt: t0 })
-    expect(lastSeen()).toBe(t0)
-    authenticateKiosk(gw.store, s.kiosk, { seenAt: t0 + KIOSK_SEEN_RESOLUTION_MS - 1 })
-    expect(lastSeen()).toBe(t0)
-    authenticateKiosk(gw.store, s.kiosk, { seenAt: t0 + KIOSK_SEEN_RESOLUTION_MS })
-    expect(lastSeen()).toBe(t0 + KIOSK_SEEN_RESOLUTION_MS)
+    await authenticateKiosk(gw.store, s.kiosk, { seenAt: t0 })
+    expect(await lastSeen()).toBe(t0)
+    await authenticateKiosk(gw.store, s.kiosk, { seenAt: t0 + KIOSK_SEEN_RESOLUTION_MS - 1 })
+    expect(await lastSeen()).toBe(t0)
+    await authenticateKiosk(gw.store, s.kiosk, { seenAt: t0 + KIOSK_SEEN_RESOLUTION_MS })
+    expect(await lastSeen()).toBe(t0 + KIOSK_SEEN_RESOLUTION_MS)
   })
 })

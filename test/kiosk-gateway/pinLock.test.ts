@@ -26,13 +26,13 @@ async function lockOut(app: App, kiosk: string): Promise<number> {
   return Date.parse(fifth.body.lockedUntil as string) - gw.clock.now
 }
 
-const lockSummaries = (stationId: number) =>
-  gw.store.stationEvents.after(stationId, 0).flatMap((e) => (e.kind === 'staff' && e.data.action === 'locked' ? [e.data.summary] : []))
+const lockSummaries = async (stationId: number) =>
+  (await gw.store.stationEvents.after(stationId, 0)).flatMap((e) => (e.kind === 'staff' && e.data.action === 'locked' ? [e.data.summary] : []))
 
 describe('staff PIN locks grow', () => {
   test('each lock in a row doubles (5, 10, 20 minutes); each is in the staff feed; the right PIN starts over at 5', async () => {
     gw = await createTestGateway()
-    const s = seedCheckInTeam(gw)
+    const s = await seedCheckInTeam(gw)
     await setStaffPin(gw.store, { stationId: s.door.stationId, pin: PIN, now: gw.clock.now })
     const lengths: number[] = []
     for (let i = 0; i < 3; i++) {
@@ -43,7 +43,7 @@ describe('staff PIN locks grow', () => {
       gw.clock.now += 1
     }
     expect(lengths).toEqual([5 * MIN, 10 * MIN, 20 * MIN])
-    expect(lockSummaries(s.door.stationId)).toEqual([
+    expect(await lockSummaries(s.door.stationId)).toEqual([
       '5 wrong PINs: locked for 5 minutes',
       '5 wrong PINs: locked for 10 minutes (lock 2 in a row)',
       '5 wrong PINs: locked for 20 minutes (lock 3 in a row)',
@@ -58,7 +58,7 @@ describe('staff PIN locks grow', () => {
 
   test('a restart keeps the lock and its count: the next lock is still twice as long', async () => {
     gw = await createTestGateway()
-    const s = seedCheckInTeam(gw)
+    const s = await seedCheckInTeam(gw)
     await setStaffPin(gw.store, { stationId: s.door.stationId, pin: PIN, now: gw.clock.now })
     expect(await lockOut(gw, s.kiosk)).toBe(5 * MIN)
     // A second gateway process on the same data dir, as after a restart.
@@ -70,16 +70,16 @@ describe('staff PIN locks grow', () => {
       expect(await lockOut({ app: app2 }, s.kiosk)).toBe(10 * MIN)
     } finally {
       await app2.close()
-      store2.close()
+      await store2.close()
     }
   }, 30_000)
 
   test('the lock stops growing at 24 hours; setting the PIN again clears it and the count', async () => {
     gw = await createTestGateway()
-    const s = seedCheckInTeam(gw)
+    const s = await seedCheckInTeam(gw)
     await setStaffPin(gw.store, { stationId: s.door.stationId, pin: PIN, now: gw.clock.now })
     // Eight locks in a row already (5 wrong PINs each would take 40 slow hashes to get here).
-    gw.store.staffAuth.setTries(s.door.stationId, { failedTries: 0, lockedUntil: null, consecutiveLocks: 8 })
+    await gw.store.staffAuth.setTries(s.door.stationId, { failedTries: 0, lockedUntil: null, consecutiveLocks: 8 })
     const lengths: number[] = []
     for (let i = 0; i < 3; i++) {
       lengths.push(await lockOut(gw, s.kiosk))
@@ -88,7 +88,7 @@ describe('staff PIN locks grow', () => {
     // 5 · 2^8 minutes, then the cap.
     expect(lengths.map((ms) => ms / MIN)).toEqual([1280, 1440, 1440])
     expect(lengths.at(-1)).toBe(PIN_LOCK_MAX_MS)
-    expect(lockSummaries(s.door.stationId).slice(-3)).toEqual([
+    expect((await lockSummaries(s.door.stationId)).slice(-3)).toEqual([
       '5 wrong PINs: locked for 21 h 20 min (lock 9 in a row)',
       '5 wrong PINs: locked for 24 hours (lock 10 in a row)',
       '5 wrong PINs: locked for 24 hours (lock 11 in a row)',

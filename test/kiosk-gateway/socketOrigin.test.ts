@@ -20,7 +20,7 @@ async function listening(config: Parameters<typeof createTestGateway>[0] = {}) {
   gw = await createTestGateway(config)
   await gw.app.listen({ host: '127.0.0.1', port: 0 })
   const port = (gw.app.server.address() as AddressInfo).port
-  return { port, kiosk: seedCheckInTeam(gw).kiosk }
+  return { port, kiosk: (await seedCheckInTeam(gw)).kiosk }
 }
 
 type Attempt = { welcome: true } | { status: number; body: string }

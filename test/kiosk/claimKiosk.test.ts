@@ -79,8 +79,8 @@ afterAll(async () => {
 
 const state = (p: Page) => p.locator('#result').getAttribute('data-state')
 const word = (p: Page) => p.locator('#result .word').innerText()
-const ownerOf = (tokenId: bigint) =>
-  gw.publicClient.readContract({ address: contractOf(gw, shop.teamId), abi: phygitalTokenAbi, functionName: 'ownerOf', args: [tokenId] }) as Promise<Address>
+const ownerOf = async (tokenId: bigint) =>
+  gw.publicClient.readContract({ address: await contractOf(gw, shop.teamId), abi: phygitalTokenAbi, functionName: 'ownerOf', args: [tokenId] }) as Promise<Address>
 const post = async (url: string, payload: object) => {
   const res = await gw.app.inject({ method: 'POST', url, payload })
   return { status: res.statusCode, body: JSON.parse(res.body) as Record<string, unknown> }
@@ -277,7 +277,7 @@ describe.skipIf(!HAS_CHROMIUM)('the kiosk at a claim station', () => {
     await page.keyboard.press('Enter')
     await expect.poll(() => state(page)).toBe('registered')
     const claimId = shop.lastClaimId()
-    const registered = gw.store.stationEvents.after(shop.stationId, 0).flatMap((e) => (e.kind === 'claim' && e.data.claim.id === claimId ? [e.data.claim] : []))
+    const registered = (await gw.store.stationEvents.after(shop.stationId, 0)).flatMap((e) => (e.kind === 'claim' && e.data.claim.id === claimId ? [e.data.claim] : []))
     const allowedAt = registered.at(-1)?.allowedAt
     expect(allowedAt).toBeTruthy()
     const hhmm = new Intl.DateTimeFormat('en-GB', { hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZone: 'Europe/Berlin' }).format(Date.parse(allowedAt!))
@@ -308,7 +308,7 @@ describe.skipIf(!HAS_CHROMIUM)('the kiosk at a claim station', () => {
   test('a product claimed meanwhile (the shop moved the token after this tap): the address gets "This product was claimed meanwhile", not an error under the field', async () => {
     expect((await shop.tap(MUG, 2)).status).toBe(200)
     await expect.poll(() => page.locator('#product-name').innerText()).toBe('Tapgate mug')
-    const mug = gw.store.tokens.findByChip(MUG)!
+    const mug = (await gw.store.tokens.findByChip(MUG))!
     await transferWithApiKey({ store: gw.store, chains: gw.chains, config: gw.config, now: () => Date.now() }, { key: mug, teamId: shop.teamId, recipient: OTHER })
     await page.keyboard.type(USER)
     await page.keyboard.press('Enter')
@@ -370,7 +370,7 @@ describe.skipIf(!HAS_CHROMIUM)('the kiosk at a claim station', () => {
     await p.clock.fastForward(warnMs)
     await expect.poll(() => state(p)).toBe('idle')
     expect(await still.isVisible()).toBe(false)
-    expect(gw.store.claims.get(shop.lastClaimId())!.step).toBe('open')
+    expect((await gw.store.claims.get(shop.lastClaimId()))!.step).toBe('open')
     await p.close()
   })
 
@@ -378,15 +378,15 @@ describe.skipIf(!HAS_CHROMIUM)('the kiosk at a claim station', () => {
     // A door of another team on the same gateway, in check-in mode (its guestbook deployed by the relayer).
     const now = Date.now()
     const secret = loadGatewaySecret({ dataDir: gw.dataDir })
-    const { teams } = importData(gw.store, parseImportFile({ teams: [kioskTeam()] }), { config: gw.config, now, secret })
+    const { teams } = await importData(gw.store, parseImportFile({ teams: [kioskTeam()] }), { config: gw.config, now, secret })
     await gw.settle()
     const teamId = teams[0]!.id
     const at = { app: gw.app, store: gw.store, clock: { now } }
-    seedSunProfile(at, { teamId, name: 'badges', metaKey: META, fileKey: FILE })
-    seedSunChip(at, { teamId, uid: BADGES[0]!, profileName: 'badges' })
-    const door = createStation(gw.store, { teamId, name: 'Door A', now })
-    setStationMode(gw.store, { stationId: door.stationId, mode: 'checkin', eventId: gw.store.guestbook.listEvents(teamId)[0]!.id, now })
-    const { token } = createKioskToken(gw.store, { stationId: door.stationId, now })
+    await seedSunProfile(at, { teamId, name: 'badges', metaKey: META, fileKey: FILE })
+    await seedSunChip(at, { teamId, uid: BADGES[0]!, profileName: 'badges' })
+    const door = await createStation(gw.store, { teamId, name: 'Door A', now })
+    await setStationMode(gw.store, { stationId: door.stationId, mode: 'checkin', eventId: (await gw.store.guestbook.listEvents(teamId))[0]!.id, now })
+    const { token } = await createKioskToken(gw.store, { stationId: door.stationId, now })
     const p = await ctx.newPage()
     await p.goto(`${shop.origin}/kiosk#token=${token}`)
     await expect.poll(() => state(p)).toBe('idle')
@@ -427,8 +427,8 @@ describe.skipIf(!HAS_CHROMIUM)('the kiosk at a claim station', () => {
       await expect.poll(() => phonePage.locator('#claim').getAttribute('data-state'), { timeout: 20_000 }).toBe('confirmed')
       await shot(phonePage, 'claim-phone-checkin-collected')
       await expect.poll(() => item.getAttribute('data-tx-status'), { timeout: 20_000 }).toBe('confirmed')
-      const event = gw.store.guestbook.listEvents(teamId)[0]!
-      const guestbook = gw.store.guestbook.getContract(event.contractId)!.address as Address
+      const event = (await gw.store.guestbook.listEvents(teamId))[0]!
+      const guestbook = (await gw.store.guestbook.getContract(event.contractId))!.address as Address
       const balance = await gw.publicClient.readContract({ address: guestbook, abi: erc1155, functionName: 'balanceOf', args: [OTHER, BigInt(event.tokenId)] })
       expect(balance).toBe(1n)
     } finally {

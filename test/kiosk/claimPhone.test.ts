@@ -85,7 +85,7 @@ describe.skipIf(!HAS_CHROMIUM)('the phone page of a claim link (/c/<token>)', ()
     })
     await page.goto(url)
     await expect.poll(() => state(page)).toBe('form')
-    expect(gw.store.claims.get(claimId)!.step).toBe('opened')
+    expect((await gw.store.claims.get(claimId))!.step).toBe('opened')
 
     // The card from the token's metadata, its picture from the gateway's cache.
     expect(await page.locator('#product-name').innerText()).toBe('Tapgate tee')
@@ -145,7 +145,7 @@ describe.skipIf(!HAS_CHROMIUM)('the phone page of a claim link (/c/<token>)', ()
     expect(await input.isVisible()).toBe(true)
     // The same address again would be refused again: Send waits for the field to change.
     expect(await send(page).isDisabled()).toBe(true)
-    expect(gw.store.claims.get(claimId)!.step).toBe('opened')
+    expect((await gw.store.claims.get(claimId))!.step).toBe('opened')
     await checkScreen(page, 'failed-refused')
 
     // The good address, typed as the wallet shows it: the transfer, followed to confirmed. The relayer
@@ -158,15 +158,15 @@ describe.skipIf(!HAS_CHROMIUM)('the phone page of a claim link (/c/<token>)', ()
     await expect.poll(() => state(page)).toBe('sending')
     await expect.poll(() => page.locator('#outcome [role=status]').innerText()).toContain('Sending your token')
     expect(await page.locator('#outcome [role=status]').innerText()).toContain(good)
-    await expect.poll(() => gw.store.claims.get(claimId)!.step).toBe('claimed')
+    await expect.poll(async () => (await gw.store.claims.get(claimId))!.step).toBe('claimed')
     await expect.poll(() => page.locator('#outcome [role=status] [aria-current=step]').innerText()).toBe('Accepted')
     await checkScreen(page, 'sending')
     await relayer.release()
     await expect.poll(() => state(page), { timeout: 20_000 }).toBe('confirmed')
     expect(await page.locator('#outcome [role=status]').innerText()).toMatch(/In your wallet ✓[\s\S]*Transaction 0x[0-9a-f]{4}…[0-9a-f]{4}/)
     await checkScreen(page, 'confirmed')
-    const token = gw.store.tokens.get(gw.store.tokens.findByChip(TEE)!.id)!
-    const owner = await gw.publicClient.readContract({ address: contractOf(gw, shop.teamId), abi: ownerOf, functionName: 'ownerOf', args: [BigInt(token.tokenId)] })
+    const token = (await gw.store.tokens.get((await gw.store.tokens.findByChip(TEE))!.id))!
+    const owner = await gw.publicClient.readContract({ address: await contractOf(gw, shop.teamId), abi: ownerOf, functionName: 'ownerOf', args: [BigInt(token.tokenId)] })
     expect(getAddress(owner)).toBe(good)
 
     // The phone that finished sees its result again after a reload (its session).
@@ -195,8 +195,8 @@ describe.skipIf(!HAS_CHROMIUM)('the phone page of a claim link (/c/<token>)', ()
 
   test("past the tap's lifetime the page says expired by its own clock, and the gateway's 410 says so too", async () => {
     // The mug's picture is somewhere the gateway cannot fetch it from: the card shows the placeholder.
-    const mug = gw.store.tokens.findByChip(MUG)!
-    gw.store.tokens.setMetadata(mug.id, JSON.stringify({ ...JSON.parse(mug.metadata!), image: 'http://127.0.0.1:9/mug.png' }), Date.now())
+    const mug = (await gw.store.tokens.findByChip(MUG))!
+    await gw.store.tokens.setMetadata(mug.id, JSON.stringify({ ...JSON.parse(mug.metadata!), image: 'http://127.0.0.1:9/mug.png' }), Date.now())
     const url = await linkFor(MUG, 1)
     const page = await (await phone()).newPage()
     // As on a plain-http LAN address: no clipboard API, so no Paste button (the field's own paste stays).
@@ -208,7 +208,7 @@ describe.skipIf(!HAS_CHROMIUM)('the phone page of a claim link (/c/<token>)', ()
     await page.clock.install()
     await page.goto(url)
     await expect.poll(() => state(page)).toBe('form')
-    const expiresAt = gw.store.claims.get(shop.lastClaimId())!.expiresAt
+    const expiresAt = (await gw.store.claims.get(shop.lastClaimId()))!.expiresAt
     expect(await page.locator('#paste').isVisible()).toBe(false)
     await expect.poll(() => page.locator('#picture').getAttribute('data-picture')).toBe('none')
     expect(await page.locator('#picture').innerText()).toBe('No picture')
@@ -227,7 +227,7 @@ describe.skipIf(!HAS_CHROMIUM)('the phone page of a claim link (/c/<token>)', ()
 
     // A link first opened after its tap expired: the gateway refuses it (410), the page says expired.
     const late = await linkFor(LAMP, 1)
-    gw.clock.offsetMs = gw.store.claims.get(shop.lastClaimId())!.expiresAt - Date.now() + 1000
+    gw.clock.offsetMs = (await gw.store.claims.get(shop.lastClaimId()))!.expiresAt - Date.now() + 1000
     const other = await (await phone()).newPage()
     await other.goto(late)
     await expect.poll(() => state(other)).toBe('expired')
@@ -267,7 +267,7 @@ describe.skipIf(!HAS_CHROMIUM)('the phone page of a claim link (/c/<token>)', ()
     const relayer = await holdRelayer(gw)
     await send(page).click()
     // The gateway accepted it (it checked the address could receive) and the page follows it.
-    await expect.poll(() => gw.store.claims.get(claimId)!.step).toBe('claimed')
+    await expect.poll(async () => (await gw.store.claims.get(claimId))!.step).toBe('claimed')
     await expect.poll(() => page.locator('#outcome [role=status] [aria-current=step]').innerText()).toBe('Accepted')
     expect(await state(page)).toBe('sending')
     // Accepted for an ordinary wallet; before the transaction goes out, code appears at the address
@@ -301,7 +301,7 @@ describe.skipIf(!HAS_CHROMIUM)('the phone page of a claim link (/c/<token>)', ()
       await checkScreen(page, 'ens-resolved')
       await send(page).click()
       await expect.poll(() => state(page), { timeout: 20_000 }).toBe('confirmed')
-      const owner = await gw.publicClient.readContract({ address: contractOf(gw, shop.teamId), abi: ownerOf, functionName: 'ownerOf', args: [2n] })
+      const owner = await gw.publicClient.readContract({ address: await contractOf(gw, shop.teamId), abi: ownerOf, functionName: 'ownerOf', args: [2n] })
       expect(owner).toBe(customer)
     } finally {
       chains.ens = undefined
@@ -324,9 +324,9 @@ describe.skipIf(!HAS_CHROMIUM)('the phone page of a claim link (/c/<token>)', ()
     expect(await page.locator('#resolved').innerText()).toContain(address)
     await send(page).click()
     await expect.poll(() => state(page)).toBe('registered')
-    const claim = gw.store.claims.get(claimId)!
+    const claim = (await gw.store.claims.get(claimId))!
     expect(claim.recipient).toBe(address)
-    const allowedAt = gw.store.claimRegistrations.get(claim.registrationId!)!.allowedAt
+    const allowedAt = (await gw.store.claimRegistrations.get(claim.registrationId!))!.allowedAt
     expect(await page.locator('#outcome [role=status]').innerText()).toContain(`Tap the tag on the kiosk again after ${hhmm(allowedAt)}`)
     await expect.poll(() => page.locator('#outcome-timer').innerText()).toMatch(/^You can tap again in [01]:\d\d$/)
     await checkScreen(page, 'registered')

@@ -19,12 +19,12 @@ beforeAll(async () => {
   gw = await createChainGateway()
   const secret = loadGatewaySecret({ dataDir: gw.dataDir })
   // No guestbook address: the relayer deploys it, so the gateway can mint on it.
-  const summary = importData(gw.store, parseImportFile({ teams: [kioskTeam()] }), { config: gw.config, now: Date.now(), secret })
+  const summary = await importData(gw.store, parseImportFile({ teams: [kioskTeam()] }), { config: gw.config, now: Date.now(), secret })
   await gw.settle()
   const teamId = summary.teams[0]!.id
   kiosk = await setUpKiosk(gw, { now: () => Date.now(), teamId })
   // The attendee's wallet is known: a check-in mints the event's guestbook token to it.
-  gw.store.chips.setWallet(BADGES[0]!, USER)
+  await gw.store.chips.setWallet(BADGES[0]!, USER)
   ctx = await kioskContext(browser, kiosk.origin)
   page = await ctx.newPage()
   await page.goto(kiosk.kioskUrl)
@@ -61,7 +61,7 @@ describe.skipIf(!HAS_CHROMIUM)('the check-in page on the embedded chain', () => 
     await expect.poll(() => item.getAttribute('data-tx-status'), { timeout: 20_000 }).toBe('confirmed')
     expect(await item.locator('.chain').innerText()).toMatch(/In the wallet ✓ 0x[0-9a-f]{4}…[0-9a-f]{4}/)
     // The feed carried the steps in between (sent with its hash) before the receipt.
-    const steps = gw.store.stationEvents.after(kiosk.stationId, 0).filter((e) => e.kind === 'tx').map((e) => e.data.status)
+    const steps = (await gw.store.stationEvents.after(kiosk.stationId, 0)).filter((e) => e.kind === 'tx').map((e) => e.data.status)
     expect(steps).toEqual(expect.arrayContaining(['sent', 'confirmed']))
     await shot(page, 'kiosk-confirmed')
     const a = await audit(page)
@@ -73,7 +73,7 @@ describe.skipIf(!HAS_CHROMIUM)('the check-in page on the embedded chain', () => 
     const res = await kiosk.tap(BADGES[0]!, 2)
     expect(res.status).toBe(200)
     await expect.poll(state).toBe('already')
-    const at = gw.store.checkIns.findActive(kiosk.eventId, BADGES[0]!)!.createdAt
+    const at = (await gw.store.checkIns.findActive(kiosk.eventId, BADGES[0]!))!.createdAt
     const hhmm = new Intl.DateTimeFormat('en-GB', { hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZone: 'Europe/Berlin' }).format(at)
     expect(await page.locator('#result .word').innerText()).toBe(`Already checked in at ${hhmm} at ${STATION_NAME}`)
     expect(await page.locator('#count').getAttribute('data-count')).toBe('1')

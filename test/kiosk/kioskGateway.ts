@@ -54,12 +54,12 @@ export async function setUpKiosk(gw: Gateway, p: { now: () => number; teamId: nu
   const { store, app } = gw
   const teamId = p.teamId
   const at = { app, store, clock: { now: p.now() } }
-  seedSunProfile(at, { teamId, name: 'badges', metaKey: META, fileKey: FILE })
-  for (const uid of BADGES) seedSunChip(at, { teamId, uid, profileName: 'badges' })
-  const [event] = store.guestbook.listEvents(teamId)
-  const station = createStation(store, { teamId, name: STATION_NAME, now: p.now() })
-  setStationMode(store, { stationId: station.stationId, mode: 'checkin', eventId: event!.id, now: p.now() })
-  const { token: kioskToken } = createKioskToken(store, { stationId: station.stationId, now: p.now() })
+  await seedSunProfile(at, { teamId, name: 'badges', metaKey: META, fileKey: FILE })
+  for (const uid of BADGES) await seedSunChip(at, { teamId, uid, profileName: 'badges' })
+  const [event] = await store.guestbook.listEvents(teamId)
+  const station = await createStation(store, { teamId, name: STATION_NAME, now: p.now() })
+  await setStationMode(store, { stationId: station.stationId, mode: 'checkin', eventId: event!.id, now: p.now() })
+  const { token: kioskToken } = await createKioskToken(store, { stationId: station.stationId, now: p.now() })
   await setStaffPin(store, { stationId: station.stationId, pin: PIN, now: p.now() })
   const address = await app.listen({ port: 0, host: '127.0.0.1' })
   const origin = new URL(address).origin

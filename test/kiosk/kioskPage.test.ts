@@ -17,7 +17,7 @@ afterAll(async () => browser?.close())
 
 async function start(): Promise<Page> {
   gw = await createTestGateway({ config: { rateLimit: { max: 100_000 } } })
-  const { teamId } = seedTeam(gw, kioskTeam({ guestbookAddress: GUESTBOOK }))
+  const { teamId } = await seedTeam(gw, kioskTeam({ guestbookAddress: GUESTBOOK }))
   // The gateway's clock runs from a fixed day; the page compares times with its own clock.
   gw.clock.now = Date.now()
   kiosk = await setUpKiosk(gw, { now: () => gw.clock.now, teamId })
@@ -122,7 +122,7 @@ describe.skipIf(!HAS_CHROMIUM)('the check-in page (/kiosk)', () => {
     await expect.poll(() => state(page)).toBe('idle')
 
     tick()
-    setStationMode(gw.store, { stationId: kiosk.stationId, mode: 'closed', now: gw.clock.now })
+    await setStationMode(gw.store, { stationId: kiosk.stationId, mode: 'closed', now: gw.clock.now })
     gw.app.services.feed.changed()
     await expect.poll(() => state(page)).toBe('closed')
     await record('closed')
@@ -154,7 +154,7 @@ describe.skipIf(!HAS_CHROMIUM)('the check-in page (/kiosk)', () => {
     tick()
     const first = await kiosk.tap(BADGES[1]!, 1)
     expect(first.status).toBe(200)
-    const at = gw.store.checkIns.findActive(kiosk.eventId, BADGES[1]!)!.createdAt
+    const at = (await gw.store.checkIns.findActive(kiosk.eventId, BADGES[1]!))!.createdAt
     const hhmm = new Intl.DateTimeFormat('en-GB', { hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZone: 'Europe/Berlin' }).format(at)
     await expect.poll(() => state(page)).toBe('accepted')
     gw.clock.now += 60_000
@@ -231,7 +231,7 @@ describe.skipIf(!HAS_CHROMIUM)('the check-in page (/kiosk)', () => {
 
   test('the page asks for a wake lock at load and again when it becomes visible', async () => {
     gw = await createTestGateway()
-    const { teamId } = seedTeam(gw, kioskTeam({ guestbookAddress: GUESTBOOK }))
+    const { teamId } = await seedTeam(gw, kioskTeam({ guestbookAddress: GUESTBOOK }))
     kiosk = await setUpKiosk(gw, { now: () => gw.clock.now, teamId })
     ctx = await kioskContext(browser, kiosk.origin)
     await ctx.context.addInitScript(() => {

@@ -27,7 +27,7 @@ beforeAll(async () => {
   if (!HAS_CHROMIUM) return
   browser = await launchChromium()
   gw = await createTestGateway({ config: { rateLimit: { max: 100_000 } } })
-  const { teamId } = seedTeam(gw, kioskTeam({ guestbookAddress: GUESTBOOK }))
+  const { teamId } = await seedTeam(gw, kioskTeam({ guestbookAddress: GUESTBOOK }))
   gw.clock.now = Date.now()
   kiosk = await setUpKiosk(gw, { now: () => gw.clock.now, teamId })
   ctx = await kioskContext(browser, kiosk.origin)

@@ -17,7 +17,7 @@ afterAll(async () => browser?.close())
 
 async function start(): Promise<void> {
   gw = await createTestGateway()
-  const { teamId } = seedTeam(gw, kioskTeam({ guestbookAddress: GUESTBOOK }))
+  const { teamId } = await seedTeam(gw, kioskTeam({ guestbookAddress: GUESTBOOK }))
   gw.clock.now = Date.now()
   kiosk = await setUpKiosk(gw, { now: () => gw.clock.now, teamId })
   ctx = await kioskContext(browser, kiosk.origin)

@@ -27,7 +27,8 @@ describe('media.cacheMaxBytes', () => {
     origin = await startOrigin()
     for (const name of NAMES) origin.route(`/${name}.png`, serve('image/png', image(name)))
     gw = await createTestGateway({ config: { media: { allowHosts: [origin.host], ...CAP } } })
-    const paths = Object.fromEntries(NAMES.map((name) => [name, gw.store.tx(() => mediaPath(gw.store, origin.url(`/${name}.png`), gw.clock.now))!]))
+    const paths: Record<string, string> = {}
+    for (const name of NAMES) paths[name] = (await gw.store.tx((tx) => mediaPath(tx, origin.url(`/${name}.png`), gw.clock.now)))!
     const show = async (name: string) => {
       gw.clock.now += 1000
       const res = await gw.app.inject({ url: paths[name]! })
@@ -50,7 +51,7 @@ describe('media.cacheMaxBytes', () => {
     expect(cached()).toEqual(['b', 'c'])
     expect(fetches()).toEqual([1, 2, 1, 0])
     // The row still knows the evicted image: the card shows it again, fetched anew.
-    expect(gw.store.media.get(paths.a!.slice('/media/'.length))).toMatchObject({ contentType: 'image/png', bytes: 1000 })
+    expect(await gw.store.media.get(paths.a!.slice('/media/'.length))).toMatchObject({ contentType: 'image/png', bytes: 1000 })
   })
 
   test('the order survives a restart: a new process reads it from the files', async () => {
@@ -65,13 +66,13 @@ describe('media.cacheMaxBytes', () => {
       try {
         for (const name of names) {
           clock += 120_000
-          const p = store.tx(() => mediaPath(store, origin.url(`/${name}.png`), clock))!
+          const p = (await store.tx((tx) => mediaPath(tx, origin.url(`/${name}.png`), clock)))!
           expect((await app.inject({ url: p })).statusCode).toBe(200)
           await app.services.media.idle()
         }
       } finally {
         await app.close()
-        store.close()
+        await store.close()
       }
     }
     try {

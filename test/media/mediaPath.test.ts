@@ -8,15 +8,15 @@ import { JPEG, PNG } from './origin.js'
 const NOW = Date.parse('2026-11-21T10:00:00.000Z')
 
 describe('mediaPath', () => {
-  test('records a usable URL once and names it by sha256(url)', () => {
+  test('records a usable URL once and names it by sha256(url)', async () => {
     const store = testStore(testDir())
     const url = 'https://example.com/token.png'
-    const first = store.tx(() => mediaPath(store, url, NOW))
-    const again = store.tx(() => mediaPath(store, `  ${url}\n`, NOW + 1000))
+    const first = await store.tx((tx) => mediaPath(tx, url, NOW))
+    const again = await store.tx((tx) => mediaPath(tx, `  ${url}\n`, NOW + 1000))
     expect(first).toBe(`/media/${mediaKey(url)}`)
     expect(mediaKey(url)).toMatch(/^[0-9a-f]{64}$/)
     expect(again).toBe(first)
-    expect(store.media.get(mediaKey(url))).toEqual({
+    expect(await store.media.get(mediaKey(url))).toEqual({
       key: mediaKey(url),
       url,
       contentType: null,
@@ -29,7 +29,7 @@ describe('mediaPath', () => {
     expect(store.db.prepare('SELECT count(*) AS n FROM media').get()).toEqual({ n: 1 })
   })
 
-  test('null, without a row, for what no page could show', () => {
+  test('null, without a row, for what no page could show', async () => {
     const store = testStore(testDir())
     for (const url of [
       null,
@@ -53,12 +53,12 @@ describe('mediaPath', () => {
       'data:image/png;base64',
       'ar://abc',
     ]) {
-      expect(store.tx(() => mediaPath(store, url, NOW)), String(url)).toBeNull()
+      expect(await store.tx((tx) => mediaPath(tx, url, NOW)), String(url)).toBeNull()
     }
     expect(store.db.prepare('SELECT count(*) AS n FROM media').get()).toEqual({ n: 0 })
   })
 
-  test('accepts http, https, ipfs:// and data:image/…', () => {
+  test('accepts http, https, ipfs:// and data:image/…', async () => {
     const store = testStore(testDir())
     for (const url of [
       'http://example.com/a.png',
@@ -69,7 +69,7 @@ describe('mediaPath', () => {
       'data:image/svg+xml,%3Csvg%3E%3C/svg%3E',
       'data:image/JPG;base64,/9j/',
     ]) {
-      expect(store.tx(() => mediaPath(store, url, NOW)), url).toMatch(/^\/media\/[0-9a-f]{64}$/)
+      expect(await store.tx((tx) => mediaPath(tx, url, NOW)), url).toMatch(/^\/media\/[0-9a-f]{64}$/)
     }
   })
 })

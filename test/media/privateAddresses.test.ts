@@ -25,10 +25,10 @@ const refused = (url: string) => `Refused: ${new URL(url).hostname} is not a pub
 
 /** Records an image URL as a card would, asks for it, and returns the answer and the row's error. */
 async function fetchThrough(url: string) {
-  const p = gw!.store.tx(() => mediaPath(gw!.store, url, gw!.clock.now))!
+  const p = (await gw!.store.tx((tx) => mediaPath(tx, url, gw!.clock.now)))!
   const res = await gw!.app.inject({ url: p })
   const error = res.statusCode === 200 ? undefined : (res.json() as { error: string }).error
-  return { status: res.statusCode, error, rowError: gw!.store.media.get(p.slice('/media/'.length))!.error }
+  return { status: res.statusCode, error, rowError: (await gw!.store.media.get(p.slice('/media/'.length)))!.error }
 }
 
 describe('the media fetcher stays off loopback and the LAN', () => {

@@ -38,10 +38,10 @@ beforeAll(async () => {
     { tokenId: TOKEN.pullRelayed, chips: [CHIP.pullRelayed] },
     { tokenId: TOKEN.givenUp, chips: [CHIP.givenUp] },
   ])
-  const summary = importData(gw.store, parseImportFile({ teams: [team] }), { config: gw.config, now: Date.now(), secret })
+  const summary = await importData(gw.store, parseImportFile({ teams: [team] }), { config: gw.config, now: Date.now(), secret })
   const teamId = summary.teams[0]!.id
-  apiKey = gw.store.tx(() => createApiKey(gw.store, { teamId, label: 'm', now: Date.now() })).apiKey
-  contract = contractOf(gw, teamId)
+  apiKey = (await gw.store.tx((tx) => createApiKey(tx, { teamId, label: 'm', now: Date.now() }))).apiKey
+  contract = await contractOf(gw, teamId)
   gw.relayer.wake(31337)
   await gw.settle()
 }, 60_000)
@@ -51,7 +51,7 @@ const ownerOf = (tokenId: string) => gw.publicClient.readContract({ address: con
 const key = (tokenId: string) => ({ contractAddress: contract, chainId: '31337', tokenId })
 const count = (table: 'chain_txs' | 'transfers' | 'claim_registrations') => (gw.store.db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n
 const counts = () => ({ chainTxs: count('chain_txs'), transfers: count('transfers'), registrations: count('claim_registrations') })
-const otpUsedAt = (code: string) => gw.store.otps.get(code)!.usedAt
+const otpUsedAt = async (code: string) => (await gw.store.otps.get(code))!.usedAt
 
 const pullable = (otp: string, recipient: string) =>
   call(gw, { method: 'POST', url: '/phygitals/transfer/pullable', headers: { 'x-service-code': otp }, payload: { recipient } })
@@ -64,7 +64,7 @@ const transferByKey = (tokenId: string, recipient: string) =>
 
 /** A fresh tap of the chip and the PHYGITAL_CLAIM OTP its ref hands out. */
 async function otpOf(uid: string): Promise<string> {
-  const ref = tapChip({ store: gw.store, clock: { now: Date.now() } }, uid)
+  const ref = await tapChip({ store: gw.store, clock: { now: Date.now() } }, uid)
   const res = await call(gw, { url: `/refs/${ref}` })
   expect(res.status, JSON.stringify(res.body)).toBe(200)
   return res.body.linkedToken.otp as string
@@ -77,7 +77,7 @@ async function expectStale(otp: string, request: () => Promise<{ status: number;
   expect(res.status, JSON.stringify(res.body)).toBe(409)
   expect(res.body.error).toBe('token_moved')
   expect(counts()).toEqual(before)
-  expect(otpUsedAt(otp)).toBeNull()
+  expect(await otpUsedAt(otp)).toBeNull()
 }
 
 /** A user's own pull of the token with a signature from GET /phygitals/transfer-signature. */
@@ -176,7 +176,7 @@ describe('an OTP from a ref queried before the token moved', () => {
     await gw.testClient.setCode({ address: blocked, bytecode: '0x00' })
     await relayer.release()
     await gw.settle()
-    expect(otpUsedAt(own)).toBeNull()
+    expect(await otpUsedAt(own)).toBeNull()
     await expectStale(before, () => pullable(before, BOB))
     expect((await pullable(own, ALICE)).status).toBe(200)
     await gw.settle()

@@ -137,19 +137,19 @@ describe.skipIf(missing.length > 0)('provisioning over PC/SC: blank virtual card
 
   const link = (card: VirtualNtag424) => <T>(use: (l: CardLink) => Promise<T>) => onReader(card, (session) => use(new CardLink(session)))
 
-  function setup(scheme: KeyScheme, mode: 'aes' | 'lrp' = 'aes') {
-    const gw = seedGateway(scheme, mode)
-    const profile = gw.store.chipProfiles.getByName(gw.teamId, gw.profileName)!
+  async function setup(scheme: KeyScheme, mode: 'aes' | 'lrp' = 'aes') {
+    const gw = await seedGateway(scheme, mode)
+    const profile = (await gw.store.chipProfiles.getByName(gw.teamId, gw.profileName))!
     const keyring = createKeyring(gw.store, gw.secret)
-    const provision = (card: VirtualNtag424, l?: CardLink) => {
+    const provision = async (card: VirtualNtag424, l?: CardLink) => {
       const run = (cl: CardLink) =>
         provisionChip({ store: gw.store, secret: gw.secret, link: cl, teamId: gw.teamId, profile, template: TEMPLATE, lrp: mode === 'lrp', originalityKey: ORIGINALITY })
-      return l ? run(l) : link(card)(run)
+      return l ? await run(l) : link(card)(run)
     }
     /** A phone's tap over PC/SC, verified as the gateway does. */
     const tapAndVerify = async (card: VirtualNtag424) => {
       const read = await onReader(card, readTap)
-      return { read, verdict: verifyTap(gw.store, keyring, { url: read.url, source: 'phone', now: Date.now() }) }
+      return { read, verdict: await verifyTap(gw.store, keyring, { url: read.url, source: 'phone', now: Date.now() }) }
     }
     return { ...gw, profile, keyring, provision, tapAndVerify }
   }
@@ -157,7 +157,7 @@ describe.skipIf(missing.length > 0)('provisioning over PC/SC: blank virtual card
   const cases: [KeyScheme, 'aes' | 'lrp'][] = [...keySchemes.map((s): [KeyScheme, 'aes'] => [s, 'aes']), ['per_chip', 'lrp']]
 
   test.each(cases)('%s (%s): a blank card ends provisioned; the first tap verified at counter 1, the next as a phone reads it', async (scheme, mode) => {
-    const gw = setup(scheme, mode)
+    const gw = await setup(scheme, mode)
     const uid = newUid()
     const card = new VirtualNtag424({ uid, blank: true })
     const t0 = performance.now()
@@ -169,7 +169,7 @@ describe.skipIf(missing.length > 0)('provisioning over PC/SC: blank virtual card
     })
     const ms = performance.now() - t0
     expect(result).toMatchObject({ uid, how: 'new', counter: 1 })
-    expect(gw.store.provisioning.get(result.runId)!.state).toBe('provisioned')
+    expect((await gw.store.provisioning.get(result.runId))!.state).toBe('provisioned')
     if (mode === 'lrp') expect(result.url).toMatch(/\?e=[0-9A-F]{48}&/)
     const tap = await gw.tapAndVerify(card)
     expect(tap.read).toEqual({ rfUid: uid, url: expect.stringMatching(/^https:\/\/tap\.example\/t\?e=/), chip: 'ntag424' })
@@ -182,7 +182,7 @@ describe.skipIf(missing.length > 0)('provisioning over PC/SC: blank virtual card
   // Over pcscd a card pulled mid-command answers with 0 bytes, not a CardRemovedError as in process:
   // CardLink turns that into CardRemovedError, so the run is journaled as pending and resumes.
   test('a card pulled after any command of the run resumes and ends provisioned (each write step on a card of its own, the inspect on one card placed again and again)', async () => {
-    const gw = setup('per_chip')
+    const gw = await setup('per_chip')
     // The commands of an uninterrupted run: the pulls are placed from these, not from a count that could drift.
     const probe = new VirtualNtag424({ uid: newUid(), blank: true })
     const steps = await link(probe)(async (l) => {
@@ -204,7 +204,7 @@ describe.skipIf(missing.length > 0)('provisioning over PC/SC: blank virtual card
       const result: ProvisionResult = await gw.provision(card)
       ms.push(performance.now() - t0)
       expect(result, label).toMatchObject({ how: 'resumed', counter: 1 })
-      expect(gw.store.provisioning.get(result.runId)!.state, label).toBe('provisioned')
+      expect((await gw.store.provisioning.get(result.runId))!.state, label).toBe('provisioned')
     }
     expect(ms.length).toBe(steps.length - first)
     timings.push(`pulled and resumed (${ms.length} cards, one per command from ${steps[first]} on, two placements each): ${stats(ms)}`)
@@ -216,12 +216,12 @@ describe.skipIf(missing.length > 0)('provisioning over PC/SC: blank virtual card
       card.removeAfterCommands(n)
       await expect(gw.provision(card), `pulled at command ${n + 1}, ${steps[n]}`).rejects.toBeInstanceOf(ProvisioningStopped)
     }
-    expect(gw.store.provisioning.latest(card.uid), 'a run journaled before the inspect was whole').toBeUndefined()
+    expect(await gw.store.provisioning.latest(card.uid), 'a run journaled before the inspect was whole').toBeUndefined()
     expect(await gw.provision(card)).toMatchObject({ uid: card.uid, how: 'new', counter: 1 })
   }, 180_000)
 
   test('a wrong stored key stops after one attempt and leaves the card unchanged', async () => {
-    const gw = setup('per_chip')
+    const gw = await setup('per_chip')
     const uid = newUid()
     const card = new VirtualNtag424({ uid, blank: true })
     const { runId } = await gw.provision(card)
@@ -243,7 +243,7 @@ describe.skipIf(missing.length > 0)('provisioning over PC/SC: blank virtual card
   }, 60_000)
 
   test('reset returns the card to factory and its old URLs fail', async () => {
-    const gw = setup('per_chip')
+    const gw = await setup('per_chip')
     const uid = newUid()
     const card = new VirtualNtag424({ uid, blank: true })
     await gw.provision(card)
@@ -252,7 +252,7 @@ describe.skipIf(missing.length > 0)('provisioning over PC/SC: blank virtual card
     expect(result.cannotUndo.length).toBeGreaterThan(0)
     const reading = await link(card)((l) => readChip(l, ORIGINALITY))
     expect(reading.keyVersions).toEqual([0, 0, 0, 0, 0])
-    expect(() => verifyTap(gw.store, gw.keyring, { url: old.url, source: 'phone', now: Date.now() })).toThrow()
+    await expect(verifyTap(gw.store, gw.keyring, { url: old.url, source: 'phone', now: Date.now() })).rejects.toThrow()
   }, 60_000)
 
   /** `tapgate ARGS --data-dir DIR` as a user runs it (no TAPGATE_* settings of this process). */
@@ -266,8 +266,8 @@ describe.skipIf(missing.length > 0)('provisioning over PC/SC: blank virtual card
   /** `tapgate chip provision … --reader SLOT` against a gateway's data dir with one per_chip profile. */
   async function startProvisionCli(extra: string[]) {
     const gw = await createTestGateway()
-    const { teamId } = seedTeam(gw, { name: 'Shop', chips: [] })
-    upsertChipProfile(gw.store, gw.app.services.secret, { teamId, name: 'tags', keyScheme: 'per_chip', mode: 'aes', metaKey: PROFILE_KEYS.metaKey, now: gw.clock.now })
+    const { teamId } = await seedTeam(gw, { name: 'Shop', chips: [] })
+    await upsertChipProfile(gw.store, gw.app.services.secret, { teamId, name: 'tags', keyScheme: 'per_chip', mode: 'aes', metaKey: PROFILE_KEYS.metaKey, now: gw.clock.now })
     // The card NXP did not sign: without the test key, only --allow-unverified lets it through.
     const args = ['chip', 'provision', '--team', String(teamId), '--profile', 'tags', '--url', TEMPLATE, '--allow-unverified', '--reader', SLOT.reader, ...extra]
     const cli = spawnCli(args, gw.dataDir)
@@ -339,7 +339,7 @@ describe.skipIf(missing.length > 0)('provisioning over PC/SC: blank virtual card
       })
       // A batch with a card it did not finish ends with exit 1, so a script notices.
       expect(exit, cli.all()).toEqual({ code: 1, signal: null })
-      for (const uid of uids) expect(cli.gw.store.provisioning.latest(uid)?.state, uid).toBe('provisioned')
+      for (const uid of uids) expect((await cli.gw.store.provisioning.latest(uid))?.state, uid).toBe('provisioned')
       expect(cli.all()).not.toMatch(/[0-9A-F]{32}/)
       timings.push(`CLI --batch of ${BATCH} (per card, insert → line printed → removed): ${stats(ms)}`)
     } finally {

@@ -10,15 +10,15 @@ const iso = (ms: number) => new Date(ms).toISOString()
 async function setup() {
   gw = await createTestGateway()
   const start = gw.clock.now
-  const a = seedTeam(gw, {
+  const a = await seedTeam(gw, {
     name: 'A',
     chipGroups: [{ name: 'Jackets' }, { name: 'Shoes' }],
     // A group named only by a chip is created too.
     chips: [{ uid: '04AABBCCDDEE01', group: 'Hats' }],
   })
   gw.clock.now += 1000
-  const b = seedTeam(gw, { name: 'B', chipGroups: [{ name: 'Theirs' }] })
-  const c = seedTeam(gw, { name: 'C' })
+  const b = await seedTeam(gw, { name: 'B', chipGroups: [{ name: 'Theirs' }] })
+  const c = await seedTeam(gw, { name: 'C' })
   return { a, b, c, start }
 }
 
@@ -63,8 +63,8 @@ test('401 invalid_api_key for a wrong key', async () => {
 
 test('a revoked key is 401 while another key of the team still works', async () => {
   const { a } = await setup()
-  const second = seedTeam(gw, { name: 'A' }) // same team, a second key
-  expect(revokeApiKey(gw.store, { keyOrPrefix: a.apiKey, now: gw.clock.now })).toBe(1)
+  const second = await seedTeam(gw, { name: 'A' }) // same team, a second key
+  expect(await revokeApiKey(gw.store, { keyOrPrefix: a.apiKey, now: gw.clock.now })).toBe(1)
 
   const revoked = await call(gw, { url: '/chip-groups', headers: { 'x-service-api-key': a.apiKey } })
   expect(revoked.status).toBe(401)

@@ -66,9 +66,9 @@ const UIDS = ['04C0A000000001', '04C0A000000002', '04C0A000000003', '04C0A000000
 const credentials = { apiKey: '', foreignApiKey: '', station: '', kiosk: '', kioskStationId: 0 }
 let sessions = 0
 /** A fresh staff session of the kiosk's station (POST /kiosk/staff/end ends the one it is sent with). */
-function staffSession(): string {
+async function staffSession(): Promise<string> {
   const token = `tgss_contract_${++sessions}`
-  gw.store.staffAuth.insertSession(createHash('sha256').update(token).digest('hex'), credentials.kioskStationId, gw.clock.now)
+  await gw.store.staffAuth.insertSession(createHash('sha256').update(token).digest('hex'), credentials.kioskStationId, gw.clock.now)
   return token
 }
 /** Values of the seeded data, by parameter or property name: a generated request takes one often, so it reaches real rows. */
@@ -80,7 +80,7 @@ const refIds: string[] = []
 
 beforeAll(async () => {
   gw = await createTestGateway({ config: { rateLimit: { max: 1_000_000, windowMs: 60_000 } } })
-  const a = seedTeam(gw, {
+  const a = await seedTeam(gw, {
     name: 'A',
     chipGroups: [{ name: 'Desk' }],
     chips: UIDS.map((uid) => ({ uid })),
@@ -104,21 +104,21 @@ beforeAll(async () => {
       { name: 'Pending', symbol: 'PND', chainId: 31337 },
     ],
   })
-  const b = seedTeam(gw, { name: 'B', chips: [{ uid: '04C0B000000001' }], tokens: [{ chainId: 31337, contractAddress: CONTRACT, tokenId: '9', chips: ['04C0B000000001'] }] })
+  const b = await seedTeam(gw, { name: 'B', chips: [{ uid: '04C0B000000001' }], tokens: [{ chainId: 31337, contractAddress: CONTRACT, tokenId: '9', chips: ['04C0B000000001'] }] })
   credentials.apiKey = a.apiKey
   credentials.foreignApiKey = b.apiKey
-  const desk = gw.store.tx(() => createStation(gw.store, { teamId: a.teamId, name: 'desk', now: gw.clock.now }))
+  const desk = await gw.store.tx((tx) => createStation(tx, { teamId: a.teamId, name: 'desk', now: gw.clock.now }))
   credentials.station = desk.token
   // The kiosk staff routes: a check-in station with a PIN, a kiosk token, sessions made per request.
-  setStationMode(gw.store, { stationId: desk.stationId, mode: 'checkin', eventId: gw.store.guestbook.listEvents(a.teamId)[0]!.id, now: gw.clock.now })
+  await setStationMode(gw.store, { stationId: desk.stationId, mode: 'checkin', eventId: (await gw.store.guestbook.listEvents(a.teamId))[0]!.id, now: gw.clock.now })
   await setStaffPin(gw.store, { stationId: desk.stationId, pin: '2468', now: gw.clock.now })
-  credentials.kiosk = createKioskToken(gw.store, { stationId: desk.stationId, now: gw.clock.now }).token
+  credentials.kiosk = (await createKioskToken(gw.store, { stationId: desk.stationId, now: gw.clock.now })).token
   credentials.kioskStationId = desk.stationId
 
   // Refs: some left unread for GET /refs/{id}, the others read once for their OTPs.
   for (let round = 0; round < 8; round++)
     for (const uid of UIDS) {
-      const refId = tapChip(gw, uid)
+      const refId = await tapChip(gw, uid)
       if (round % 2 === 0) {
         refIds.push(refId)
         continue
@@ -133,8 +133,8 @@ beforeAll(async () => {
         if (code) (round % 4 === 1 ? pathOtps : otps).push(code)
     }
 
-  const contracts = gw.store.guestbook.listContracts(a.teamId).map((c) => c.id)
-  const events = gw.store.guestbook.listEvents(a.teamId).map((e) => e.id)
+  const contracts = (await gw.store.guestbook.listContracts(a.teamId)).map((c) => c.id)
+  const events = (await gw.store.guestbook.listEvents(a.teamId)).map((e) => e.id)
   const values = (...items: unknown[]) => items.map((item) => () => item)
   Object.assign(hints, {
     contractAddress: values(CONTRACT, GUESTBOOK, CONTRACT.toLowerCase()),
@@ -302,7 +302,7 @@ function boundaryRequests(path: string, op: Operation): Array<{ request: Request
  * Credentials as the operation's security requirement asks: `mixed` mostly good ones (sometimes
  * another team's key or an unknown code), `good` only good ones, `none` none, `wrong` unknown ones.
  */
-function withCredentials(op: Operation, request: Request, how: 'mixed' | 'good' | 'none' | 'wrong'): Request {
+async function withCredentials(op: Operation, request: Request, how: 'mixed' | 'good' | 'none' | 'wrong'): Promise<Request> {
   const schemes = (op.security ?? []).flatMap((requirement) => Object.keys(requirement))
   const headers: Record<string, string> = {}
   const optional = (op.security ?? []).some((requirement) => Object.keys(requirement).length === 0)
@@ -313,7 +313,7 @@ function withCredentials(op: Operation, request: Request, how: 'mixed' | 'good' 
     if (scheme === 'otp') headers['x-service-code'] = how === 'wrong' || !good ? 'not-a-code' : pick(otps)
     if (scheme === 'station') headers['x-station-token'] = how === 'wrong' ? 'tgs_not_a_token' : credentials.station
     if (scheme === 'kiosk') headers['x-kiosk-token'] = how === 'wrong' ? 'tgk_not_a_token' : credentials.kiosk
-    if (scheme === 'staffSession') headers['x-staff-session'] = how === 'wrong' ? 'tgss_not_a_session' : staffSession()
+    if (scheme === 'staffSession') headers['x-staff-session'] = how === 'wrong' ? 'tgss_not_a_session' : await staffSession()
   }
   return { ...request, headers }
 }
@@ -383,7 +383,7 @@ test('every operation answers generated requests as its OpenAPI document says', 
       const request = validRequest(path, op)
       if (!request) continue
       valid++
-      const sent = toInject(method, path, withCredentials(op, request, 'mixed'))
+      const sent = toInject(method, path, await withCredentials(op, request, 'mixed'))
       const { status, body } = await send('valid', method, path, op, sent)
       const error = (body as { error?: string; errors?: Record<string, string> } | undefined)?.error
       const fields = Object.keys((body as { errors?: Record<string, string> } | undefined)?.errors ?? {})
@@ -401,7 +401,7 @@ test('every operation answers generated requests as its OpenAPI document says', 
       const broken = invalidRequest(path, op)
       if (!broken) continue
       invalidSent++
-      const sent = toInject(method, path, withCredentials(op, broken.request, 'good'))
+      const sent = toInject(method, path, await withCredentials(op, broken.request, 'good'))
       const { status } = await send(`invalid: ${broken.what}`, method, path, op, sent)
       if (status !== 400) failures.push(`${label} [invalid: ${broken.what}]: answered ${status}, not 400\n    ${described(sent)}`)
     }
@@ -409,7 +409,7 @@ test('every operation answers generated requests as its OpenAPI document says', 
     // The boundaries of every pattern, with good credentials: what the document forbids is refused as malformed.
     for (const broken of boundaryRequests(path, op)) {
       boundarySent++
-      const sent = toInject(method, path, withCredentials(op, broken.request, 'good'))
+      const sent = toInject(method, path, await withCredentials(op, broken.request, 'good'))
       const { status, body } = await send(`boundary: ${broken.what}`, method, path, op, sent)
       const error = (body as { error?: string } | undefined)?.error
       if (status !== 400 || !error || !MALFORMED_CODES.has(error))
@@ -421,14 +421,14 @@ test('every operation answers generated requests as its OpenAPI document says', 
     const request = validRequest(path, op)
     if (request) {
       for (const how of ['none', 'wrong'] as const) {
-        const { status } = await send(`credentials: ${how}`, method, path, op, toInject(method, path, withCredentials(op, request, how)))
+        const { status } = await send(`credentials: ${how}`, method, path, op, toInject(method, path, await withCredentials(op, request, how)))
         if (required && status !== 401) failures.push(`${label}: with ${how} credentials answered ${status}, not 401`)
         if (!required && status === 401 && how === 'none') failures.push(`${label}: documented without credentials, answered 401`)
       }
       // What the framework refuses, in the documented statuses and shape: Fastify reads the body of
       // these methods whether or not the operation documents one.
       if (bodySchemaOf(op) || ['post', 'patch', 'put', 'delete'].includes(method)) {
-        const withAuth = withCredentials(op, request, 'good')
+        const withAuth = await withCredentials(op, request, 'good')
         const text = toInject(method, path, withAuth, { headers: { ...withAuth.headers, 'content-type': 'text/plain' }, payload: 'plain text' })
         const notJson = await send('text/plain body', method, path, op, text)
         if (notJson.status !== 415) failures.push(`${label}: a text/plain body answered ${notJson.status}, not 415`)
@@ -441,7 +441,7 @@ test('every operation answers generated requests as its OpenAPI document says', 
       }
       for (const p of parametersOf(op, 'path')) {
         const long = { ...request, path: { ...request.path, [p.name]: '1'.repeat(101) } }
-        const res = await send(`path ${p.name} of 101 characters`, method, path, op, toInject(method, path, withCredentials(op, long, 'good')))
+        const res = await send(`path ${p.name} of 101 characters`, method, path, op, toInject(method, path, await withCredentials(op, long, 'good')))
         if (res.status !== 414) failures.push(`${label}: a path parameter of 101 characters answered ${res.status}, not 414`)
       }
     }

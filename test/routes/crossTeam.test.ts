@@ -25,7 +25,7 @@ let ctx: Ctx
 
 beforeEach(async () => {
   gw = await createTestGateway()
-  const a = seedTeam(gw, {
+  const a = await seedTeam(gw, {
     name: 'A',
     chipGroups: [{ name: 'A group' }],
     chips: Object.values(A_UID).map((uid) => ({ uid, group: 'A group' })),
@@ -41,7 +41,7 @@ beforeEach(async () => {
       },
     ],
   })
-  const b = seedTeam(gw, {
+  const b = await seedTeam(gw, {
     name: 'B',
     chips: [{ uid: B_UID }],
     guestbookContracts: [
@@ -55,13 +55,13 @@ beforeEach(async () => {
     ],
   })
 
-  const aContract = gw.store.guestbook.listContracts(a.teamId)[0]!
-  const aEvent = gw.store.guestbook.listEvents(a.teamId)[0]!
-  const bContract = gw.store.guestbook.listContracts(b.teamId)[0]!
-  const bEvent = gw.store.guestbook.listEvents(b.teamId)[0]!
+  const aContract = (await gw.store.guestbook.listContracts(a.teamId))[0]!
+  const aEvent = (await gw.store.guestbook.listEvents(a.teamId))[0]!
+  const bContract = (await gw.store.guestbook.listContracts(b.teamId))[0]!
+  const bEvent = (await gw.store.guestbook.listEvents(b.teamId))[0]!
 
   // A's live OTPs, one of each kind, and an open claim registration on A's token.
-  const q = async (uid: string) => (await call(gw, { url: `/refs/${tapChip(gw, uid)}` })).body
+  const q = async (uid: string) => (await call(gw, { url: `/refs/${await tapChip(gw, uid)}` })).body
   const claimOtp: string = (await q(A_UID.token)).linkedToken.otp
   const proofOtp: string = (await q(A_UID.proof)).proofEvents[0].otp
   const guestbookOtp: string = (await q(A_UID.guestbook)).guestbookEvents[0].otp
@@ -81,7 +81,7 @@ beforeEach(async () => {
       claimOtp,
       proofOtp,
       guestbookOtp,
-      linksRef: tapChip(gw, A_UID.token, { linksModule: true }),
+      linksRef: await tapChip(gw, A_UID.token, { linksModule: true }),
     },
     b: { apiKey: b.apiKey, contractId: bContract.id, eventId: bEvent.id },
   }
@@ -282,8 +282,8 @@ describe("team B's key against team A's resources", () => {
     expect(view.otps.map((o) => o.status)).toEqual([200, 200, 200])
     expect(view.registration.body).toMatchObject({ recipient: ALICE, isRequired: true, isValid: true })
     // The stored metadata B tried to change is A's.
-    expect(JSON.parse(gw.store.tokens.findByKey(A_TOKEN)!.metadata!)).toMatchObject({ name: 'A token' })
-    expect(JSON.parse(gw.store.guestbook.getEvent(ctx.a.eventId)!.metadata)).toMatchObject({ name: 'A event metadata' })
+    expect(JSON.parse((await gw.store.tokens.findByKey(A_TOKEN))!.metadata!)).toMatchObject({ name: 'A token' })
+    expect(JSON.parse((await gw.store.guestbook.getEvent(ctx.a.eventId))!.metadata)).toMatchObject({ name: 'A event metadata' })
   })
 })
 
@@ -334,7 +334,7 @@ describe("team B's key on A's refs", () => {
     expect(res.status).toBe(200)
     expect(res.body.isValidRef).toBe(false)
     expect(res.body.linkedToken).toEqual({ contractAddress: CONTRACT, chainId: 31337, tokenId: '7' })
-    expect(gw.store.refs.get(ctx.a.linksRef)?.consumedAt).toBeNull()
+    expect((await gw.store.refs.get(ctx.a.linksRef))?.consumedAt).toBeNull()
 
     const owner = await call(gw, { url: `/refs/${ctx.a.linksRef}`, headers: { 'x-service-api-key': ctx.a.apiKey } })
     expect(owner.body.isValidRef).toBe(true)

@@ -30,7 +30,7 @@ type Setup = {
 
 async function setup(): Promise<Setup> {
   gw = await createTestGateway()
-  const a = seedTeam(gw, {
+  const a = await seedTeam(gw, {
     name: 'A',
     chips: [{ uid: UID_A }, { uid: UID_B }],
     guestbookContracts: [
@@ -39,14 +39,14 @@ async function setup(): Promise<Setup> {
     ],
   })
   gw.clock.now += 1000
-  const b = seedTeam(gw, {
+  const b = await seedTeam(gw, {
     name: 'B',
     chips: [{ uid: UID_FOREIGN }],
     guestbookContracts: [{ name: 'Theirs', symbol: 'THR', chainId: CHAIN, address: B_GUESTBOOK, events: [{ name: 'B event', tokenId: '1', metadata: eventMetadata() }] }],
   })
-  const [confirmed, pending] = gw.store.guestbook.listContracts(a.teamId)
-  const [foreignContract] = gw.store.guestbook.listContracts(b.teamId)
-  const [event] = gw.store.guestbook.listEvents(a.teamId)
+  const [confirmed, pending] = await gw.store.guestbook.listContracts(a.teamId)
+  const [foreignContract] = await gw.store.guestbook.listContracts(b.teamId)
+  const [event] = await gw.store.guestbook.listEvents(a.teamId)
   return {
     headers: { 'x-service-api-key': a.apiKey },
     foreignHeaders: { 'x-service-api-key': b.apiKey },
@@ -57,7 +57,7 @@ async function setup(): Promise<Setup> {
   }
 }
 
-const storedMetadata = (eventId: number): unknown => JSON.parse(gw.store.guestbook.getEvent(eventId)!.metadata)
+const storedMetadata = async (eventId: number): Promise<unknown> => JSON.parse((await gw.store.guestbook.getEvent(eventId))!.metadata)
 
 describe('GET /events/contracts', () => {
   test("lists the team's contracts only, checksummed, pending without an address", async () => {
@@ -90,13 +90,13 @@ describe('POST /events', () => {
     const asNumber = await create(s.headers, { name: 'Two', tokenId: '2', contractId: s.confirmed, metadata: JSON.stringify(meta) })
     expect(asNumber.status).toBe(200)
     expect(asNumber.body).toEqual({ success: true, id: expect.any(Number) })
-    expect(storedMetadata(asNumber.body.id)).toEqual(meta)
+    expect(await storedMetadata(asNumber.body.id)).toEqual(meta)
 
     const withGallery = eventMetadata({ media_gallery: [{ media: 'https://example.com/v.mp4', type: 'video/mp4' }], service_metadata_version: 3 })
     const asString = await create(s.headers, { name: 'Three', tokenId: '3', contractId: String(s.pending), metadata: JSON.stringify(withGallery) })
     expect(asString.status).toBe(200)
     expect(asString.body.id).not.toBe(asNumber.body.id)
-    expect(storedMetadata(asString.body.id)).toEqual(withGallery)
+    expect(await storedMetadata(asString.body.id)).toEqual(withGallery)
 
     const list = await call(gw, { url: '/events', headers: s.headers })
     expect(list.body.map((e: { name: string }) => e.name)).toEqual(['Opening', 'Two', 'Three'])
@@ -131,7 +131,7 @@ describe('POST /events', () => {
     expect(notJson.status).toBe(400)
     expect(notJson.body.errors.metadata).toMatch(/^Invalid JSON/)
 
-    expect(gw.store.guestbook.listEvents(gw.store.guestbook.getContract(s.confirmed)!.teamId)).toHaveLength(1)
+    expect(await gw.store.guestbook.listEvents((await gw.store.guestbook.getContract(s.confirmed))!.teamId)).toHaveLength(1)
   })
 
   test('bad body fields are 400 validation_failed', async () => {
@@ -236,7 +236,7 @@ describe('PATCH /events/metadata', () => {
     const byId = await patch(s.headers, { eventId: s.eventId, metadata: JSON.stringify(first) })
     expect(byId.status).toBe(200)
     expect(byId.body).toEqual({ success: true })
-    expect(storedMetadata(s.eventId)).toEqual(first)
+    expect(await storedMetadata(s.eventId)).toEqual(first)
 
     const second = eventMetadata({ name: 'By token', kept: { a: 1 } })
     const byToken = await patch(s.headers, {
@@ -246,11 +246,11 @@ describe('PATCH /events/metadata', () => {
       metadata: JSON.stringify(second),
     })
     expect(byToken.status).toBe(200)
-    expect(storedMetadata(s.eventId)).toEqual(second)
+    expect(await storedMetadata(s.eventId)).toEqual(second)
 
     const third = eventMetadata({ name: 'By string id' })
     expect((await patch(s.headers, { eventId: String(s.eventId), metadata: JSON.stringify(third) })).status).toBe(200)
-    expect(storedMetadata(s.eventId)).toEqual(third)
+    expect(await storedMetadata(s.eventId)).toEqual(third)
   })
 
   test('neither eventId nor the full token key is 400 with errors.eventId', async () => {
@@ -262,13 +262,13 @@ describe('PATCH /events/metadata', () => {
       expect(res.body).toMatchObject({ success: false, error: 'validation_failed' })
       expect(res.body.errors.eventId).toBeTruthy()
     }
-    expect(storedMetadata(s.eventId)).toEqual(eventMetadata())
+    expect(await storedMetadata(s.eventId)).toEqual(eventMetadata())
   })
 
   test("an unknown or another team's event is 404 event_not_found", async () => {
     const s = await setup()
     const meta = JSON.stringify(eventMetadata({ name: 'nope' }))
-    const foreignEvent = gw.store.guestbook.listEvents(gw.store.guestbook.getContract(s.foreignContract)!.teamId)[0]!
+    const foreignEvent = (await gw.store.guestbook.listEvents((await gw.store.guestbook.getContract(s.foreignContract))!.teamId))[0]!
     const bodies = [
       { eventId: 9999, metadata: meta },
       { eventId: foreignEvent.id, metadata: meta },
@@ -281,7 +281,7 @@ describe('PATCH /events/metadata', () => {
       expect(res.status).toBe(404)
       expect(res.body).toMatchObject({ success: false, error: 'event_not_found' })
     }
-    expect(storedMetadata(foreignEvent.id)).toEqual(eventMetadata())
+    expect(await storedMetadata(foreignEvent.id)).toEqual(eventMetadata())
   })
 
   test('invalid metadata is 400 and the stored metadata is unchanged', async () => {
@@ -300,14 +300,14 @@ describe('PATCH /events/metadata', () => {
     expect(unknown.status).toBe(400)
     expect(unknown.body.errors.metadata).toMatch(/^Invalid JSON/)
 
-    expect(storedMetadata(s.eventId)).toEqual(eventMetadata())
+    expect(await storedMetadata(s.eventId)).toEqual(eventMetadata())
   })
 })
 
 describe('POST /events/assign/legacy', () => {
   const assign = (headers: Setup['headers'], body: Record<string, unknown>) =>
     call(gw, { method: 'POST', url: '/events/assign/legacy', headers, payload: body })
-  const guestbookEventsOf = async (uid: string) => (await call(gw, { url: `/refs/${tapChip(gw, uid)}` })).body.guestbookEvents
+  const guestbookEventsOf = async (uid: string) => (await call(gw, { url: `/refs/${await tapChip(gw, uid)}` })).body.guestbookEvents
 
   test('assigned chips get a GUESTBOOK_EVENT OTP on their next tap', async () => {
     const s = await setup()
@@ -360,7 +360,7 @@ describe('POST /events/assign/legacy', () => {
 
   test("an unknown or another team's event is 404 event_not_found", async () => {
     const s = await setup()
-    const foreignEvent = gw.store.guestbook.listEvents(gw.store.guestbook.getContract(s.foreignContract)!.teamId)[0]!
+    const foreignEvent = (await gw.store.guestbook.listEvents((await gw.store.guestbook.getContract(s.foreignContract))!.teamId))[0]!
     for (const guestbookEventId of [9999, foreignEvent.id]) {
       const res = await assign(s.headers, { tagUIDs: [UID_A], guestbookEventId })
       expect(res.status).toBe(404)

@@ -13,11 +13,11 @@ const FORBIDDEN_TOKEN_IDS = ['02', ' 2', '2 ', '2\n', '\t2', '+2']
 
 async function seeded() {
   gw = await createTestGateway()
-  return seedTeam(gw, {
+  return (await seedTeam(gw, {
     name: 'A',
     chips: [{ uid: UID }],
     tokens: [{ chainId: 31337, contractAddress: CONTRACT, tokenId: '2', chips: [UID], metadata: metadata(), twoTapClaim: { delaySeconds: 0, windowSeconds: 600 } }],
-  }).apiKey
+  })).apiKey
 }
 
 const refused = (res: { status: number; body: any }, field: string) => {
@@ -36,7 +36,7 @@ describe('tokenId: the canonical decimal form only', () => {
       const body = { contractAddress: CONTRACT, chainId: 31337, tokenId, metadata: JSON.stringify(metadata({ name: 'Changed' })) }
       refused(await call(gw, { method: 'PATCH', url: '/phygitals/metadata', headers, payload: body }), 'tokenId')
     }
-    expect(JSON.parse(gw.store.tokens.findByKey({ chainId: 31337, contractAddress: CONTRACT, tokenId: '2' })!.metadata!)).toMatchObject({ name: 'Test token' })
+    expect(JSON.parse((await gw.store.tokens.findByKey({ chainId: 31337, contractAddress: CONTRACT, tokenId: '2' }))!.metadata!)).toMatchObject({ name: 'Test token' })
 
     expect((await call(gw, { url: `/phygitals/chip?${query('2')}`, headers })).status).toBe(200)
     expect((await call(gw, { url: `/metadata/31337/${CONTRACT}/2` })).status).toBe(200)

@@ -22,7 +22,7 @@ test('GET /health answers ok with the version, uptime and chains', async () => {
 
 test('GET /health fails once the database is gone', async () => {
   gw = await createTestGateway()
-  gw.store.close()
+  await gw.store.close()
   const res = await call(gw, { url: '/health' })
   expect(res.status).toBe(500)
   expect(res.body).toEqual({ success: false, error: 'internal_error', message: 'Internal server error' })
@@ -187,11 +187,11 @@ test('GET /docs serves the HTML UI and its assets', async () => {
 describe('transport errors', () => {
   async function withKey() {
     gw = await createTestGateway()
-    const { apiKey, teamId } = seedTeam(gw, {
+    const { apiKey, teamId } = await seedTeam(gw, {
       name: 'A',
       guestbookContracts: [{ name: 'Guests', symbol: 'GST', chainId: 31337 }],
     })
-    return { apiKey, contractId: gw.store.guestbook.listContracts(teamId)[0]!.id }
+    return { apiKey, contractId: (await gw.store.guestbook.listContracts(teamId))[0]!.id }
   }
 
   test('an unknown route is 404 route_not_found JSON', async () => {

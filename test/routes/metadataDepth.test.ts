@@ -16,7 +16,7 @@ const nested = (depth: number, overrides: Record<string, unknown> = {}) =>
 
 async function seeded() {
   gw = await createTestGateway()
-  const { apiKey } = seedTeam(gw, {
+  const { apiKey } = await seedTeam(gw, {
     name: 'Deep',
     chips: Object.values(UID).map((uid) => ({ uid })),
     tokens: [{ chainId: 31337, contractAddress: CONTRACT, tokenId: '7', chips: [UID.token], metadata: metadata() }],
@@ -25,12 +25,12 @@ async function seeded() {
   return { 'x-service-api-key': apiKey }
 }
 
-const storedTokenMetadata = () => gw.store.tokens.findByKey({ chainId: 31337, contractAddress: CONTRACT, tokenId: '7' })!.metadata
+const storedTokenMetadata = async () => (await gw.store.tokens.findByKey({ chainId: 31337, contractAddress: CONTRACT, tokenId: '7' }))!.metadata
 
 describe('metadata nesting depth', () => {
   test('~6,000 levels: 400 validation_failed naming the bound, on every endpoint that takes metadata; nothing stored', async () => {
     const headers = await seeded()
-    const before = storedTokenMetadata()
+    const before = await storedTokenMetadata()
     const deep = nested(DEEP)
     const contractId: number = (await call(gw, { url: '/events/contracts', headers })).body[0].id
     const requests = [
@@ -43,7 +43,7 @@ describe('metadata nesting depth', () => {
       expect(res.status, `${request.url}: ${JSON.stringify(res.body)}`).toBe(400)
       expect(res.body).toMatchObject({ success: false, error: 'validation_failed', errors: { metadata: expect.stringContaining('32 levels') } })
     }
-    expect(storedTokenMetadata()).toBe(before)
+    expect(await storedTokenMetadata()).toBe(before)
     expect((await call(gw, { url: '/events', headers })).body).toHaveLength(1)
   })
 
@@ -53,7 +53,7 @@ describe('metadata nesting depth', () => {
       call(gw, { method: 'PATCH', url: '/phygitals/metadata', headers, payload: { contractAddress: CONTRACT, chainId: 31337, tokenId: '7', metadata: text } })
     const atBound = nested(32, { name: 'At the bound' })
     expect((await patch(atBound)).status).toBe(200)
-    expect(JSON.parse(storedTokenMetadata()!)).toEqual(JSON.parse(atBound))
+    expect(JSON.parse((await storedTokenMetadata())!)).toEqual(JSON.parse(atBound))
     const served = await call(gw, { url: `/metadata/31337/${CONTRACT}/7` })
     expect(served.status).toBe(200)
     expect(served.body).toEqual(JSON.parse(atBound))

@@ -20,7 +20,7 @@ const UID = {
 async function setup(config: Parameters<typeof createTestGateway>[0] = {}) {
   gw = await createTestGateway(config)
   const seededAt = gw.clock.now
-  const a = seedTeam(gw, {
+  const a = await seedTeam(gw, {
     name: 'A',
     chips: Object.values(UID).map((uid) => ({ uid })),
     tokens: [
@@ -38,14 +38,14 @@ async function setup(config: Parameters<typeof createTestGateway>[0] = {}) {
       },
     ],
   })
-  const b = seedTeam(gw, { name: 'B', chips: [{ uid: '04D10000000001' }] })
+  const b = await seedTeam(gw, { name: 'B', chips: [{ uid: '04D10000000001' }] })
   gw.clock.now += MINUTE
   return { a, b, seededAt }
 }
 
 /** Taps a chip and returns the body of the ref's first (valid) query. */
 async function firstQuery(uid: string) {
-  const res = await call(gw, { url: `/refs/${tapChip(gw, uid)}` })
+  const res = await call(gw, { url: `/refs/${await tapChip(gw, uid)}` })
   expect(res.status).toBe(200)
   expect(res.body.isValidRef).toBe(true)
   return res.body
@@ -195,7 +195,7 @@ describe('DELETE /otps/:id', () => {
     const after = await getOtp(code)
     expect(after.status).toBe(404)
     expect(after.body).toMatchObject({ success: false, error: 'otp_not_found' })
-    expect(stored(code)).toBeUndefined()
+    expect(await stored(code)).toBeUndefined()
 
     const use = await pullable(code)
     expect(use.status).toBe(401)
@@ -264,7 +264,7 @@ describe('spending an OTP (POST /phygitals/claim-registration/pullable)', () => 
       allowedAt: iso(gw.clock.now),
       expiresAt: iso(gw.clock.now + 24 * 60 * MINUTE),
     })
-    expect(stored(code)).toMatchObject({ usedAt: gw.clock.now, usedFor: 'claim-registration' })
+    expect(await stored(code)).toMatchObject({ usedAt: gw.clock.now, usedFor: 'claim-registration' })
   })
 
   test.each(['GUESTBOOK_EVENT', 'PROOF_EVENT'] as const)('a %s OTP is 403 otp_wrong_type and not consumed', async (type) => {
@@ -278,7 +278,7 @@ describe('spending an OTP (POST /phygitals/claim-registration/pullable)', () => 
       error: 'otp_wrong_type',
       message: `This endpoint needs a PHYGITAL_CLAIM OTP; this one is ${type}`,
     })
-    expect(stored(code)?.usedAt).toBeNull()
+    expect((await stored(code))?.usedAt).toBeNull()
     const read = await getOtp(code)
     expect(read.body.isExpired).toBe(false)
     expect(read.body).not.toHaveProperty('usedAt')
@@ -308,7 +308,7 @@ describe('spending an OTP (POST /phygitals/claim-registration/pullable)', () => 
     const res = await pullable(code)
     expect(res.status).toBe(409)
     expect(res.body).toMatchObject({ success: false, error: 'otp_expired' })
-    expect(stored(code)?.usedAt).toBeNull()
+    expect((await stored(code))?.usedAt).toBeNull()
     expect(gw.store.db.prepare('SELECT COUNT(*) AS n FROM claim_registrations').get()).toEqual({ n: 0 })
   })
 
@@ -339,7 +339,7 @@ describe('spending an OTP (POST /phygitals/claim-registration/pullable)', () => 
     const res = await pullable(code)
     expect(res.status).toBe(409)
     expect(res.body).toMatchObject({ success: false, error: 'two_tap_claim_disabled' })
-    expect(stored(code)?.usedAt).toBeNull()
+    expect((await stored(code))?.usedAt).toBeNull()
     const read = await getOtp(code)
     expect(read.body.isExpired).toBe(false)
     expect(read.body).not.toHaveProperty('usedAt')
@@ -360,7 +360,7 @@ describe('spending an OTP (POST /phygitals/claim-registration/pullable)', () => 
     const refused = await pullable(code)
     expect(refused.status).toBe(409)
     expect(refused.body).toMatchObject({ success: false, error: 'claim_registration_exists' })
-    expect(stored(code)?.usedAt).toBeNull()
+    expect((await stored(code))?.usedAt).toBeNull()
 
     const removed = await call(gw, {
       method: 'DELETE',
@@ -380,7 +380,7 @@ describe('spending an OTP (POST /phygitals/claim-registration/pullable)', () => 
     const res = await pullable(code)
     expect(res.status).toBe(409)
     expect(res.body).toMatchObject({ success: false, error: 'chip_not_linked' })
-    expect(stored(code)?.usedAt).toBeNull()
+    expect((await stored(code))?.usedAt).toBeNull()
   })
 
   test('bad input (invalid recipient, ENS offline, missing body) is refused before the OTP is spent', async () => {
@@ -395,7 +395,7 @@ describe('spending an OTP (POST /phygitals/claim-registration/pullable)', () => 
     const empty = await call(gw, { method: 'POST', url: '/phygitals/claim-registration/pullable', headers: { 'x-service-code': code }, payload: {} })
     expect(empty.status).toBe(400)
     expect(empty.body).toMatchObject({ success: false, error: 'validation_failed', errors: { recipient: 'Required' } })
-    expect(stored(code)?.usedAt).toBeNull()
+    expect((await stored(code))?.usedAt).toBeNull()
     expect((await pullable(code)).status).toBe(200)
   })
 
@@ -421,7 +421,7 @@ describe('spending an OTP (POST /phygitals/claim-registration/pullable)', () => 
       expect((JSON.parse(r.body) as { error: string }).error).toBe('otp_used')
     }
     expect(gw.store.db.prepare('SELECT COUNT(*) AS n FROM claim_registrations').get()).toEqual({ n: 1 })
-    expect(stored(code)?.usedAt).toBe(gw.clock.now)
+    expect((await stored(code))?.usedAt).toBe(gw.clock.now)
   })
 })
 

@@ -31,7 +31,7 @@ const iso = (ms: number) => new Date(ms).toISOString()
  * Team A: token 1 with two chips (2-tap 60 s / 600 s), token 2 with no chip,
  * token 3 without 2-tap, token 4 with the default 2-tap, plus a lone chip.
  */
-function seedA(extra: Partial<TeamSeed> = {}): { apiKey: string } {
+function seedA(extra: Partial<TeamSeed> = {}): Promise<{ apiKey: string }> {
   return seedTeam(gw, {
     name: 'A',
     chips: [{ uid: UID_A }, { uid: UID_B }, { uid: UID_C }, { uid: LONE }],
@@ -49,9 +49,9 @@ describe('GET /phygitals/chip', () => {
   test('lists the linked chips in uppercase, uid being the first linked', async () => {
     gw = await createTestGateway()
     // UID_B is linked first, UID_A a second later: order follows linking, not the UID.
-    seedTeam(gw, { name: 'A', chips: [{ uid: UID_B.toLowerCase() }], tokens: [{ ...key('1'), chips: [UID_B] }] })
+    await seedTeam(gw, { name: 'A', chips: [{ uid: UID_B.toLowerCase() }], tokens: [{ ...key('1'), chips: [UID_B] }] })
     gw.clock.now += 1000
-    const { apiKey } = seedTeam(gw, {
+    const { apiKey } = await seedTeam(gw, {
       name: 'A',
       chips: [{ uid: 'aa:bb:cc:dd:ee:ff:01' }, { uid: UID_B }],
       tokens: [{ ...key('1'), chips: ['aabbccddeeff01', UID_B] }],
@@ -63,7 +63,7 @@ describe('GET /phygitals/chip', () => {
 
   test('accepts a lower-case contractAddress and a token with one chip', async () => {
     gw = await createTestGateway()
-    const { apiKey } = seedA()
+    const { apiKey } = await seedA()
     const res = await call(gw, {
       url: `/phygitals/chip?${qs(key('3', CONTRACT.toLowerCase()))}`,
       headers: { 'x-service-api-key': apiKey },
@@ -74,8 +74,8 @@ describe('GET /phygitals/chip', () => {
 
   test('404 chip_not_found for a token with no chips, token_not_found for an unknown or foreign token', async () => {
     gw = await createTestGateway()
-    const { apiKey } = seedA()
-    const b = seedTeam(gw, { name: 'B' })
+    const { apiKey } = await seedA()
+    const b = await seedTeam(gw, { name: 'B' })
     const headers = { 'x-service-api-key': apiKey }
 
     const none = await call(gw, { url: `/phygitals/chip?${qs(key('2'))}`, headers })
@@ -97,7 +97,7 @@ describe('GET /phygitals/chip', () => {
 
   test('401 api_key_missing without a key, invalid_api_key with a wrong one', async () => {
     gw = await createTestGateway()
-    seedA()
+    await seedA()
     const missing = await call(gw, { url: `/phygitals/chip?${qs(key('1'))}` })
     expect(missing.status).toBe(401)
     expect(missing.body).toMatchObject({ success: false, error: 'api_key_missing' })
@@ -108,7 +108,7 @@ describe('GET /phygitals/chip', () => {
 
   test('400 validation_failed naming each bad or missing query field', async () => {
     gw = await createTestGateway()
-    const { apiKey } = seedA()
+    const { apiKey } = await seedA()
     const headers = { 'x-service-api-key': apiKey }
 
     const missing = await call(gw, { url: `/phygitals/chip?${qs({ contractAddress: CONTRACT, chainId: CHAIN })}`, headers })
@@ -137,7 +137,7 @@ describe('claim registrations', () => {
 
   test('lifecycle: delay, window, one open registration per token, then a new one after expiry', async () => {
     gw = await createTestGateway()
-    const { apiKey } = seedA()
+    const { apiKey } = await seedA()
     const headers = { 'x-service-api-key': apiKey }
     const linkedToken = { contractAddress: CONTRACT, tokenId: '1', chainId: String(CHAIN) }
 
@@ -195,7 +195,7 @@ describe('claim registrations', () => {
 
   test('a token without 2-tap: POST 409 two_tap_claim_disabled, GET isRequired false', async () => {
     gw = await createTestGateway()
-    const { apiKey } = seedA()
+    const { apiKey } = await seedA()
     const post = await call(gw, {
       method: 'POST',
       url: '/phygitals/claim-registration',
@@ -213,7 +213,7 @@ describe('claim registrations', () => {
   test('twoTapClaim: true uses config.claim (no delay, a 24 h window)', async () => {
     gw = await createTestGateway()
     expect(gw.config.claim).toEqual({ delaySeconds: 0, windowSeconds: 86_400 })
-    const { apiKey } = seedA()
+    const { apiKey } = await seedA()
     const res = await call(gw, {
       method: 'POST',
       url: '/phygitals/claim-registration',
@@ -231,7 +231,7 @@ describe('claim registrations', () => {
 
   test('the configured claim defaults apply to twoTapClaim: true', async () => {
     gw = await createTestGateway({ config: { claim: { delaySeconds: 5, windowSeconds: 50 } } })
-    const { apiKey } = seedA()
+    const { apiKey } = await seedA()
     const res = await call(gw, {
       method: 'POST',
       url: '/phygitals/claim-registration',
@@ -244,8 +244,8 @@ describe('claim registrations', () => {
 
   test('POST needs the key of the owning team', async () => {
     gw = await createTestGateway()
-    seedA()
-    const b = seedTeam(gw, { name: 'B' })
+    await seedA()
+    const b = await seedTeam(gw, { name: 'B' })
     const payload = { ...key('1'), recipient: ALICE }
     const missing = await call(gw, { method: 'POST', url: '/phygitals/claim-registration', payload })
     expect(missing.status).toBe(401)
@@ -258,7 +258,7 @@ describe('claim registrations', () => {
 
   test('DELETE removes the registration; a second DELETE is 404', async () => {
     gw = await createTestGateway()
-    const { apiKey } = seedA()
+    const { apiKey } = await seedA()
     const headers = { 'x-service-api-key': apiKey }
     const payload = { ...key('1'), recipient: ALICE }
     expect((await call(gw, { method: 'POST', url: '/phygitals/claim-registration', headers, payload })).status).toBe(200)
@@ -280,8 +280,8 @@ describe('claim registrations', () => {
 
   test('pullable: the OTP of a tap registers the recipient and is spent', async () => {
     gw = await createTestGateway()
-    seedA()
-    const ref = await call(gw, { url: `/refs/${tapChip(gw, UID_B)}` })
+    await seedA()
+    const ref = await call(gw, { url: `/refs/${await tapChip(gw, UID_B)}` })
     const otp: string = ref.body.linkedToken.otp
     expect(otp).toMatch(/^[\w-]{21}$/)
 
@@ -314,8 +314,8 @@ describe('claim registrations', () => {
 
   test('pullable: a chip with no linked token is 409 chip_not_linked and its OTP stays unused', async () => {
     gw = await createTestGateway()
-    seedA()
-    const ref = await call(gw, { url: `/refs/${tapChip(gw, LONE)}` })
+    await seedA()
+    const ref = await call(gw, { url: `/refs/${await tapChip(gw, LONE)}` })
     expect(ref.body.linkedToken).toBeUndefined()
     const otp: string = ref.body.otp
     expect(otp).toMatch(/^[\w-]{21}$/)
@@ -336,7 +336,7 @@ describe('claim registrations', () => {
 
   test('pullable without an OTP is 401 otp_missing', async () => {
     gw = await createTestGateway()
-    seedA()
+    await seedA()
     const res = await call(gw, { method: 'POST', url: '/phygitals/claim-registration/pullable', payload: { recipient: ALICE } })
     expect(res.status).toBe(401)
     expect(res.body.error).toBe('otp_missing')
@@ -351,9 +351,9 @@ describe('claim registrations', () => {
 
     test.each(cases)('$recipient → 400 $error on GET, POST, DELETE and pullable', async ({ recipient, error }) => {
       gw = await createTestGateway()
-      const { apiKey } = seedA()
+      const { apiKey } = await seedA()
       const headers = { 'x-service-api-key': apiKey }
-      const ref = await call(gw, { url: `/refs/${tapChip(gw, UID_A)}` })
+      const ref = await call(gw, { url: `/refs/${await tapChip(gw, UID_A)}` })
       const otp: string = ref.body.linkedToken.otp
 
       const responses = [
@@ -380,7 +380,7 @@ describe('claim registrations', () => {
     test('with a mainnet RPC configured but unreachable, an ENS name is 503 ens_unreachable and nothing is written', async () => {
       // Port 9 (discard) on loopback: nothing listens, so viem's ENS lookup fails at once.
       gw = await createTestGateway({ config: { chain: { ensRpcUrl: 'http://127.0.0.1:9' } } })
-      const { apiKey } = seedA()
+      const { apiKey } = await seedA()
       const res = await call(gw, {
         method: 'POST',
         url: '/phygitals/claim-registration',
@@ -398,9 +398,9 @@ describe('PATCH /phygitals/metadata', () => {
   /** Team A with token 1; returns a ref of its chip for reading the metadata back. */
   async function setup() {
     gw = await createTestGateway()
-    const a = seedA()
-    const b = seedTeam(gw, { name: 'B' })
-    const refId = tapChip(gw, UID_A)
+    const a = await seedA()
+    const b = await seedTeam(gw, { name: 'B' })
+    const refId = await tapChip(gw, UID_A)
     return { headers: { 'x-service-api-key': a.apiKey }, foreignHeaders: { 'x-service-api-key': b.apiKey }, refId }
   }
   const stored = async (refId: string): Promise<unknown> =>
@@ -510,7 +510,7 @@ describe('PATCH /phygitals/metadata', () => {
 
 test('the contract address is part of the token key', async () => {
   gw = await createTestGateway()
-  const { apiKey } = seedA({
+  const { apiKey } = await seedA({
     tokens: [{ ...key('1', OTHER_CONTRACT), chips: [UID_A] }],
   })
   const res = await call(gw, { url: `/phygitals/chip?${qs(key('1', OTHER_CONTRACT))}`, headers: { 'x-service-api-key': apiKey } })

@@ -8,7 +8,7 @@ afterEach(async () => gw?.close())
 
 async function keyed() {
   gw = await createTestGateway()
-  return seedTeam(gw, { name: 'A', chips: [] }).apiKey
+  return (await seedTeam(gw, { name: 'A', chips: [] })).apiKey
 }
 
 const get = (url: string, headers: Record<string, string>, payload: string) =>

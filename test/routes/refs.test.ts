@@ -19,8 +19,8 @@ const UID = {
 const TOKEN_METADATA = metadata({ name: 'Seven', external_url: 'https://example.com/7', extra_field: { kept: true } })
 
 /** Team A owns one chip per situation the ref response distinguishes; team B owns one bare chip. */
-function seed(g: TestGateway) {
-  const a = seedTeam(g, {
+async function seed(g: TestGateway) {
+  const a = await seedTeam(g, {
     name: 'A',
     chips: Object.values(UID).map((uid) => ({ uid })),
     tokens: [
@@ -46,7 +46,7 @@ function seed(g: TestGateway) {
       },
     ],
   })
-  const b = seedTeam(g, { name: 'B', chips: [{ uid: '04B10000000001' }] })
+  const b = await seedTeam(g, { name: 'B', chips: [{ uid: '04B10000000001' }] })
   return { a, b }
 }
 
@@ -68,8 +68,8 @@ const getOtp = (code: string) => call(gw, { url: `/otps/${code}` })
 describe('GET /refs/:id — first query wins', () => {
   test('the first query is valid with OTPs; the second is not and carries no code anywhere', async () => {
     gw = await createTestGateway()
-    seed(gw)
-    const ref = tapChip(gw, UID.all)
+    await seed(gw)
+    const ref = await tapChip(gw, UID.all)
 
     const first = await getRef(ref)
     expect(first.status).toBe(200)
@@ -95,14 +95,14 @@ describe('GET /refs/:id — first query wins', () => {
     const third = await getRef(ref)
     expect(third.body.isValidRef).toBe(false)
     expect(otpPaths(third.body)).toEqual([])
-    expect(gw.store.refs.get(ref)?.consumedAt).toBe(gw.clock.now)
+    expect((await gw.store.refs.get(ref))?.consumedAt).toBe(gw.clock.now)
   })
 
   test('each tap is a separate ref, valid once', async () => {
     gw = await createTestGateway()
-    seed(gw)
-    const r1 = tapChip(gw, UID.token)
-    const r2 = tapChip(gw, UID.token)
+    await seed(gw)
+    const r1 = await tapChip(gw, UID.token)
+    const r2 = await tapChip(gw, UID.token)
     expect(r1).not.toBe(r2)
     expect((await getRef(r1)).body.isValidRef).toBe(true)
     expect((await getRef(r2)).body.isValidRef).toBe(true)
@@ -114,8 +114,8 @@ describe('GET /refs/:id — first query wins', () => {
 describe('GET /refs/:id — OTP kinds', () => {
   test('a linked token gets linkedToken.otp, a PHYGITAL_CLAIM for that token', async () => {
     gw = await createTestGateway()
-    seed(gw)
-    const res = await getRef(tapChip(gw, UID.token))
+    await seed(gw)
+    const res = await getRef(await tapChip(gw, UID.token))
     expect(res.status).toBe(200)
     expect(res.body).toEqual({
       uid: UID.token,
@@ -136,8 +136,8 @@ describe('GET /refs/:id — OTP kinds', () => {
 
   test('every ACTIVE proof event gets its own PROOF_EVENT otp; the others are listed without one', async () => {
     gw = await createTestGateway()
-    seed(gw)
-    const res = await getRef(tapChip(gw, UID.proof))
+    await seed(gw)
+    const res = await getRef(await tapChip(gw, UID.proof))
     expect(res.status).toBe(200)
     expect(res.body.isValidRef).toBe(true)
     expect(res.body).not.toHaveProperty('otp')
@@ -164,8 +164,8 @@ describe('GET /refs/:id — OTP kinds', () => {
 
   test('every assigned guestbook event gets a GUESTBOOK_EVENT otp in guestbookEvents', async () => {
     gw = await createTestGateway()
-    seed(gw)
-    const res = await getRef(tapChip(gw, UID.guestbook))
+    await seed(gw)
+    const res = await getRef(await tapChip(gw, UID.guestbook))
     expect(res.status).toBe(200)
     expect(res.body.isValidRef).toBe(true)
     expect(res.body).not.toHaveProperty('otp')
@@ -185,8 +185,8 @@ describe('GET /refs/:id — OTP kinds', () => {
 
   test('a chip with nothing linked gets a top-level otp, bound to no token or event', async () => {
     gw = await createTestGateway()
-    seed(gw)
-    const ref = tapChip(gw, UID.bare)
+    await seed(gw)
+    const ref = await tapChip(gw, UID.bare)
     const res = await getRef(ref)
     expect(res.status).toBe(200)
     expect(res.body).toEqual({ uid: UID.bare, isValidRef: true, otp: expect.stringMatching(PUBLIC_ID), proofEvents: [], guestbookEvents: [] })
@@ -204,22 +204,23 @@ describe('GET /refs/:id — OTP kinds', () => {
 
   test('no top-level otp when a token, a proof event or a guestbook event exists', async () => {
     gw = await createTestGateway()
-    seed(gw)
+    await seed(gw)
     for (const uid of [UID.token, UID.proof, UID.guestbook, UID.all, UID.expiredOnly]) {
-      const res = await getRef(tapChip(gw, uid))
+      const res = await getRef(await tapChip(gw, uid))
       expect(res.body.isValidRef, uid).toBe(true)
       expect(res.body, uid).not.toHaveProperty('otp')
     }
     // A chip whose only proof event is not active: listed, valid, but nothing to authorize.
-    const expired = await getRef(tapChip(gw, UID.expiredOnly))
+    const expired = await getRef(await tapChip(gw, UID.expiredOnly))
     expect(expired.body.proofEvents).toEqual([{ id: expect.any(Number), proofEventId: 504, status: 'expired' }])
     expect(otpPaths(expired.body)).toEqual([])
   })
 
   test('ref ids and OTP codes are 21 URL-safe characters, all distinct', async () => {
     gw = await createTestGateway()
-    seed(gw)
-    const refs = Array.from({ length: 20 }, () => tapChip(gw, UID.all))
+    await seed(gw)
+    const refs: string[] = []
+    for (let i = 0; i < 20; i++) refs.push(await tapChip(gw, UID.all))
     const codes: string[] = []
     for (const ref of refs) {
       expect(ref).toMatch(PUBLIC_ID)
@@ -234,8 +235,8 @@ describe('GET /refs/:id — OTP kinds', () => {
 describe('GET /refs/:id — query options', () => {
   test('includeMetadata=true returns the stored metadata, unknown fields included', async () => {
     gw = await createTestGateway()
-    seed(gw)
-    const res = await getRef(tapChip(gw, UID.token), { query: 'includeMetadata=true' })
+    await seed(gw)
+    const res = await getRef(await tapChip(gw, UID.token), { query: 'includeMetadata=true' })
     expect(res.status).toBe(200)
     expect(res.body.isValidRef).toBe(true)
     expect(res.body.linkedToken.metadata).toEqual(TOKEN_METADATA)
@@ -244,9 +245,9 @@ describe('GET /refs/:id — query options', () => {
 
   test('includeMetadata=false or absent returns no metadata', async () => {
     gw = await createTestGateway()
-    seed(gw)
+    await seed(gw)
     for (const query of ['includeMetadata=false', 'includeMetadata=0', undefined]) {
-      const res = await getRef(tapChip(gw, UID.token), { query })
+      const res = await getRef(await tapChip(gw, UID.token), { query })
       expect(res.status, String(query)).toBe(200)
       expect(res.body.isValidRef).toBe(true)
       expect(res.body.linkedToken, String(query)).not.toHaveProperty('metadata')
@@ -255,12 +256,12 @@ describe('GET /refs/:id — query options', () => {
 
   test('includeOwner=true is 503 chain_unavailable and leaves the ref unconsumed', async () => {
     gw = await createTestGateway()
-    seed(gw)
-    const ref = tapChip(gw, UID.token)
+    await seed(gw)
+    const ref = await tapChip(gw, UID.token)
     const res = await getRef(ref, { query: 'includeOwner=true' })
     expect(res.status).toBe(503)
     expect(res.body).toMatchObject({ success: false, error: 'chain_unavailable' })
-    expect(gw.store.refs.get(ref)?.consumedAt).toBeNull()
+    expect((await gw.store.refs.get(ref))?.consumedAt).toBeNull()
     expect(gw.store.db.prepare('SELECT COUNT(*) AS n FROM otps').get()).toEqual({ n: 0 })
 
     const retry = await getRef(ref)
@@ -272,13 +273,13 @@ describe('GET /refs/:id — query options', () => {
 
   test('includeMetadata=maybe is 400 validation_failed naming the parameter, ref untouched', async () => {
     gw = await createTestGateway()
-    seed(gw)
-    const ref = tapChip(gw, UID.token)
+    await seed(gw)
+    const ref = await tapChip(gw, UID.token)
     const res = await getRef(ref, { query: 'includeMetadata=maybe' })
     expect(res.status).toBe(400)
     expect(res.body).toMatchObject({ success: false, error: 'validation_failed' })
     expect(Object.keys(res.body.errors)).toEqual(['includeMetadata'])
-    expect(gw.store.refs.get(ref)?.consumedAt).toBeNull()
+    expect((await gw.store.refs.get(ref))?.consumedAt).toBeNull()
     expect((await getRef(ref)).body.isValidRef).toBe(true)
   })
 })
@@ -286,8 +287,8 @@ describe('GET /refs/:id — query options', () => {
 describe('GET /refs/:id — Links Module refs', () => {
   test('without a key the ref reads as not valid and stays unconsumed', async () => {
     gw = await createTestGateway()
-    const { a } = seed(gw)
-    const ref = tapChip(gw, UID.token, { linksModule: true })
+    const { a } = await seed(gw)
+    const ref = await tapChip(gw, UID.token, { linksModule: true })
     for (let i = 0; i < 2; i++) {
       const res = await getRef(ref)
       expect(res.status).toBe(200)
@@ -295,19 +296,19 @@ describe('GET /refs/:id — Links Module refs', () => {
       expect(res.body.linkedToken).toEqual({ contractAddress: CONTRACT, chainId: 31337, tokenId: '7' })
       expect(otpPaths(res.body)).toEqual([])
     }
-    expect(gw.store.refs.get(ref)?.consumedAt).toBeNull()
+    expect((await gw.store.refs.get(ref))?.consumedAt).toBeNull()
     expect((await getRef(ref, { key: a.apiKey })).body.isValidRef).toBe(true)
   })
 
   test("another team's key reads it as not valid and leaves it unconsumed", async () => {
     gw = await createTestGateway()
-    const { a, b } = seed(gw)
-    const ref = tapChip(gw, UID.token, { linksModule: true })
+    const { a, b } = await seed(gw)
+    const ref = await tapChip(gw, UID.token, { linksModule: true })
     const res = await getRef(ref, { key: b.apiKey })
     expect(res.status).toBe(200)
     expect(res.body.isValidRef).toBe(false)
     expect(otpPaths(res.body)).toEqual([])
-    expect(gw.store.refs.get(ref)?.consumedAt).toBeNull()
+    expect((await gw.store.refs.get(ref))?.consumedAt).toBeNull()
 
     const owner = await getRef(ref, { key: a.apiKey })
     expect(owner.body.isValidRef).toBe(true)
@@ -316,8 +317,8 @@ describe('GET /refs/:id — Links Module refs', () => {
 
   test("the owning team's key validates it, once", async () => {
     gw = await createTestGateway()
-    const { a } = seed(gw)
-    const ref = tapChip(gw, UID.all, { linksModule: true })
+    const { a } = await seed(gw)
+    const ref = await tapChip(gw, UID.all, { linksModule: true })
     const first = await getRef(ref, { key: a.apiKey })
     expect(first.status).toBe(200)
     expect(first.body.isValidRef).toBe(true)
@@ -329,9 +330,9 @@ describe('GET /refs/:id — Links Module refs', () => {
 
   test('a plain (chip redirect) ref is valid with or without a key', async () => {
     gw = await createTestGateway()
-    const { b } = seed(gw)
+    const { b } = await seed(gw)
     // A key is optional on /refs; any valid key is accepted for a non-Links ref.
-    const res = await getRef(tapChip(gw, UID.token), { key: b.apiKey })
+    const res = await getRef(await tapChip(gw, UID.token), { key: b.apiKey })
     expect(res.status).toBe(200)
     expect(res.body.isValidRef).toBe(true)
   })
@@ -340,7 +341,7 @@ describe('GET /refs/:id — Links Module refs', () => {
 describe('GET /refs/:id — errors', () => {
   test('an unknown ref is 404 ref_not_found', async () => {
     gw = await createTestGateway()
-    seed(gw)
+    await seed(gw)
     const res = await getRef('V1StGXR8_Z5jdHi6B-myT')
     expect(res.status).toBe(404)
     expect(res.body).toMatchInlineSnapshot(`
@@ -354,32 +355,32 @@ describe('GET /refs/:id — errors', () => {
 
   test('an unknown API key is 401 invalid_api_key and the ref stays unconsumed', async () => {
     gw = await createTestGateway()
-    seed(gw)
-    const ref = tapChip(gw, UID.token)
+    await seed(gw)
+    const ref = await tapChip(gw, UID.token)
     const res = await getRef(ref, { key: 'tg_not-a-real-key-at-all-000000' })
     expect(res.status).toBe(401)
     expect(res.body).toMatchObject({ success: false, error: 'invalid_api_key' })
-    expect(gw.store.refs.get(ref)?.consumedAt).toBeNull()
+    expect((await gw.store.refs.get(ref))?.consumedAt).toBeNull()
     expect((await getRef(ref)).body.isValidRef).toBe(true)
   })
 
   test('a revoked API key is 401 invalid_api_key', async () => {
     gw = await createTestGateway()
-    const { a } = seed(gw)
-    const ref = tapChip(gw, UID.token, { linksModule: true })
-    expect(revokeApiKey(gw.store, { keyOrPrefix: a.apiKey, now: gw.clock.now })).toBe(1)
+    const { a } = await seed(gw)
+    const ref = await tapChip(gw, UID.token, { linksModule: true })
+    expect(await revokeApiKey(gw.store, { keyOrPrefix: a.apiKey, now: gw.clock.now })).toBe(1)
     const res = await getRef(ref, { key: a.apiKey })
     expect(res.status).toBe(401)
     expect(res.body).toMatchObject({ success: false, error: 'invalid_api_key' })
-    expect(gw.store.refs.get(ref)?.consumedAt).toBeNull()
+    expect((await gw.store.refs.get(ref))?.consumedAt).toBeNull()
   })
 })
 
 describe('OTP lifetime', () => {
   test('OTPs from a ref live otpTtlSeconds, 30 minutes by default', async () => {
     gw = await createTestGateway()
-    seed(gw)
-    const res = await getRef(tapChip(gw, UID.all))
+    await seed(gw)
+    const res = await getRef(await tapChip(gw, UID.all))
     const codes: string[] = [res.body.linkedToken.otp, res.body.proofEvents[0].otp, res.body.guestbookEvents[0].otp]
     for (const code of codes) expect(code).toMatch(PUBLIC_ID)
     for (const code of codes) {
@@ -392,8 +393,8 @@ describe('OTP lifetime', () => {
 
   test('config otpTtlSeconds: 60 gives 60-second OTPs', async () => {
     gw = await createTestGateway({ config: { otpTtlSeconds: 60 } })
-    seed(gw)
-    const res = await getRef(tapChip(gw, UID.bare))
+    await seed(gw)
+    const res = await getRef(await tapChip(gw, UID.bare))
     const otp = await getOtp(res.body.otp)
     expect(otp.status).toBe(200)
     expect(Date.parse(otp.body.expiresAt) - Date.parse(otp.body.createdAt)).toBe(60_000)

@@ -77,7 +77,7 @@ function parse(response: string): { status: number; headers: string; body: unkno
 
 test('a trickled body is answered 408 request_timeout and the connection closed within requestTimeoutMs', async () => {
   const { port } = await listening()
-  const { apiKey } = seedTeam(gw!, { name: 'A' })
+  const { apiKey } = await seedTeam(gw!, { name: 'A' })
   const head = `POST /events HTTP/1.1\r\nHost: x\r\nx-service-api-key: ${apiKey}\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"name":"`
   const outcome = await trickle(port, head, 'a', BOUND_MS * 3)
   expect(outcome.closedAfterMs).toBeLessThan(BOUND_MS)
@@ -139,8 +139,8 @@ test("a request that arrives while the gateway closes is 503 shutting_down in th
 
 test("a station's WebSocket outlives requestTimeoutMs: the timeout covers receiving a request, not an upgraded connection", async () => {
   const { port } = await listening()
-  const { teamId } = seedTeam(gw!, { name: 'A' })
-  const { token } = gw!.store.tx(() => createStation(gw!.store, { teamId, name: 'desk', now: gw!.clock.now }))
+  const { teamId } = await seedTeam(gw!, { name: 'A' })
+  const { token } = await gw!.store.tx((tx) => createStation(tx, { teamId, name: 'desk', now: gw!.clock.now }))
   const ws = new WebSocket(`ws://127.0.0.1:${port}/station/ws`, { headers: { 'x-station-token': token } })
   let closed = false
   ws.on('close', () => (closed = true))

@@ -42,25 +42,25 @@ afterEach(async () => gw?.close())
 
 async function setup() {
   gw = await createTestGateway()
-  const { teamId } = seedTeam(gw, {
+  const { teamId } = await seedTeam(gw, {
     name: 'A',
     chips: [...[UID.a, UID.b, UID.random, UID.lrp, UID.an10922, UID.sdm, UID.bolt].map((uid) => ({ uid })), { uid: UID.ntag21x, kind: 'ntag21x' }],
   })
-  const other = seedTeam(gw, { name: 'B', chips: [{ uid: UID.otherTeam }] })
-  seedSunProfile(gw, { teamId, name: 'aes', metaKey: META, fileKey: FILE })
-  seedSunProfile(gw, { teamId, name: 'lrp', mode: 'lrp', metaKey: LRP_META, fileKey: LRP_FILE })
-  seedSunProfile(gw, { teamId, name: 'an10922', keyScheme: 'an10922', metaKey: META, masterKey: MASTER })
-  seedSunProfile(gw, { teamId, name: 'sdm', keyScheme: 'sdm_backend', masterKey: MASTER })
-  seedSunProfile(gw, { teamId, name: 'bolt', keyScheme: 'boltcard', masterKey: MASTER, layout: { piccParam: 'p', macParam: 'c' } })
-  for (const uid of [UID.a, UID.b]) seedSunChip(gw, { teamId, uid, profileName: 'aes' })
-  seedSunChip(gw, { teamId, uid: UID.random, profileName: 'aes', randomUid: true })
-  seedSunChip(gw, { teamId, uid: UID.lrp, profileName: 'lrp' })
-  seedSunChip(gw, { teamId, uid: UID.an10922, profileName: 'an10922' })
-  seedSunChip(gw, { teamId, uid: UID.sdm, profileName: 'sdm' })
-  seedSunChip(gw, { teamId, uid: UID.bolt, profileName: 'bolt' })
-  seedSunProfile(gw, { teamId: other.teamId, name: 'aes', metaKey: META, fileKey: FILE })
-  seedSunChip(gw, { teamId: other.teamId, uid: UID.otherTeam, profileName: 'aes' })
-  const station = gw.store.tx(() => createStation(gw.store, { teamId, name: 'front desk', now: gw.clock.now }))
+  const other = await seedTeam(gw, { name: 'B', chips: [{ uid: UID.otherTeam }] })
+  await seedSunProfile(gw, { teamId, name: 'aes', metaKey: META, fileKey: FILE })
+  await seedSunProfile(gw, { teamId, name: 'lrp', mode: 'lrp', metaKey: LRP_META, fileKey: LRP_FILE })
+  await seedSunProfile(gw, { teamId, name: 'an10922', keyScheme: 'an10922', metaKey: META, masterKey: MASTER })
+  await seedSunProfile(gw, { teamId, name: 'sdm', keyScheme: 'sdm_backend', masterKey: MASTER })
+  await seedSunProfile(gw, { teamId, name: 'bolt', keyScheme: 'boltcard', masterKey: MASTER, layout: { piccParam: 'p', macParam: 'c' } })
+  for (const uid of [UID.a, UID.b]) await seedSunChip(gw, { teamId, uid, profileName: 'aes' })
+  await seedSunChip(gw, { teamId, uid: UID.random, profileName: 'aes', randomUid: true })
+  await seedSunChip(gw, { teamId, uid: UID.lrp, profileName: 'lrp' })
+  await seedSunChip(gw, { teamId, uid: UID.an10922, profileName: 'an10922' })
+  await seedSunChip(gw, { teamId, uid: UID.sdm, profileName: 'sdm' })
+  await seedSunChip(gw, { teamId, uid: UID.bolt, profileName: 'bolt' })
+  await seedSunProfile(gw, { teamId: other.teamId, name: 'aes', metaKey: META, fileKey: FILE })
+  await seedSunChip(gw, { teamId: other.teamId, uid: UID.otherTeam, profileName: 'aes' })
+  const station = await gw.store.tx((tx) => createStation(tx, { teamId, name: 'front desk', now: gw.clock.now }))
   return { teamId, otherTeamId: other.teamId, token: station.token }
 }
 
@@ -71,14 +71,14 @@ function submit(token: string | undefined, body: Record<string, unknown>) {
   return call(gw, { method: 'POST', url: '/station/taps', headers: token === undefined ? {} : { 'x-station-token': token }, payload: body })
 }
 
-const lastLog = (): TapLogRow => gw.store.tapLog.recent(1)[0]!
+const lastLog = async (): Promise<TapLogRow> => (await gw.store.tapLog.recent(1))[0]!
 
 async function expectRejected(token: string, body: { rfUid: string; url: string }, reason: TapRejectReason, status: number) {
   const res = await submit(token, body)
   expect(res.status).toBe(status)
   expect(res.body).toEqual({ success: false, error: reason, message: expect.any(String), detail: expect.any(String) })
   expect(res.body.message).toContain(res.body.detail)
-  expect(lastLog()).toMatchObject({ accepted: 0, reason, source: 'station', refId: null, detail: res.body.detail })
+  expect(await lastLog()).toMatchObject({ accepted: 0, reason, source: 'station', refId: null, detail: res.body.detail })
   return res.body as { message: string; detail: string }
 }
 
@@ -89,11 +89,11 @@ describe('POST /station/taps: authentication', () => {
     expect(await submit(undefined, body)).toMatchObject({ status: 401, body: { success: false, error: 'station_token_missing' } })
     expect(await submit('tgs_not-a-real-token', body)).toMatchObject({ status: 401, body: { success: false, error: 'invalid_station_token' } })
     expect(await submit(token.slice(0, -1), body)).toMatchObject({ status: 401, body: { error: 'invalid_station_token' } })
-    expect(revokeStation(gw.store, { tokenOrPrefix: token.slice(0, 10), now: gw.clock.now })).toBe(1)
+    expect(await revokeStation(gw.store, { tokenOrPrefix: token.slice(0, 10), now: gw.clock.now })).toBe(1)
     expect(await submit(token, body)).toMatchObject({ status: 401, body: { error: 'invalid_station_token' } })
     // None of these reached verification.
-    expect(gw.store.tapLog.recent()).toEqual([])
-    expect(gw.store.chips.get(UID.a)!.lastCounter).toBeNull()
+    expect(await gw.store.tapLog.recent()).toEqual([])
+    expect((await gw.store.chips.get(UID.a))!.lastCounter).toBeNull()
   })
 
   test('only the token hash and prefix are stored', async () => {
@@ -102,7 +102,7 @@ describe('POST /station/taps: authentication', () => {
     const row = gw.store.db.prepare('SELECT * FROM stations').get() as Record<string, unknown>
     expect(JSON.stringify(row)).not.toContain(token)
     expect(row).toMatchObject({ team_id: teamId, name: 'front desk', prefix: token.slice(0, 10) })
-    expect(authenticateStation(gw.store, token)).toMatchObject({ teamId, name: 'front desk' })
+    expect(await authenticateStation(gw.store, token)).toMatchObject({ teamId, name: 'front desk' })
   })
 
   test('a bad body is a 400 with the standard error body', async () => {
@@ -120,8 +120,8 @@ describe('POST /station/taps: accepted taps', () => {
     const res = await submit(token, { rfUid, url: aesUrl(UID.a, 0), readerName: 'ACS ACR1252 PICC', readAt: '2026-11-21T09:59:59.500Z' })
     expect(res.status).toBe(200)
     expect(res.body).toEqual({ success: true, refId: expect.stringMatching(/^[\w-]{21}$/), uid: UID.a, counter: 0, mode: 'aes', authenticated: true, fileData: null })
-    expect(lastLog()).toMatchObject({ source: 'station', chipUid: UID.a, teamId, accepted: 1, authenticated: 1, counter: 0, refId: res.body.refId })
-    expect(gw.store.refs.get(res.body.refId)).toMatchObject({ source: 'station', authenticated: 1 })
+    expect(await lastLog()).toMatchObject({ source: 'station', chipUid: UID.a, teamId, accepted: 1, authenticated: 1, counter: 0, refId: res.body.refId })
+    expect(await gw.store.refs.get(res.body.refId)).toMatchObject({ source: 'station', authenticated: 1 })
     // The ref is valid exactly once.
     expect((await call(gw, { url: `/refs/${res.body.refId}` })).body).toMatchObject({ uid: UID.a, isValidRef: true })
     expect((await call(gw, { url: `/refs/${res.body.refId}` })).body).toMatchObject({ uid: UID.a, isValidRef: false })
@@ -174,8 +174,8 @@ describe('POST /station/taps: accepted taps', () => {
     const { token } = await setup()
     const res = await submit(token, { rfUid: UID.ntag21x, url: `${BASE}?uid=${formatNtag21xMirror({ uid: UID.ntag21x, counter: 7 })}` })
     expect(res.body).toMatchObject({ success: true, uid: UID.ntag21x, counter: 7, mode: 'ntag21x', authenticated: false, fileData: null })
-    expect(lastLog()).toMatchObject({ accepted: 1, authenticated: 0, counter: 7 })
-    expect(gw.store.refs.get(res.body.refId)).toMatchObject({ authenticated: 0 })
+    expect(await lastLog()).toMatchObject({ accepted: 1, authenticated: 0, counter: 7 })
+    expect(await gw.store.refs.get(res.body.refId)).toMatchObject({ authenticated: 0 })
   })
 })
 
@@ -197,15 +197,15 @@ describe('POST /station/taps: each rejection reason, with its status and detail'
   test('mac_mismatch: the wrong file key', async () => {
     const { token } = await setup()
     await expectRejected(token, { rfUid: UID.a, url: aesUrl(UID.a, 1, { fileKey: WRONG }) }, 'mac_mismatch', 403)
-    expect(lastLog()).toMatchObject({ chipUid: UID.a })
+    expect(await lastLog()).toMatchObject({ chipUid: UID.a })
   })
 
   test('mode_mismatch: an LRP message where only AES profiles apply', async () => {
     gw = await createTestGateway()
-    const { teamId } = seedTeam(gw, { name: 'AES only', chips: [{ uid: UID.a }] })
-    seedSunProfile(gw, { teamId, name: 'aes', metaKey: META, fileKey: FILE })
-    seedSunChip(gw, { teamId, uid: UID.a, profileName: 'aes' })
-    const { token } = gw.store.tx(() => createStation(gw.store, { teamId, now: gw.clock.now }))
+    const { teamId } = await seedTeam(gw, { name: 'AES only', chips: [{ uid: UID.a }] })
+    await seedSunProfile(gw, { teamId, name: 'aes', metaKey: META, fileKey: FILE })
+    await seedSunChip(gw, { teamId, uid: UID.a, profileName: 'aes' })
+    const { token } = await gw.store.tx((tx) => createStation(tx, { teamId, now: gw.clock.now }))
     const url = sunTapUrl({ metaKey: META, fileKey: FILE, mode: 'lrp', uid: UID.a, counter: 1, base: BASE })
     await expectRejected(token, { rfUid: UID.a, url }, 'mode_mismatch', 400)
   })
@@ -216,14 +216,14 @@ describe('POST /station/taps: each rejection reason, with its status and detail'
     const foreign = await expectRejected(token, { rfUid: UID.otherTeam, url: aesUrl(UID.otherTeam, 1) }, 'unknown_chip', 404)
     expect(foreign.detail).toContain("not registered to this station's team")
     // The other team's chip did not spend its counter on this station.
-    expect(gw.store.chips.get(UID.otherTeam)!.lastCounter).toBeNull()
+    expect((await gw.store.chips.get(UID.otherTeam))!.lastCounter).toBeNull()
   })
 
   test('uid_mismatch: a URL copied from one chip, read on another', async () => {
     const { token } = await setup()
     const copied = await expectRejected(token, { rfUid: UID.b, url: aesUrl(UID.a, 1) }, 'uid_mismatch', 403)
     expect(copied.detail).toContain(`the reader saw UID ${UID.b} but the message is from chip ${UID.a}`)
-    expect(gw.store.chips.get(UID.a)!.lastCounter).toBeNull()
+    expect((await gw.store.chips.get(UID.a))!.lastCounter).toBeNull()
     // The genuine chip can still use it.
     expect((await submit(token, { rfUid: UID.a, url: aesUrl(UID.a, 1) })).status).toBe(200)
   })
@@ -287,7 +287,7 @@ describe('POST /station/taps: each rejection reason, with its status and detail'
       [{ rfUid: UID.a, url: aesUrl(UID.a, 4) }, 'accepted'],
     ]
     for (const [body] of taps) await submit(token, body)
-    const rows = gw.store.tapLog.recent(100).reverse()
+    const rows = (await gw.store.tapLog.recent(100)).reverse()
     expect(rows.map((r) => r.reason)).toEqual(taps.map(([, reason]) => reason))
     expect(rows.every((r) => r.source === 'station')).toBe(true)
     expect(rows.filter((r) => r.refId !== null)).toHaveLength(2)
@@ -304,10 +304,10 @@ describe('POST /station/taps: logs', () => {
       },
     })
     gw = await createTestGateway({ config: { logLevel: 'info' }, logStream: stream })
-    const { teamId } = seedTeam(gw, { name: 'Logged', chips: [{ uid: UID.a }] })
-    seedSunProfile(gw, { teamId, name: 'aes', metaKey: META, fileKey: FILE })
-    seedSunChip(gw, { teamId, uid: UID.a, profileName: 'aes' })
-    const { token, stationId } = gw.store.tx(() => createStation(gw.store, { teamId, now: gw.clock.now }))
+    const { teamId } = await seedTeam(gw, { name: 'Logged', chips: [{ uid: UID.a }] })
+    await seedSunProfile(gw, { teamId, name: 'aes', metaKey: META, fileKey: FILE })
+    await seedSunChip(gw, { teamId, uid: UID.a, profileName: 'aes' })
+    const { token, stationId } = await gw.store.tx((tx) => createStation(tx, { teamId, now: gw.clock.now }))
     const accepted = await submit(token, { rfUid: UID.a, url: aesUrl(UID.a, 1), readerName: 'Reader 1' })
     expect(accepted.status).toBe(200)
     expect((await submit(token, { rfUid: UID.a, url: aesUrl(UID.a, 1), readerName: 'Reader 1' })).status).toBe(409)

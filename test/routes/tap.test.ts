@@ -47,7 +47,7 @@ afterEach(async () => gw?.close())
 /** A team with AES chips (one with a token and events, one with its own redirect), an LRP chip and an NTAG 21x chip. */
 async function setup(opts: { withLrp?: boolean; config?: ConfigInput; teamRedirect?: string; tokenName?: string; logStream?: NodeJS.WritableStream } = {}) {
   gw = await createTestGateway({ config: { rateLimit: { max: 100_000 }, ...opts.config }, logStream: opts.logStream })
-  const { teamId } = seedTeam(gw, {
+  const { teamId } = await seedTeam(gw, {
     name: 'A',
     ...(opts.teamRedirect ? { redirectUrl: opts.teamRedirect } : {}),
     chips: [
@@ -71,11 +71,11 @@ async function setup(opts: { withLrp?: boolean; config?: ConfigInput; teamRedire
       { name: 'GB', symbol: 'GB', chainId: 31337, address: GUESTBOOK, events: [{ name: 'Opening night', tokenId: '1', metadata: metadata(), chips: [UID.token] }] },
     ],
   })
-  seedSunProfile(gw, { teamId, name: 'aes', metaKey: META, fileKey: FILE })
-  for (const uid of [UID.plain, UID.token, UID.redirect]) seedSunChip(gw, { teamId, uid, profileName: 'aes' })
+  await seedSunProfile(gw, { teamId, name: 'aes', metaKey: META, fileKey: FILE })
+  for (const uid of [UID.plain, UID.token, UID.redirect]) await seedSunChip(gw, { teamId, uid, profileName: 'aes' })
   if (opts.withLrp !== false) {
-    seedSunProfile(gw, { teamId, name: 'lrp', mode: 'lrp', metaKey: LRP_META, fileKey: LRP_FILE })
-    seedSunChip(gw, { teamId, uid: UID.lrp, profileName: 'lrp' })
+    await seedSunProfile(gw, { teamId, name: 'lrp', mode: 'lrp', metaKey: LRP_META, fileKey: LRP_FILE })
+    await seedSunChip(gw, { teamId, uid: UID.lrp, profileName: 'lrp' })
   }
   return { teamId }
 }
@@ -86,11 +86,11 @@ const aesUrl = (uid: string | null, counter: number | null, extra: { fileData?: 
 
 const tap = (url: string, headers: Record<string, string> = {}) => gw.app.inject({ method: 'GET', url, headers })
 
-const lastLog = (): TapLogRow => gw.store.tapLog.recent(1)[0]!
+const lastLog = async (): Promise<TapLogRow> => (await gw.store.tapLog.recent(1))[0]!
 
 /** The ref id an accepted tap minted, read back from the tap log. */
-const lastRefId = (): string => {
-  const row = lastLog()
+const lastRefId = async (): Promise<string> => {
+  const row = await lastLog()
   expect(row).toMatchObject({ accepted: 1, reason: 'accepted' })
   return row.refId!
 }
@@ -112,7 +112,7 @@ async function expectRejected(url: string, reason: TapRejectReason, status: numb
   expect(res.body).not.toContain(reason)
   expect(res.body).not.toContain('Details')
   expect(new TapRejectedError(reason, '').statusCode).toBe(status)
-  expect(lastLog()).toMatchObject({ accepted: 0, reason, source: 'phone', refId: null })
+  expect(await lastLog()).toMatchObject({ accepted: 0, reason, source: 'phone', refId: null })
   return lastLog()
 }
 
@@ -125,14 +125,14 @@ describe('GET /tap: accepted taps', () => {
     expect(res.headers['cache-control']).toBe('no-store')
     expect(res.headers['referrer-policy']).toBe('no-referrer')
     expect(res.headers['content-security-policy']).toContain("default-src 'none'")
-    const refId = lastRefId()
+    const refId = await lastRefId()
     expect(res.body).toContain(`<code id="uid">${UID.plain}</code>`)
     expect(res.body).toContain(`<code id="serviceRef" data-service-ref="${refId}">${refId}</code>`)
     expect(res.body).toContain('No token is linked to this chip.')
     expect(res.body).not.toContain('<script')
-    expect(lastLog()).toMatchObject({ chipUid: UID.plain, source: 'phone', authenticated: 1, counter: 0, detail: 'aes' })
-    expect(gw.store.refs.get(refId)).toMatchObject({ chipUid: UID.plain, source: 'phone', authenticated: 1, counter: 0, consumedAt: null })
-    expect(gw.store.chips.get(UID.plain)!.lastCounter).toBe(0)
+    expect(await lastLog()).toMatchObject({ chipUid: UID.plain, source: 'phone', authenticated: 1, counter: 0, detail: 'aes' })
+    expect(await gw.store.refs.get(refId)).toMatchObject({ chipUid: UID.plain, source: 'phone', authenticated: 1, counter: 0, consumedAt: null })
+    expect((await gw.store.chips.get(UID.plain))!.lastCounter).toBe(0)
   })
 
   test('the tap page shows the linked token (name, image) and the proof and guestbook events', async () => {
@@ -159,7 +159,7 @@ describe('GET /tap: accepted taps', () => {
     await setup({ teamRedirect: 'https://team.example/welcome' })
     const res = await tap(aesUrl(UID.redirect, 5))
     expect(res.statusCode).toBe(302)
-    const refId = lastRefId()
+    const refId = await lastRefId()
     expect(res.headers.location).toBe(`https://shop.example/landing?campaign=nfc&x=a%20b&serviceRef=${refId}#top`)
     expect(new URL(res.headers.location as string).searchParams.get('serviceRef')).toBe(refId)
     expect(res.headers['cache-control']).toBe('no-store')
@@ -170,7 +170,7 @@ describe('GET /tap: accepted taps', () => {
     await setup({ teamRedirect: 'https://team.example/welcome' })
     const res = await tap(aesUrl(UID.plain, 1))
     expect(res.statusCode).toBe(302)
-    expect(res.headers.location).toBe(`https://team.example/welcome?serviceRef=${lastRefId()}`)
+    expect(res.headers.location).toBe(`https://team.example/welcome?serviceRef=${await lastRefId()}`)
   })
 
   test('the ref of a tap is valid exactly once through GET /refs/:id', async () => {
@@ -189,7 +189,7 @@ describe('GET /tap: accepted taps', () => {
     await setup()
     const res = await tap(sunTapUrl({ metaKey: LRP_META, fileKey: LRP_FILE, mode: 'lrp', uid: UID.lrp, counter: 12 }))
     expect(res.statusCode).toBe(200)
-    expect(lastLog()).toMatchObject({ chipUid: UID.lrp, counter: 12, authenticated: 1, detail: 'lrp' })
+    expect(await lastLog()).toMatchObject({ chipUid: UID.lrp, counter: 12, authenticated: 1, detail: 'lrp' })
   })
 
   test('encrypted file data (MAC input from d through &c=)', async () => {
@@ -197,7 +197,7 @@ describe('GET /tap: accepted taps', () => {
     const url = aesUrl(UID.plain, 2, { fileData: '0123456789ABCDEF'.repeat(4) })
     expect(url).toMatch(/\?e=[0-9A-F]{32}&d=[0-9A-F]{64}&c=[0-9A-F]{16}$/)
     expect((await tap(url)).statusCode).toBe(200)
-    expect(lastLog()).toMatchObject({ chipUid: UID.plain, counter: 2, accepted: 1 })
+    expect(await lastLog()).toMatchObject({ chipUid: UID.plain, counter: 2, accepted: 1 })
   })
 
   test('an NTAG 21x mirror is accepted for an ntag21x chip, unauthenticated in the tap log, the ref and the page', async () => {
@@ -205,27 +205,27 @@ describe('GET /tap: accepted taps', () => {
     const res = await tap(`/tap?uid=${formatNtag21xMirror({ uid: UID.ntag21x, counter: 42 })}`)
     expect(res.statusCode).toBe(200)
     expect(res.body).toContain('cannot prove it is genuine')
-    const refId = lastRefId()
-    expect(lastLog()).toMatchObject({ chipUid: UID.ntag21x, authenticated: 0, counter: 42, detail: 'ntag21x' })
-    expect(gw.store.refs.get(refId)).toMatchObject({ authenticated: 0, counter: 42 })
+    const refId = await lastRefId()
+    expect(await lastLog()).toMatchObject({ chipUid: UID.ntag21x, authenticated: 0, counter: 42, detail: 'ntag21x' })
+    expect(await gw.store.refs.get(refId)).toMatchObject({ authenticated: 0, counter: 42 })
     // Its counter still guards against replays.
     await expectRejected(`/tap?uid=${UID.ntag21x}x00002A`, 'counter_replay', 409)
   })
 
   test('the three key diversification schemes each accept a tap end to end', async () => {
     await setup()
-    const teamId = seedTeam(gw, {
+    const teamId = (await seedTeam(gw, {
       name: 'Diversified',
       chips: [{ uid: '04D1000000000A' }, { uid: '04D1000000000B' }, { uid: '04D1000000000C' }],
-    }).teamId
+    })).teamId
     const master = '00112233445566778899AABBCCDDEEFF'
     const [an, sdm, bolt] = ['04D1000000000A', '04D1000000000B', '04D1000000000C']
-    seedSunProfile(gw, { teamId, name: 'an10922', keyScheme: 'an10922', metaKey: META, masterKey: master })
-    seedSunProfile(gw, { teamId, name: 'sdm', keyScheme: 'sdm_backend', masterKey: master })
-    seedSunProfile(gw, { teamId, name: 'bolt', keyScheme: 'boltcard', masterKey: master, layout: { piccParam: 'p', macParam: 'c' } })
-    seedSunChip(gw, { teamId, uid: an!, profileName: 'an10922' })
-    seedSunChip(gw, { teamId, uid: sdm!, profileName: 'sdm' })
-    seedSunChip(gw, { teamId, uid: bolt!, profileName: 'bolt', keyVersion: 3 })
+    await seedSunProfile(gw, { teamId, name: 'an10922', keyScheme: 'an10922', metaKey: META, masterKey: master })
+    await seedSunProfile(gw, { teamId, name: 'sdm', keyScheme: 'sdm_backend', masterKey: master })
+    await seedSunProfile(gw, { teamId, name: 'bolt', keyScheme: 'boltcard', masterKey: master, layout: { piccParam: 'p', macParam: 'c' } })
+    await seedSunChip(gw, { teamId, uid: an!, profileName: 'an10922' })
+    await seedSunChip(gw, { teamId, uid: sdm!, profileName: 'sdm' })
+    await seedSunChip(gw, { teamId, uid: bolt!, profileName: 'bolt', keyVersion: 3 })
 
     const anUrl = sunTapUrl({ metaKey: META, fileKey: diversifyAn10922({ masterKey: master, m: an10922Input({ uid: an! }) }), uid: an!, counter: 1 })
     const sdmUrl = sunTapUrl({
@@ -239,7 +239,7 @@ describe('GET /tap: accepted taps', () => {
     const boltUrl = sunTapUrl({ metaKey: boltKeys.k1, fileKey: boltKeys.k2, uid: bolt!, counter: 1, params: { picc: 'p', mac: 'c' } })
     for (const [uid, url] of [[an, anUrl], [sdm, sdmUrl], [bolt, boltUrl]] as const) {
       expect((await tap(url)).statusCode, uid).toBe(200)
-      expect(lastLog()).toMatchObject({ chipUid: uid, accepted: 1, authenticated: 1, counter: 1 })
+      expect(await lastLog()).toMatchObject({ chipUid: uid, accepted: 1, authenticated: 1, counter: 1 })
     }
     // The chip's own keys matter: another chip's diversified file key fails the MAC.
     const foreign = sunTapUrl({ metaKey: META, fileKey: diversifyAn10922({ masterKey: master, m: an10922Input({ uid: sdm! }) }), uid: an!, counter: 2 })
@@ -248,27 +248,27 @@ describe('GET /tap: accepted taps', () => {
 
   test('the URL is rebuilt from publicBaseUrl, so an SDM offset layout (counted over the whole URL) verifies', async () => {
     await setup({ config: { publicBaseUrl: 'https://tap.example.com/' } })
-    const teamId = gw.store.teams.getByName('A')!.id
+    const teamId = (await gw.store.teams.getByName('A'))!.id
     const base = 'https://tap.example.com/tap?e='
     // Offsets count the NDEF file: 7 header bytes, then the URL without its abbreviated "https://" (code 04).
     const piccOffset = NDEF_URI_TEXT_OFFSET + base.length - 'https://'.length
     const macOffset = piccOffset + 32 + '&c='.length
-    seedSunProfile(gw, { teamId, name: 'offsets', metaKey: META, fileKey: FILE, layout: { piccOffset, macInputOffset: macOffset, macOffset } })
-    seedSunChip(gw, { teamId, uid: UID.plain, profileName: 'offsets' })
+    await seedSunProfile(gw, { teamId, name: 'offsets', metaKey: META, fileKey: FILE, layout: { piccOffset, macInputOffset: macOffset, macOffset } })
+    await seedSunChip(gw, { teamId, uid: UID.plain, profileName: 'offsets' })
     const msg = generateSunMessage({ metaKey: META, fileKey: FILE, uid: UID.plain, counter: 8 })
     const path = `/tap?e=${msg.piccData}&c=${msg.sdmmac}`
     expect((await tap(path, { host: 'internal:8787' })).statusCode).toBe(200)
-    expect(lastLog()).toMatchObject({ chipUid: UID.plain, counter: 8, accepted: 1 })
+    expect(await lastLog()).toMatchObject({ chipUid: UID.plain, counter: 8, accepted: 1 })
   })
 
   test('without publicBaseUrl the URL is rebuilt from the request protocol and Host', async () => {
     await setup()
-    const teamId = gw.store.teams.getByName('A')!.id
+    const teamId = (await gw.store.teams.getByName('A'))!.id
     const base = 'http://tap.example.com/tap?e='
     const piccOffset = NDEF_URI_TEXT_OFFSET + base.length - 'http://'.length
     const macOffset = piccOffset + 32 + '&c='.length
-    seedSunProfile(gw, { teamId, name: 'offsets', metaKey: META, fileKey: FILE, layout: { piccOffset, macInputOffset: macOffset, macOffset } })
-    seedSunChip(gw, { teamId, uid: UID.plain, profileName: 'offsets' })
+    await seedSunProfile(gw, { teamId, name: 'offsets', metaKey: META, fileKey: FILE, layout: { piccOffset, macInputOffset: macOffset, macOffset } })
+    await seedSunChip(gw, { teamId, uid: UID.plain, profileName: 'offsets' })
     const msg = generateSunMessage({ metaKey: META, fileKey: FILE, uid: UID.plain, counter: 8 })
     const path = `/tap?e=${msg.piccData}&c=${msg.sdmmac}`
     expect((await tap(path, { host: 'tap.example.com' })).statusCode).toBe(200)
@@ -285,7 +285,7 @@ describe('GET /tap: accepted taps', () => {
     const url = aesUrl(UID.plain, 1)
     // Not routed (GET only): 405 with Allow: GET, and nothing verified.
     expect((await gw.app.inject({ method: 'HEAD', url })).statusCode).toBe(405)
-    expect(gw.store.tapLog.recent()).toEqual([])
+    expect(await gw.store.tapLog.recent()).toEqual([])
     expect((await tap(url)).statusCode).toBe(200)
   })
 })
@@ -309,7 +309,7 @@ describe('GET /tap: refused taps get an HTML page with the reason and a 4xx', ()
   test('mac_mismatch: the wrong file key, or tampered file data', async () => {
     await setup()
     await expectRejected(aesUrl(UID.plain, 1, { fileKey: WRONG }), 'mac_mismatch', 403)
-    expect(lastLog()).toMatchObject({ chipUid: UID.plain, teamId: gw.store.teams.getByName('A')!.id })
+    expect(await lastLog()).toMatchObject({ chipUid: UID.plain, teamId: (await gw.store.teams.getByName('A'))!.id })
     const good = aesUrl(UID.plain, 2, { fileData: '00'.repeat(16) })
     const tampered = good.replace(/&d=([0-9A-F])/, (_m, c: string) => `&d=${c === '0' ? '1' : '0'}`)
     expect(tampered).not.toBe(good)
@@ -345,8 +345,8 @@ describe('GET /tap: refused taps get an HTML page with the reason and a 4xx', ()
     expect((await tap(aesUrl(UID.plain, 9))).statusCode).toBe(200)
     const older = await expectRejected(aesUrl(UID.plain, 7), 'counter_replay', 409)
     expect(older.detail).toContain('counter 7 is not above the last accepted counter 9')
-    expect(lastLog()).toMatchObject({ chipUid: UID.plain, counter: 7 })
-    expect(gw.store.chips.get(UID.plain)!.lastCounter).toBe(9)
+    expect(await lastLog()).toMatchObject({ chipUid: UID.plain, counter: 7 })
+    expect((await gw.store.chips.get(UID.plain))!.lastCounter).toBe(9)
   })
 
   test('counter_limit: a chip at the 24-bit end of its counter', async () => {
@@ -384,7 +384,7 @@ describe('GET /tap: refused taps get an HTML page with the reason and a 4xx', ()
       [sunTapUrl({ metaKey: LRP_META, fileKey: LRP_FILE, mode: 'lrp', uid: UID.lrp, counter: 1 }), 'accepted'],
     ]
     for (const [url] of taps) await tap(url)
-    const rows = gw.store.tapLog.recent(100).reverse()
+    const rows = (await gw.store.tapLog.recent(100)).reverse()
     expect(rows.map((r) => r.reason)).toEqual(taps.map(([, reason]) => reason))
     for (const row of rows) {
       expect(row.source).toBe('phone')
@@ -417,7 +417,7 @@ describe('GET /tap: what the public learns from a refusal', () => {
     const refused = new Set<string>()
     for (const [url, reason] of probes) {
       const res = await tap(url)
-      expect(lastLog().reason, url).toBe(reason)
+      expect((await lastLog()).reason, url).toBe(reason)
       if (reason === 'accepted') continue
       expect(res.statusCode, url).toBe(REFUSED_STATUS)
       refused.add(res.body)
@@ -440,7 +440,7 @@ describe('GET /tap: what the public learns from a refusal', () => {
     for (let i = 0; i < 50 && !chunks.join('').includes('"tap refused"'); i++) await new Promise((resolve) => setTimeout(resolve, 10))
     const line = JSON.parse(chunks.join('').split('\n').find((l) => l.includes('"tap refused"'))!)
     expect(line).toMatchObject({ reason: 'unknown_chip', uid: UID.unregistered })
-    expect(lastLog()).toMatchObject({ reason: 'unknown_chip', detail: expect.stringContaining(UID.unregistered) })
+    expect(await lastLog()).toMatchObject({ reason: 'unknown_chip', detail: expect.stringContaining(UID.unregistered) })
   })
 })
 
@@ -453,7 +453,7 @@ describe('GET /tap: limits and logs', () => {
     expect(limited.status).toBe(429)
     expect(limited.body).toMatchObject({ success: false, error: 'rate_limited' })
     // A limited request never reached verification: the chip's counter is untouched.
-    expect(gw.store.chips.get(UID.plain)!.lastCounter).toBeNull()
+    expect((await gw.store.chips.get(UID.plain))!.lastCounter).toBeNull()
   })
 
   test('no ref id reaches the logs: not from the redirect Location, not from the tap page', async () => {
@@ -467,12 +467,12 @@ describe('GET /tap: limits and logs', () => {
     await setup({ config: { logLevel: 'trace' }, logStream: stream, teamRedirect: 'https://team.example/welcome' })
     const redirected = await tap(aesUrl(UID.plain, 1))
     expect(redirected.statusCode).toBe(302)
-    gw.store.teams.setRedirectUrl(gw.store.teams.getByName('A')!.id, null)
+    await gw.store.teams.setRedirectUrl((await gw.store.teams.getByName('A'))!.id, null)
     const page = await tap(aesUrl(UID.plain, 2))
     expect(page.statusCode).toBe(200)
     await tap(aesUrl(UID.plain, 2))
-    const refIds = gw.store.tapLog
-      .recent()
+    const refIds = (await gw.store.tapLog
+      .recent())
       .map((r) => r.refId)
       .filter((id): id is string => id !== null)
     expect(refIds).toHaveLength(2)

@@ -27,7 +27,7 @@ afterEach(async () => {
 /** A fresh gateway seeded from fixtures/taps/seed.json, and the in-process sink for its team. */
 async function freshGateway() {
   gw = await createTestGateway()
-  const { teamId } = seedTeam(gw, seed.teams[0])
+  const { teamId } = await seedTeam(gw, seed.teams[0])
   const { keyring, now } = gw.app.services
   return { gw, sink: createInProcessSink({ store: gw.store, keyring, now, teamId, log: quiet }) }
 }
@@ -73,7 +73,7 @@ describe('committed tap fixtures replay to their recorded verdicts on a fresh ga
     expect(accepted).toHaveLength(fixture.taps.filter((t) => t.expect.verdict?.accepted).length)
     for (const verdict of accepted) {
       expect(verdict.refId).toMatch(/^[\w-]{21}$/)
-      expect(gw!.store.refs.get(verdict.refId)).toMatchObject({ chipUid: verdict.uid, source: 'station' })
+      expect(await gw!.store.refs.get(verdict.refId)).toMatchObject({ chipUid: verdict.uid, source: 'station' })
     }
   })
 
@@ -186,6 +186,6 @@ describe('the station with a card pulled mid-read', () => {
     await station.close()
     expect(lines).toContain('Virtual NTAG 424 reader: card removed during read, tap again')
     expect(submitted).toEqual([])
-    expect(gw!.store.tapLog.recent()).toEqual([])
+    expect(await gw!.store.tapLog.recent()).toEqual([])
   })
 })

@@ -45,16 +45,16 @@ async function startGateway(dataDir: string, port = 0): Promise<Gateway> {
       if (closed) return
       closed = true
       await app.close()
-      store.close()
+      await store.close()
     },
   }
 }
 
 /** Seeds fixtures/taps/seed.json and creates a station token. */
-function seedGateway(gw: Gateway, dataDir: string): { teamId: number; token: string; stationId: number } {
+async function seedGateway(gw: Gateway, dataDir: string): Promise<{ teamId: number; token: string; stationId: number }> {
   const config = ConfigSchema.parse({ dataDir, demo: false, logLevel: 'silent' })
-  const { teamId } = seedTeam({ store: gw.store, config, clock: { now: Date.now() } }, seed.teams[0])
-  const { token, stationId } = gw.store.tx(() => createStation(gw.store, { teamId, name: 'link test', now: Date.now() }))
+  const { teamId } = await seedTeam({ store: gw.store, config, clock: { now: Date.now() } }, seed.teams[0])
+  const { token, stationId } = await gw.store.tx((tx) => createStation(tx, { teamId, name: 'link test', now: Date.now() }))
   return { teamId, token, stationId }
 }
 
@@ -64,7 +64,7 @@ async function seededGateway(): Promise<{ dataDir: string; queueDir: string; gw:
   const queueDir = path.join(testDir(), 'queue')
   const gw = await startGateway(dataDir)
   cleanups.push(() => gw.close())
-  const { token, stationId } = seedGateway(gw, dataDir)
+  const { token, stationId } = await seedGateway(gw, dataDir)
   return { dataDir, queueDir, gw, token, stationId }
 }
 
@@ -74,9 +74,9 @@ function collectingLog() {
   return { lines, log: { info: push, warn: push, error: push } }
 }
 
-async function until(what: string, check: () => boolean, ms = 10_000): Promise<void> {
+async function until(what: string, check: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
   const deadline = Date.now() + ms
-  while (!check()) {
+  while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
     await new Promise((resolve) => setTimeout(resolve, 10))
   }
@@ -163,7 +163,7 @@ describe('station ↔ gateway over WebSocket', () => {
     ])
     expect(await duplicate).toMatchObject({ accepted: false, reason: 'counter_replay', detail: 'counter 4 is not above the last accepted counter 4' })
     // The gateway saw them in that order (its tap log, oldest first).
-    const log2 = gw.store.tapLog.recent(10).reverse()
+    const log2 = (await gw.store.tapLog.recent(10)).reverse()
     expect(log2.map((r) => [r.chipUid, r.counter, r.reason])).toEqual([
       [UID_A, 1, 'accepted'],
       [UID_A, 2, 'accepted'],
@@ -217,7 +217,7 @@ describe('station ↔ gateway over WebSocket', () => {
     expect(upgrades).toBe(1)
     expect(link.status).toBe('unauthorized')
     expect(queueFiles(queueDir)).toHaveLength(1)
-    expect(gw.store.tapLog.recent()).toEqual([])
+    expect(await gw.store.tapLog.recent()).toEqual([])
   })
 
   test('a station token revoked while connected closes the socket (4401) before the next tap is verified', async () => {
@@ -226,12 +226,12 @@ describe('station ↔ gateway over WebSocket', () => {
     const link = new GatewayLink({ gateway: gw.url, token, queueDir, log, initialBackoffMs: 10 })
     cleanups.push(() => link.close())
     await until('up', () => link.status === 'up')
-    revokeStation(gw.store, { tokenOrPrefix: token, now: Date.now() })
+    await revokeStation(gw.store, { tokenOrPrefix: token, now: Date.now() })
     const tapRead: StationTap = { rfUid: UID_A, url: card(UID_A).urlAt(1), chip: 'ntag424', readerName: 'r', readAt: new Date().toISOString() }
     await expect(link.submit(tapRead)).rejects.toThrow('the gateway refused the station token (401 invalid_station_token')
     expect(link.status).toBe('unauthorized')
     expect(lines.filter((l) => l.includes('Not retrying'))).toHaveLength(1)
-    expect(gw.store.tapLog.recent()).toEqual([])
+    expect(await gw.store.tapLog.recent()).toEqual([])
   })
 })
 
@@ -277,9 +277,9 @@ describe('GET /station/ws', () => {
     const seen: { url: string; status: number }[] = []
     app.addHook('onResponse', async (request, reply) => void seen.push({ url: request.url, status: reply.statusCode }))
     await app.listen({ host: '127.0.0.1', port: 0 })
-    const gw: Gateway = { app, store, port: (app.server.address() as AddressInfo).port, url: '', close: async () => (await app.close(), store.close()) }
+    const gw: Gateway = { app, store, port: (app.server.address() as AddressInfo).port, url: '', close: async () => (await app.close(), await store.close()) }
     cleanups.push(() => gw.close())
-    const { token } = seedGateway(gw, dataDir)
+    const { token } = await seedGateway(gw, dataDir)
     expect(app.hasRoute({ method: 'GET', url: '/station/ws' })).toBe(true)
     // One upgrade listener for the whole app: the plugin's (the kiosk socket shares it).
     expect(app.server.listenerCount('upgrade')).toBe(1)
@@ -390,7 +390,7 @@ describe('tapgate station (run mode)', () => {
     const dataDir = testDir()
     const gw = await startGateway(dataDir)
     cleanups.push(() => gw.close())
-    const { token } = seedGateway(gw, dataDir)
+    const { token } = await seedGateway(gw, dataDir)
     const cwd = testDir()
     // --no-check: fed like a live station's taps, through the data dir's queue (test/cli/replay.test.ts checks replays).
     const run = station(['--replay', fixture('replayed-tap.jsonl'), '--gateway', gw.url, '--token', token, '--data-dir', cwd, '--no-check'], cwd)
@@ -431,8 +431,8 @@ describe('tapgate station (run mode)', () => {
 
 describe('reader status over the link (issue 10)', () => {
   const READER = 'Virtual NTAG 424 reader'
-  const readerRows = (gw: Gateway, stationId: number) =>
-    gw.store.stationEvents.after(stationId, 0).filter((e) => e.kind === 'reader').map((e) => e.data)
+  const readerRows = async (gw: Gateway, stationId: number) =>
+    (await gw.store.stationEvents.after(stationId, 0)).filter((e) => e.kind === 'reader').map((e) => e.data)
 
   test('sent on connect and on every change, one feed row per change; a card pulled mid-read is a retry tap; after a gateway restart the latest status is sent again, and a change made meanwhile lands', async () => {
     const seeded = await seededGateway()
@@ -445,14 +445,14 @@ describe('reader status over the link (issue 10)', () => {
     cleanups.push(() => station.close())
 
     const idle = { readers: [READER], cardPresent: false, pcscd: true }
-    await until('the status on connect', () => readerRows(gw, stationId).length === 1)
-    expect(readerRows(gw, stationId)).toEqual([idle])
+    await until('the status on connect', async () => (await readerRows(gw, stationId)).length === 1)
+    expect(await readerRows(gw, stationId)).toEqual([idle])
 
     const verdict = new Promise((resolve) => station.once('verdict', resolve))
     await tap(station, reader, card(UID_A))
     await verdict
-    await until('card present, then gone', () => readerRows(gw, stationId).length === 3)
-    expect(readerRows(gw, stationId)).toEqual([idle, { ...idle, cardPresent: true }, idle])
+    await until('card present, then gone', async () => (await readerRows(gw, stationId)).length === 3)
+    expect(await readerRows(gw, stationId)).toEqual([idle, { ...idle, cardPresent: true }, idle])
 
     // Pulled mid-read: nothing submitted, a `retry` tap in the feed with the reader's name.
     const pulledChip = card(UID_A)
@@ -460,12 +460,12 @@ describe('reader status over the link (issue 10)', () => {
     const removed = new Promise((resolve) => station.once('removed', resolve))
     reader.place(pulledChip)
     await removed
-    await until('the pulled card', () => gw.store.stationEvents.after(stationId, 0).some((e) => e.kind === 'tap' && e.data.state === 'retry'))
-    const pulled = gw.store.stationEvents.after(stationId, 0).filter((e) => e.kind === 'tap' && e.data.state === 'retry')
+    await until('the pulled card', async () => (await gw.store.stationEvents.after(stationId, 0)).some((e) => e.kind === 'tap' && e.data.state === 'retry'))
+    const pulled = (await gw.store.stationEvents.after(stationId, 0)).filter((e) => e.kind === 'tap' && e.data.state === 'retry')
     expect(pulled.map((e) => e.data)).toEqual([{ state: 'retry', uid: null, readerName: READER }])
-    expect(gw.store.tapLog.recent(10)).toHaveLength(1)
-    await until('the card gone again', () => JSON.stringify(readerRows(gw, stationId).at(-1)) === JSON.stringify(idle))
-    const rowsBefore = readerRows(gw, stationId).length
+    expect(await gw.store.tapLog.recent(10)).toHaveLength(1)
+    await until('the card gone again', async () => JSON.stringify((await readerRows(gw, stationId)).at(-1)) === JSON.stringify(idle))
+    const rowsBefore = (await readerRows(gw, stationId)).length
 
     // The gateway restarts: the station sends its (unchanged) status again; nothing new is recorded.
     const port = gw.port
@@ -476,7 +476,7 @@ describe('reader status over the link (issue 10)', () => {
     cleanups.push(() => second.close())
     await until('up again', () => link.status === 'up')
     await new Promise((resolve) => setTimeout(resolve, 200))
-    expect(readerRows(gw, stationId)).toHaveLength(rowsBefore)
+    expect(await readerRows(gw, stationId)).toHaveLength(rowsBefore)
 
     // A change while the gateway is away (the reader unplugged) is sent when it is back; status never goes to the disk queue.
     await gw.close()
@@ -486,8 +486,8 @@ describe('reader status over the link (issue 10)', () => {
     gw = await startGateway(dataDir, port)
     const third = gw
     cleanups.push(() => third.close())
-    await until('the reader gone', () => readerRows(gw, stationId).length === rowsBefore + 1)
-    expect(readerRows(gw, stationId).at(-1)).toEqual({ readers: [], cardPresent: false, pcscd: true })
+    await until('the reader gone', async () => (await readerRows(gw, stationId)).length === rowsBefore + 1)
+    expect((await readerRows(gw, stationId)).at(-1)).toEqual({ readers: [], cardPresent: false, pcscd: true })
   })
 
   test('an older gateway (no reader-status header on its 101) is never sent status or pulled messages', async () => {

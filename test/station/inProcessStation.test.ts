@@ -54,7 +54,7 @@ async function startWithoutPcscd(gw: TestGateway) {
 /** `npm start`'s station without pcscd: no station, and exactly one info line saying why (matching `why`). */
 async function expectOffWithOneLine(why: RegExp) {
   const { gw, lines } = await gateway()
-  seedTeam(gw, seed.teams[0])
+  await seedTeam(gw, seed.teams[0])
   expect(await startWithoutPcscd(gw)).toBeNull()
   expect(stationLines(lines())).toEqual([expect.objectContaining({ level: 30, msg: expect.stringMatching(why) })])
 }
@@ -84,8 +84,8 @@ describe('the in-process station (npm start)', () => {
 
   test('serves the demo team (before any other team), verifies in process, and logs refs shortened', async () => {
     const { gw, lines } = await gateway()
-    seedTeam(gw, { name: 'Another team' })
-    const { teamId } = seedTeam(gw, { ...seed.teams[0], name: 'Demo team' })
+    await seedTeam(gw, { name: 'Another team' })
+    const { teamId } = await seedTeam(gw, { ...seed.teams[0], name: 'Demo team' })
     const source = FixtureReaderSource.fromFile(path.join(tapsDir, 'valid-ntag424.jsonl'))
     const started = await startInProcessStation({ app: gw.app, store: gw.store, config: gw.config, openReaders: async () => source })
     expect(started).not.toBeNull()
@@ -106,7 +106,7 @@ describe('the in-process station (npm start)', () => {
     // No full ref id anywhere in the gateway's log.
     const all = JSON.stringify(lines())
     for (const v of verdicts) expect(all).not.toContain((v.verdict as { refId: string }).refId)
-    expect(gw.store.tapLog.recent(10).every((r) => r.source === 'station' && r.teamId === teamId)).toBe(true)
+    expect((await gw.store.tapLog.recent(10)).every((r) => r.source === 'station' && r.teamId === teamId)).toBe(true)
   })
 })
 
@@ -132,9 +132,9 @@ describe('the in-process station as a station row (issue 10)', () => {
 
   test("has its own station row (in_process = 1, \"this gateway's readers\"), made once per team; its taps carry that station id; station list shows it", async () => {
     const { gw, lines } = await gateway()
-    const { teamId } = seedTeam(gw, { ...seed.teams[0], name: 'Demo team' })
+    const { teamId } = await seedTeam(gw, { ...seed.teams[0], name: 'Demo team' })
     const first = await startOn(gw, 'valid-ntag424.jsonl')
-    const rows = gw.store.stations.listByTeam(teamId).filter((s) => s.inProcess === 1)
+    const rows = (await gw.store.stations.listByTeam(teamId)).filter((s) => s.inProcess === 1)
     expect(rows).toEqual([expect.objectContaining({ teamId, name: "this gateway's readers", revokedAt: null })])
     expect(first.stationId).toBe(rows[0]!.id)
     const accepted = lines().filter((l) => l.msg === 'station tap accepted') as unknown as { stationId: unknown }[]
@@ -146,7 +146,7 @@ describe('the in-process station as a station row (issue 10)', () => {
     const second = await startOn(gw, 'unknown-chip.jsonl')
     expect(second.stationId).toBe(rows[0]!.id)
     await closeStations()
-    expect(gw.store.stations.listByTeam(teamId).filter((s) => s.inProcess === 1)).toHaveLength(1)
+    expect((await gw.store.stations.listByTeam(teamId)).filter((s) => s.inProcess === 1)).toHaveLength(1)
 
     const child = spawn(process.execPath, [cliPath, 'station', 'list', '--team', String(teamId), '--data-dir', gw.dataDir], { stdio: ['ignore', 'pipe', 'pipe'] })
     const out = collectOutput(child)
@@ -160,10 +160,10 @@ describe('the in-process station as a station row (issue 10)', () => {
 
   test('reports its readers to its feed like a networked station: reader present, card present and gone, a card pulled mid-read, the reader gone', async () => {
     const { gw } = await gateway()
-    seedTeam(gw, { ...seed.teams[0], name: 'Demo team' })
+    await seedTeam(gw, { ...seed.teams[0], name: 'Demo team' })
     const { stationId } = await startOn(gw, 'card-pulled.jsonl')
     await closeStations()
-    const events = feed(gw, stationId)
+    const events = await feed(gw, stationId)
     const reader = 'Virtual NTAG 424 reader'
     expect(events.filter((e) => e.kind === 'reader').map((e) => e.data)).toEqual([
       { readers: [reader], cardPresent: false, pcscd: true },

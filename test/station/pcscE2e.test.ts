@@ -144,11 +144,11 @@ describe.skipIf(missing.length > 0)('PC/SC end to end: virtual card → vpcd →
     pcscd = await usePcscd()
 
     gw = await createTestGateway()
-    const { teamId } = seedTeam(gw, { name: 'Kiosk team', chips: [{ uid: UID }, { uid: OTHER_UID }] })
-    seedSunProfile(gw, { teamId, name: 'aes', metaKey: META, fileKey: FILE })
-    seedSunChip(gw, { teamId, uid: UID, profileName: 'aes' })
-    seedSunChip(gw, { teamId, uid: OTHER_UID, profileName: 'aes' })
-    token = gw.store.tx(() => createStation(gw.store, { teamId, name: 'pcsc e2e', now: gw.clock.now })).token
+    const { teamId } = await seedTeam(gw, { name: 'Kiosk team', chips: [{ uid: UID }, { uid: OTHER_UID }] })
+    await seedSunProfile(gw, { teamId, name: 'aes', metaKey: META, fileKey: FILE })
+    await seedSunChip(gw, { teamId, uid: UID, profileName: 'aes' })
+    await seedSunChip(gw, { teamId, uid: OTHER_UID, profileName: 'aes' })
+    token = (await gw.store.tx((tx) => createStation(tx, { teamId, name: 'pcsc e2e', now: gw.clock.now }))).token
 
     source = await openPcscReaders({ log })
     source.on('error', (e) => logs.push(`source error: ${e.message}`))
@@ -276,7 +276,7 @@ describe.skipIf(missing.length > 0)('PC/SC end to end: virtual card → vpcd →
     }
     expect(accepted.map((a) => a.counter)).toEqual(Array.from({ length: TAPS }, (_, i) => i + 1))
     expect(refCount()).toBe(TAPS)
-    expect(gw.store.chips.get(UID)!.lastCounter).toBe(TAPS)
+    expect((await gw.store.chips.get(UID))!.lastCounter).toBe(TAPS)
     console.log(
       [
         `PC/SC e2e, ${TAPS} taps through vpcd/pcscd/nfc-pcsc:`,
@@ -311,7 +311,7 @@ describe.skipIf(missing.length > 0)('PC/SC end to end: virtual card → vpcd →
   })
 
   test('a card removed mid-read: CardRemovedError at the station, no ref; the next tap verifies', async () => {
-    const logBefore = gw.store.tapLog.recent().length
+    const logBefore = (await gw.store.tapLog.recent()).length
     for (const answered of [1, 2]) {
       chip.removeAfter(answered) // NLEN only, or NLEN and the first chunk
       let submitted = false
@@ -321,7 +321,7 @@ describe.skipIf(missing.length > 0)('PC/SC end to end: virtual card → vpcd →
       expect(submitted).toBe(false)
     }
     expect(refCount()).toBe(TAPS)
-    expect(gw.store.tapLog.recent().length).toBe(logBefore)
+    expect((await gw.store.tapLog.recent()).length).toBe(logBefore)
     // The chip counted both interrupted reads; the gateway never saw them, and the next tap is simply newer.
     const tap = await tapWith(chip, submit)
     expect(tap.verdict).toMatchObject({ status: 200, body: { success: true, counter: TAPS + 3 } })
@@ -403,37 +403,37 @@ describe.skipIf(missing.length > 0)('PC/SC end to end: virtual card → vpcd →
     })
     expect(started).not.toBeNull()
     const { station, stationId } = started!
-    const readerRows = () => gw.store.stationEvents.after(stationId, 0).filter((e) => e.kind === 'reader').map((e) => e.data)
-    const last = () => JSON.stringify(readerRows().at(-1))
-    const waitFor = async (what: string, check: () => boolean) => {
+    const readerRows = async () => (await gw.store.stationEvents.after(stationId, 0)).filter((e) => e.kind === 'reader').map((e) => e.data)
+    const last = async () => JSON.stringify((await readerRows()).at(-1))
+    const waitFor = async (what: string, check: () => Promise<boolean>) => {
       const end = Date.now() + 5000
-      while (!check()) {
-        if (Date.now() > end) throw new Error(`no ${what} within 5 s: ${JSON.stringify(readerRows())}\n${logs.join('\n')}`)
+      while (!(await check())) {
+        if (Date.now() > end) throw new Error(`no ${what} within 5 s: ${JSON.stringify(await readerRows())}\n${logs.join('\n')}`)
         await sleep(20)
       }
     }
     const idle = { readers: [SLOT.reader], cardPresent: false, pcscd: true }
     try {
-      await waitFor('reader row', () => last() === JSON.stringify(idle))
+      await waitFor('reader row', async () => await last() === JSON.stringify(idle))
       const verdict = new Promise((resolve) => station.once('verdict', resolve))
       const inserted = await insertCard(chip, { port: SLOT.port })
-      await waitFor('card present', () => last() === JSON.stringify({ ...idle, cardPresent: true }))
+      await waitFor('card present', async () => await last() === JSON.stringify({ ...idle, cardPresent: true }))
       await verdict
       await inserted.remove()
-      await waitFor('card gone', () => last() === JSON.stringify(idle))
+      await waitFor('card gone', async () => await last() === JSON.stringify(idle))
 
       chip.removeAfter(1)
       const removed = new Promise((resolve) => station.once('removed', resolve))
       const pulled = await insertCard(chip, { port: SLOT.port })
       await removed
       await pulled.remove()
-      const retry = gw.store.stationEvents.after(stationId, 0).filter((e) => e.kind === 'tap' && e.data.state === 'retry')
+      const retry = (await gw.store.stationEvents.after(stationId, 0)).filter((e) => e.kind === 'tap' && e.data.state === 'retry')
       expect(retry.map((e) => e.data)).toEqual([{ state: 'retry', uid: null, readerName: SLOT.reader }])
-      await waitFor('card gone after the pull', () => last() === JSON.stringify(idle))
+      await waitFor('card gone after the pull', async () => await last() === JSON.stringify(idle))
     } finally {
       await started!.close()
     }
-    expect(readerRows().at(-1)).toEqual({ readers: [], cardPresent: false, pcscd: true })
+    expect((await readerRows()).at(-1)).toEqual({ readers: [], cardPresent: false, pcscd: true })
   })
 
   test('closing a reader from its own cardRemoved handler (inside the status callback of pcsclite) neither hangs nor leaks', async () => {

@@ -23,7 +23,7 @@ afterEach(async () => gw?.close())
 
 async function setup(config: ConfigInput = {}) {
   gw = await createTestGateway({ config: { rateLimit: { max: 100_000 }, ...config } })
-  const { teamId } = seedTeam(gw, {
+  const { teamId } = await seedTeam(gw, {
     name: 'A',
     chips: [
       { uid: UID.undeclared, kind: 'ntag21x' },
@@ -32,9 +32,9 @@ async function setup(config: ConfigInput = {}) {
       { uid: UID.ntag424 },
     ],
   })
-  seedSunProfile(gw, { teamId, name: 'aes', metaKey: META, fileKey: FILE })
-  seedSunChip(gw, { teamId, uid: UID.ntag424, profileName: 'aes' })
-  const { token } = gw.store.tx(() => createStation(gw.store, { teamId, name: 'desk', now: gw.clock.now }))
+  await seedSunProfile(gw, { teamId, name: 'aes', metaKey: META, fileKey: FILE })
+  await seedSunChip(gw, { teamId, uid: UID.ntag424, profileName: 'aes' })
+  const { token } = await gw.store.tx((tx) => createStation(tx, { teamId, name: 'desk', now: gw.clock.now }))
   return { teamId, token }
 }
 
@@ -42,7 +42,7 @@ async function setup(config: ConfigInput = {}) {
 const mirror = (uid: string, counter: number | null) => `/tap?uid=${formatNtag21xMirror({ uid, counter })}`
 
 const tap = (url: string) => gw.app.inject({ method: 'GET', url })
-const lastLog = (): TapLogRow => gw.store.tapLog.recent(1)[0]!
+const lastLog = async (): Promise<TapLogRow> => (await gw.store.tapLog.recent(1))[0]!
 const refCount = () => (gw.store.db.prepare('SELECT count(*) AS n FROM refs').get() as { n: number }).n
 
 /** A station's view (staff-facing): the specific code and status. */
@@ -54,7 +54,7 @@ describe('NTAG 21x: a chip with a counter mirror must present one', () => {
     await setup()
     for (let i = 0; i < 3; i++) {
       expect((await tap(mirror(UID.counter, null))).statusCode).not.toBe(200)
-      expect(lastLog()).toMatchObject({ chipUid: UID.counter, accepted: 0, reason: 'no_counter', counter: null })
+      expect(await lastLog()).toMatchObject({ chipUid: UID.counter, accepted: 0, reason: 'no_counter', counter: null })
     }
     expect(refCount()).toBe(0)
     expect((await tap(mirror(UID.counter, 1))).statusCode).toBe(200)
@@ -65,19 +65,19 @@ describe('NTAG 21x: a chip with a counter mirror must present one', () => {
     await setup()
     expect((await tap(mirror(UID.undeclared, 7))).statusCode).toBe(200)
     expect((await tap(mirror(UID.undeclared, null))).statusCode).not.toBe(200)
-    expect(lastLog()).toMatchObject({ chipUid: UID.undeclared, accepted: 0, reason: 'no_counter' })
+    expect(await lastLog()).toMatchObject({ chipUid: UID.undeclared, accepted: 0, reason: 'no_counter' })
     expect(refCount()).toBe(1)
-    expect(gw.store.chips.get(UID.undeclared)!.lastCounter).toBe(7)
+    expect((await gw.store.chips.get(UID.undeclared))!.lastCounter).toBe(7)
   })
 
   test('registered with counterMirror: false, UID-only taps are accepted, and a mirrored counter is refused without touching the chip', async () => {
     await setup()
     expect((await tap(mirror(UID.uidOnly, null))).statusCode).toBe(200)
-    expect(lastLog()).toMatchObject({ chipUid: UID.uidOnly, accepted: 1, authenticated: 0, counter: null })
+    expect(await lastLog()).toMatchObject({ chipUid: UID.uidOnly, accepted: 1, authenticated: 0, counter: null })
     // A forged counter must not turn the UID-only chip into one that needs a counter (it would lock it out).
     expect((await tap(mirror(UID.uidOnly, 0xfffffe))).statusCode).not.toBe(200)
-    expect(lastLog()).toMatchObject({ chipUid: UID.uidOnly, accepted: 0, reason: 'malformed', detail: expect.stringContaining('counterMirror') })
-    expect(gw.store.chips.get(UID.uidOnly)!.lastCounter).toBeNull()
+    expect(await lastLog()).toMatchObject({ chipUid: UID.uidOnly, accepted: 0, reason: 'malformed', detail: expect.stringContaining('counterMirror') })
+    expect((await gw.store.chips.get(UID.uidOnly))!.lastCounter).toBeNull()
     expect((await tap(mirror(UID.uidOnly, null))).statusCode).toBe(200)
   })
 })
@@ -85,13 +85,13 @@ describe('NTAG 21x: a chip with a counter mirror must present one', () => {
 describe('counterMirror in the import file', () => {
   test('kept as declared, changed only when given, and refused for an NTAG 424 DNA', async () => {
     await setup()
-    expect(gw.store.chips.get(UID.counter)!.counterMirror).toBe(1)
-    expect(gw.store.chips.get(UID.uidOnly)!.counterMirror).toBe(0)
-    expect(gw.store.chips.get(UID.undeclared)!.counterMirror).toBeNull()
-    seedTeam(gw, { name: 'A', chips: [{ uid: UID.counter, kind: 'ntag21x' }, { uid: UID.uidOnly, kind: 'ntag21x', counterMirror: null }] })
-    expect(gw.store.chips.get(UID.counter)!.counterMirror).toBe(1)
-    expect(gw.store.chips.get(UID.uidOnly)!.counterMirror).toBeNull()
-    expect(() => seedTeam(gw, { name: 'A', chips: [{ uid: UID.ntag424, counterMirror: false }] })).toThrow(
+    expect((await gw.store.chips.get(UID.counter))!.counterMirror).toBe(1)
+    expect((await gw.store.chips.get(UID.uidOnly))!.counterMirror).toBe(0)
+    expect((await gw.store.chips.get(UID.undeclared))!.counterMirror).toBeNull()
+    await seedTeam(gw, { name: 'A', chips: [{ uid: UID.counter, kind: 'ntag21x' }, { uid: UID.uidOnly, kind: 'ntag21x', counterMirror: null }] })
+    expect((await gw.store.chips.get(UID.counter))!.counterMirror).toBe(1)
+    expect((await gw.store.chips.get(UID.uidOnly))!.counterMirror).toBeNull()
+    await expect(seedTeam(gw, { name: 'A', chips: [{ uid: UID.ntag424, counterMirror: false }] })).rejects.toThrow(
       expect.objectContaining({ errors: { 'teams.0.chips.0.counterMirror': expect.stringContaining('NTAG 21x chips only') } }),
     )
   })
@@ -104,27 +104,27 @@ describe('counter jumps (taps.maxCounterJump)', () => {
     const res = await station(token, UID.undeclared, mirror(UID.undeclared, 0xfffffe))
     expect(res.status).toBe(409)
     expect(res.body).toMatchObject({ success: false, error: 'counter_jump' })
-    expect(lastLog()).toMatchObject({
+    expect(await lastLog()).toMatchObject({
       chipUid: UID.undeclared,
       accepted: 0,
       reason: 'counter_jump',
       counter: 0xfffffe,
       detail: expect.stringMatching(/counter 16777214 .*last accepted counter 10.*1000/),
     })
-    expect(gw.store.chips.get(UID.undeclared)!.lastCounter).toBe(10)
+    expect((await gw.store.chips.get(UID.undeclared))!.lastCounter).toBe(10)
     // Also on the phone path.
     expect((await tap(mirror(UID.undeclared, 5000))).statusCode).not.toBe(200)
-    expect(lastLog()).toMatchObject({ reason: 'counter_jump', counter: 5000 })
+    expect(await lastLog()).toMatchObject({ reason: 'counter_jump', counter: 5000 })
     expect((await tap(mirror(UID.undeclared, 11))).statusCode).toBe(200)
     expect((await tap(mirror(UID.undeclared, 1011))).statusCode).toBe(200)
-    expect(gw.store.chips.get(UID.undeclared)!.lastCounter).toBe(1011)
+    expect((await gw.store.chips.get(UID.undeclared))!.lastCounter).toBe(1011)
   })
 
   test("a chip's first tap counts from 0: a forged first counter far up is refused too", async () => {
     await setup()
     expect((await tap(mirror(UID.counter, 0xfffffe))).statusCode).not.toBe(200)
-    expect(lastLog()).toMatchObject({ reason: 'counter_jump' })
-    expect(gw.store.chips.get(UID.counter)!.lastCounter).toBeNull()
+    expect(await lastLog()).toMatchObject({ reason: 'counter_jump' })
+    expect((await gw.store.chips.get(UID.counter))!.lastCounter).toBeNull()
     expect((await tap(mirror(UID.counter, 3))).statusCode).toBe(200)
   })
 
@@ -133,7 +133,7 @@ describe('counter jumps (taps.maxCounterJump)', () => {
     expect((await tap(mirror(UID.counter, 10))).statusCode).not.toBe(200)
     expect((await tap(mirror(UID.counter, 5))).statusCode).toBe(200)
     expect((await tap(mirror(UID.counter, 11))).statusCode).not.toBe(200)
-    expect(lastLog()).toMatchObject({ reason: 'counter_jump', counter: 11 })
+    expect(await lastLog()).toMatchObject({ reason: 'counter_jump', counter: 11 })
     expect((await tap(mirror(UID.counter, 10))).statusCode).toBe(200)
   })
 
@@ -149,7 +149,7 @@ describe('counter jumps (taps.maxCounterJump)', () => {
     const res = await station(token, UID.ntag424, url(102))
     expect(res.body).toMatchObject({ error: 'counter_jump' })
     expect(res.status).toBe(409)
-    expect(gw.store.chips.get(UID.ntag424)!.lastCounter).toBe(1)
+    expect((await gw.store.chips.get(UID.ntag424))!.lastCounter).toBe(1)
     expect((await tap(url(101))).statusCode).toBe(200)
   })
 })

@@ -153,7 +153,7 @@ function sendable(url: string): string {
 
 beforeAll(async () => {
   gw = await createTestGateway({ config: { rateLimit: { max: 10_000_000 } } })
-  const { teamId } = seedTeam(gw, {
+  const { teamId } = await seedTeam(gw, {
     name: 'Fuzz',
     redirectUrl: null,
     chips: [
@@ -165,10 +165,10 @@ beforeAll(async () => {
     ],
     tokens: [{ chainId: 31337, contractAddress: CONTRACT, tokenId: '1', chips: [UID.aes], metadata: metadata({ name: '<b>"Fuzzy"</b>' }) }],
   })
-  seedSunProfile(gw, { teamId, name: 'aes', metaKey: META, fileKey: FILE })
-  seedSunProfile(gw, { teamId, name: 'lrp', mode: 'lrp', metaKey: LRP_META, fileKey: LRP_FILE })
-  for (const uid of [UID.aes, UID.redirect, UID.plain]) seedSunChip(gw, { teamId, uid, profileName: 'aes' })
-  seedSunChip(gw, { teamId, uid: UID.lrp, profileName: 'lrp' })
+  await seedSunProfile(gw, { teamId, name: 'aes', metaKey: META, fileKey: FILE })
+  await seedSunProfile(gw, { teamId, name: 'lrp', mode: 'lrp', metaKey: LRP_META, fileKey: LRP_FILE })
+  for (const uid of [UID.aes, UID.redirect, UID.plain]) await seedSunChip(gw, { teamId, uid, profileName: 'aes' })
+  await seedSunChip(gw, { teamId, uid: UID.lrp, profileName: 'lrp' })
 })
 
 afterAll(async () => gw?.close())

@@ -18,7 +18,7 @@ import { setChipVerification, upsertChipProfile } from '../../src/taps/chipProfi
 import { chipKeyContext, createKeyring, profileKeyContext } from '../../src/taps/createKeyring.js'
 import { verifyTap } from '../../src/taps/verifyTap.js'
 import { testDir, testStore } from '../helpers/gateway.js'
-import { thrown } from '../helpers/thrown.js'
+import { rejected } from '../helpers/thrown.js'
 
 // Distinct, non-trivial keys: all-zero bytes would "appear" in any database file.
 const KEYS = {
@@ -127,11 +127,11 @@ describe('the gateway secret', () => {
     const start = async () => {
       const store = openStore({ dataDir })
       const app = await buildApp({ config, store })
-      return { store, app, stop: async () => (await app.close(), store.close()) }
+      return { store, app, stop: async () => (await app.close(), await store.close()) }
     }
     const one = await start()
     expect(fs.statSync(path.join(dataDir, SECRET_FILE)).mode & 0o777).toBe(0o600)
-    seedKeys(one.store, one.app.services.secret, dataDir)
+    await seedKeys(one.store, one.app.services.secret, dataDir)
     const secret = Buffer.from(one.app.services.secret)
     await one.stop()
 
@@ -140,7 +140,7 @@ describe('the gateway secret', () => {
     expect(two.app.services.secret.equals(secret)).toBe(true)
     const res = await two.app.inject({ url: urlFor(A, KEYS.chipA, 1).replace('https://tap.example.com', '') })
     expect(res.statusCode).toBe(200)
-    expect(two.store.chips.get(A)!.lastCounter).toBe(1)
+    expect((await two.store.chips.get(A))!.lastCounter).toBe(1)
   })
 
   test('TAPGATE_SECRET (or the config secret) is used instead, and no secret.key is written', async () => {
@@ -170,15 +170,15 @@ describe('the gateway secret', () => {
 })
 
 describe('a wrong secret', () => {
-  test('profile keys fail to open with a clear error, and verifyTap refuses (503, logged) instead of crashing', () => {
+  test('profile keys fail to open with a clear error, and verifyTap refuses (503, logged) instead of crashing', async () => {
     const dataDir = tempDir()
     const store = open(dataDir)
-    seedKeys(store, loadGatewaySecret({ dataDir }), dataDir)
+    await seedKeys(store, loadGatewaySecret({ dataDir }), dataDir)
     const wrong = crypto.randomBytes(32)
     const keyring = createKeyring(store, wrong)
 
-    expect(keyring.profiles()).toEqual([])
-    const [set] = keyring.broken()
+    expect(await keyring.profiles()).toEqual([])
+    const [set] = await keyring.broken()
     const error = set!.error
     expect(error).toBeInstanceOf(SealedKeyError)
     expect(error).toMatchObject({ statusCode: 503, code: 'chip_keys_unavailable', context: 'profile:1:file', reason: 'does_not_open' })
@@ -186,19 +186,19 @@ describe('a wrong secret', () => {
       `"A stored chip key (profile:1:file) does not open under this gateway secret: it was sealed under another one (secret.key replaced, or TAPGATE_SECRET / the config secret changed), or the database was altered. Restore that secret, or register the keys again (docs/keys.md)."`,
     )
 
-    const tap = thrown(() => verifyTap(store, keyring, { url: urlFor(A, KEYS.chipA, 1), source: 'phone', now: 1 }))
+    const tap = await rejected(verifyTap(store, keyring, { url: urlFor(A, KEYS.chipA, 1), source: 'phone', now: 1 }))
     expect(tap).toBeInstanceOf(SealedKeyError)
-    expect(store.tapLog.recent(1)).toEqual([
+    expect(await store.tapLog.recent(1)).toEqual([
       expect.objectContaining({ accepted: 0, reason: 'keys_unavailable', chipUid: null, detail: (tap as Error).message }),
     ])
-    expect(store.chips.get(A)!.lastCounter).toBeNull()
+    expect((await store.chips.get(A))!.lastCounter).toBeNull()
   })
 
   test('GET /tap answers 503 chip_keys_unavailable, not a 500, and says nothing about the keys', async () => {
     const dataDir = tempDir()
     const seed = openStore({ dataDir })
-    seedKeys(seed, loadGatewaySecret({ dataDir }), dataDir)
-    seed.close()
+    await seedKeys(seed, loadGatewaySecret({ dataDir }), dataDir)
+    await seed.close()
     // The operator starts the gateway with another secret than the one the keys were sealed under.
     const config = ConfigSchema.parse({ dataDir, logLevel: 'silent', demo: false, secret: crypto.randomBytes(32).toString('hex') })
     const store = open(dataDir)
@@ -216,14 +216,14 @@ describe('a wrong secret', () => {
 })
 
 describe('keys at rest', () => {
-  test('no raw key, in bytes or as hex text, is anywhere in the SQLite files (main, WAL, SHM)', () => {
+  test('no raw key, in bytes or as hex text, is anywhere in the SQLite files (main, WAL, SHM)', async () => {
     const dataDir = tempDir()
     const store = openStore({ dataDir })
     const secret = loadGatewaySecret({ dataDir })
-    seedKeys(store, secret, dataDir)
+    await seedKeys(store, secret, dataDir)
     // Re-key a chip and a profile through the domain functions too (the CLI's path).
-    setChipVerification(store, secret, { uid: A, teamId: 1, profileName: 'own', fileKey: KEYS.chipB })
-    upsertChipProfile(store, secret, { teamId: 1, name: 'static', keyScheme: 'static', metaKey: KEYS.file, fileKey: KEYS.meta, now: Date.now() })
+    await setChipVerification(store, secret, { uid: A, teamId: 1, profileName: 'own', fileKey: KEYS.chipB })
+    await upsertChipProfile(store, secret, { teamId: 1, name: 'static', keyScheme: 'static', metaKey: KEYS.file, fileKey: KEYS.meta, now: Date.now() })
 
     const derived = [
       deriveSdmBackendMetaKey({ masterKey: KEYS.master }),
@@ -241,18 +241,18 @@ describe('keys at rest', () => {
     }
     expect(fs.existsSync(path.join(dataDir, 'tapgate.sqlite-wal'))).toBe(true)
     check() // with the WAL holding the latest pages
-    store.close()
+    await store.close()
     check() // after the close checkpointed them into the main file
   })
 
-  test('a sealed key copied into another row or column does not open there', () => {
+  test('a sealed key copied into another row or column does not open there', async () => {
     const dataDir = tempDir()
     const store = open(dataDir)
     const secret = loadGatewaySecret({ dataDir })
-    seedKeys(store, secret, dataDir)
-    const stat = store.chipProfiles.getByName(1, 'static')!
-    const nxp = store.chipProfiles.getByName(1, 'nxp')!
-    const chipA = store.chips.get(A)!
+    await seedKeys(store, secret, dataDir)
+    const stat = (await store.chipProfiles.getByName(1, 'static'))!
+    const nxp = (await store.chipProfiles.getByName(1, 'nxp'))!
+    const chipA = (await store.chips.get(A))!
 
     // The AAD binds each blob to its profile id and slot, or to its chip UID.
     expect(openKey(secret, stat.metaKey!, profileKeyContext(stat.id, 'meta')).toString('hex').toUpperCase()).toBe(KEYS.meta)
@@ -268,34 +268,34 @@ describe('keys at rest', () => {
     // At tap time: chip B given chip A's sealed key (a row copied with SQL) is refused with 503, not verified under A's key.
     store.db.prepare('UPDATE chips SET file_key = ? WHERE uid = ?').run(chipA.fileKey, B)
     const keyring = createKeyring(store, secret)
-    const error = thrown(() => verifyTap(store, keyring, { url: urlFor(B, KEYS.chipA, 1), source: 'phone', now: 1 }))
+    const error = await rejected(verifyTap(store, keyring, { url: urlFor(B, KEYS.chipA, 1), source: 'phone', now: 1 }))
     expect(error).toMatchObject({ statusCode: 503, code: 'chip_keys_unavailable', context: chipKeyContext(B) })
     // A profile's meta blob copied into another profile breaks the keyring rather than verifying under the wrong key.
     store.db.prepare('UPDATE chip_profiles SET meta_key = ?, updated_at = updated_at + 1 WHERE id = ?').run(stat.metaKey, nxp.id)
-    expect(keyring.profiles().map((e) => e.profile.id)).not.toContain(nxp.id)
-    expect(keyring.broken().map((b) => b.error)).toEqual([
+    expect((await keyring.profiles()).map((e) => e.profile.id)).not.toContain(nxp.id)
+    expect((await keyring.broken()).map((b) => b.error)).toEqual([
       expect.objectContaining({ code: 'chip_keys_unavailable', context: profileKeyContext(nxp.id, 'meta') }),
     ])
   })
 
-  test("one profile whose keys do not open fails only taps it could own, not another profile's", () => {
+  test("one profile whose keys do not open fails only taps it could own, not another profile's", async () => {
     const dataDir = tempDir()
     const store = open(dataDir)
     const secret = loadGatewaySecret({ dataDir })
-    seedKeys(store, secret, dataDir)
-    const stat = store.chipProfiles.list()[0]!
+    await seedKeys(store, secret, dataDir)
+    const stat = (await store.chipProfiles.list())[0]!
     // Another team's profile, sealed under some other secret (re-keyed elsewhere, or altered).
     const other = crypto.randomBytes(32)
-    const teamB = store.teams.insert({ name: 'B', redirectUrl: null, now: 1 })
-    upsertChipProfile(store, other, { teamId: teamB, name: 'elsewhere', mode: 'aes', keyScheme: 'static', metaKey: KEYS.meta, fileKey: KEYS.file, now: 2 })
+    const teamB = await store.teams.insert({ name: 'B', redirectUrl: null, now: 1 })
+    await upsertChipProfile(store, other, { teamId: teamB, name: 'elsewhere', mode: 'aes', keyScheme: 'static', metaKey: KEYS.meta, fileKey: KEYS.file, now: 2 })
     const keyring = createKeyring(store, secret)
-    expect(keyring.broken().map((b) => b.profile.name)).toEqual(['elsewhere'])
-    expect(keyring.profiles().map((e) => e.profile.id)).toContain(stat.id)
+    expect((await keyring.broken()).map((b) => b.profile.name)).toEqual(['elsewhere'])
+    expect((await keyring.profiles()).map((e) => e.profile.id)).toContain(stat.id)
     // The working profile's chip still taps.
-    expect(verifyTap(store, keyring, { url: urlFor(A, KEYS.chipA, 1), source: 'phone', now: 3 }).uid).toBe(A)
+    expect((await verifyTap(store, keyring, { url: urlFor(A, KEYS.chipA, 1), source: 'phone', now: 3 })).uid).toBe(A)
     // A message nothing could decrypt might be the broken profile's: 503, not "not a SUN message".
     const garbage = 'https://gw.example/tap?e=00112233445566778899AABBCCDDEEFF&c=0011223344556677'
-    expect(thrown(() => verifyTap(store, keyring, { url: garbage, source: 'phone', now: 4 }))).toBeInstanceOf(SealedKeyError)
+    expect(await rejected(verifyTap(store, keyring, { url: garbage, source: 'phone', now: 4 }))).toBeInstanceOf(SealedKeyError)
   })
 
   test('sealing twice gives different blobs (fresh IV), both opening to the same key', () => {
@@ -397,7 +397,7 @@ describe('keys never leave', () => {
     const store = open(dataDir)
     const app: FastifyInstance = await buildApp({ config, store, logStream })
     cleanups.push(() => app.close())
-    seedKeys(store, app.services.secret, dataDir)
+    await seedKeys(store, app.services.secret, dataDir)
 
     const bodies: string[] = []
     const get = async (url: string) => {

@@ -129,14 +129,14 @@ beforeAll(async () => {
     // Creates <dataDir>/secret.key, which both servers then load: the profile's keys open in each.
     const secret = loadGatewaySecret({ dataDir })
     const now = Date.now()
-    const { teamId } = seedTeam(
+    const { teamId } = await seedTeam(
       { store, config, clock: { now } },
       { name: 'Replay team', chips: [{ uid: CHIP.page }, { uid: CHIP.redirect, redirectUrl: REDIRECT }] },
     )
-    upsertChipProfile(store, secret, { teamId, name: 'tags', mode: 'aes', keyScheme: 'static', metaKey: META, fileKey: FILE, now })
-    for (const uid of Object.values(CHIP)) setChipVerification(store, secret, { uid, teamId, profileName: 'tags' })
+    await upsertChipProfile(store, secret, { teamId, name: 'tags', mode: 'aes', keyScheme: 'static', metaKey: META, fileKey: FILE, now })
+    for (const uid of Object.values(CHIP)) await setChipVerification(store, secret, { uid, teamId, profileName: 'tags' })
   } finally {
-    store.close()
+    await store.close()
   }
   servers.push(...(await Promise.all([startServer(), startServer()])))
   await warmConnections(REQUESTS)

@@ -39,30 +39,30 @@ async function refusal(dataDir: string, extra: ConfigInput = {}): Promise<Error 
 }
 
 /** A data dir whose chip keys were sealed under its secret.key, the way a CLI import seals them (no start yet). */
-function sealedDataDir(): { dataDir: string; secretHex: string } {
+async function sealedDataDir(): Promise<{ dataDir: string; secretHex: string }> {
   const dataDir = testDir('tapgate-kcv-')
   const store = openStore({ dataDir })
   try {
     const config = configFor(dataDir)
-    importData(store, parseImportFile(keysFile), { config, now: Date.now(), secret: loadGatewaySecret({ dataDir }) })
+    await importData(store, parseImportFile(keysFile), { config, now: Date.now(), secret: loadGatewaySecret({ dataDir }) })
   } finally {
-    store.close()
+    await store.close()
   }
   return { dataDir, secretHex: fs.readFileSync(path.join(dataDir, SECRET_FILE), 'utf8').trim() }
 }
 
-const rows = (dataDir: string, sql: string) => {
+const rows = async (dataDir: string, sql: string) => {
   const store = openStore({ dataDir })
   try {
     return store.db.prepare(sql).all()
   } finally {
-    store.close()
+    await store.close()
   }
 }
 
 describe('the gateway secret check', () => {
   test('secret.key deleted while sealed keys exist: refuses to start, says how to fix, and makes no new secret', async () => {
-    const { dataDir } = sealedDataDir()
+    const { dataDir } = await sealedDataDir()
     fs.rmSync(path.join(dataDir, SECRET_FILE))
     const error = await refusal(dataDir)
     expect(error.code).toBe('gateway_secret_missing')
@@ -73,7 +73,7 @@ describe('the gateway secret check', () => {
   }, 30_000)
 
   test('TAPGATE_SECRET other than the one that sealed the keys: refuses to start', async () => {
-    const { dataDir } = sealedDataDir()
+    const { dataDir } = await sealedDataDir()
     const error = await refusal(dataDir, { secret: crypto.randomBytes(32).toString('hex') })
     expect(error.code).toBe('gateway_secret_mismatch')
     expect(error.message).toMatch(/^The gateway secret \(TAPGATE_SECRET or the config secret\) is not the one the chip keys in the database were sealed under/)
@@ -81,13 +81,13 @@ describe('the gateway secret check', () => {
   }, 30_000)
 
   test('the right secret starts and records the check value; a secret.key replaced after that is refused', async () => {
-    const { dataDir, secretHex } = sealedDataDir()
+    const { dataDir, secretHex } = await sealedDataDir()
     // An existing data dir (keys sealed before the check value existed): the first start records it.
-    expect(rows(dataDir, "SELECT name FROM gateway_meta WHERE name = 'secret_check'")).toEqual([])
+    expect(await rows(dataDir, "SELECT name FROM gateway_meta WHERE name = 'secret_check'")).toEqual([])
     const server = await start(dataDir)
     await server.close()
     servers.splice(0)
-    expect(rows(dataDir, "SELECT name FROM gateway_meta WHERE name = 'secret_check'")).toEqual([{ name: 'secret_check' }])
+    expect(await rows(dataDir, "SELECT name FROM gateway_meta WHERE name = 'secret_check'")).toEqual([{ name: 'secret_check' }])
 
     fs.writeFileSync(path.join(dataDir, SECRET_FILE), `${crypto.randomBytes(32).toString('hex')}\n`, { mode: 0o600 })
     const error = await refusal(dataDir)
@@ -107,7 +107,7 @@ describe('the gateway secret check', () => {
   }, 60_000)
 
   test('the CLI never makes a new secret.key over sealed keys either; a full re-import under a new secret recovers', async () => {
-    const { dataDir } = sealedDataDir()
+    const { dataDir } = await sealedDataDir()
     // Started once: the check value of the old secret is stored, and the re-import must replace it.
     await (await start(dataDir)).close()
     servers.splice(0)

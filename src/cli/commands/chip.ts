@@ -90,8 +90,8 @@ export async function run(positionals: string[], flags: Flags) {
   if (wallet !== undefined && flags.profile === undefined) {
     for (const flag of ['file-key', 'file-key-file', 'random-uid', 'no-random-uid', 'key-version'])
       if (flags[flag] !== undefined) throw new UsageError(`--${flag} needs --profile`)
-    await withStore(flags, (store) => {
-      setChipWallet(store, { uid, teamId, wallet })
+    await withStore(flags, async (store) => {
+      await setChipWallet(store, { uid, teamId, wallet })
       printJson({ uid, teamId, wallet })
     })
     return
@@ -100,12 +100,12 @@ export async function run(positionals: string[], flags: Flags) {
   const fileKey = keyFromFlags(flags, 'file-key')
   const randomUid = randomUidFlag(flags)
   const keyVersion = keyVersionFlag(flags)
-  await withStore(flags, (store, config) => {
-    const secret = openGatewaySecret(store, { dataDir: config.dataDir, secretHex: config.secret })
-    if (fileKey !== undefined) assertSecretOpensStoredKeys(store, secret)
+  await withStore(flags, async (store, config) => {
+    const secret = await openGatewaySecret(store, { dataDir: config.dataDir, secretHex: config.secret })
+    if (fileKey !== undefined) await assertSecretOpensStoredKeys(store, secret)
     try {
-      setChipVerification(store, secret, { uid, teamId, profileName, fileKey, randomUid, keyVersion })
-      if (fileKey !== undefined) recordGatewaySecret(store, secret)
+      await setChipVerification(store, secret, { uid, teamId, profileName, fileKey, randomUid, keyVersion })
+      if (fileKey !== undefined) await recordGatewaySecret(store, secret)
     } catch (error) {
       if (error instanceof ValidationError && error.errors)
         throw new ValidationError(
@@ -115,8 +115,8 @@ export async function run(positionals: string[], flags: Flags) {
         )
       throw error
     }
-    if (wallet !== undefined) setChipWallet(store, { uid, teamId, wallet })
-    const chip = store.chips.get(uid)!
+    if (wallet !== undefined) await setChipWallet(store, { uid, teamId, wallet })
+    const chip = (await store.chips.get(uid))!
     printJson({
       uid: chip.uid,
       teamId: chip.teamId,
@@ -185,9 +185,9 @@ const ORIGINALITY_WORDS: Record<string, string> = {
  * the profile's) and the plan made from them. A plan the data sheet or the profile's layout refuses
  * is the user's input, so it is a ValidationError (exit 1 with the reason), not a crash.
  */
-function provisioningPlanOf(store: Store, flags: Flags) {
+async function provisioningPlanOf(store: Store, flags: Flags) {
   const teamId = teamIdOf(flags)
-  const profile = profileOf(store, teamId, required(flags, 'profile'))
+  const profile = await profileOf(store, teamId, required(flags, 'profile'))
   const template = provisionTemplate(text(flags, 'url'), profile)
   const { lrp, randomId } = irreversibleFlags(flags)
   try {
@@ -206,7 +206,7 @@ function provisioningPlanOf(store: Store, flags: Flags) {
  */
 async function runProvisioning(action: 'inspect' | 'provision' | 'reset', flags: Flags): Promise<void> {
   if (action === 'provision' && flags['dry-run'] === true) {
-    await withStore(flags, (store) => printJson(provisioningPlanOf(store, flags).plan))
+    await withStore(flags, async (store) => printJson((await provisioningPlanOf(store, flags)).plan))
     return
   }
   const record = text(flags, 'record')
@@ -219,9 +219,9 @@ async function runProvisioning(action: 'inspect' | 'provision' | 'reset', flags:
       uidFlag = parsed.data
     }
     // Refusals first: thrown after the readers open, they would leave a PC/SC context (and the process) running.
-    const planned = action === 'provision' ? provisioningPlanOf(store, flags) : undefined
+    const planned = action === 'provision' ? await provisioningPlanOf(store, flags) : undefined
     for (const consequence of planned?.plan.consequences ?? []) console.error(`irreversible: ${consequence}`)
-    const secret = action === 'inspect' ? null : openGatewaySecret(store, { dataDir: config.dataDir, secretHex: config.secret })
+    const secret = action === 'inspect' ? null : await openGatewaySecret(store, { dataDir: config.dataDir, secretHex: config.secret })
     const recorder = record === undefined ? undefined : openRecorder(record, action)
     const source = await openReaders(flags)
     const outcomes: CardOutcome[] = []

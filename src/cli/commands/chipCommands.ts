@@ -1,6 +1,6 @@
 import fs from 'node:fs'
 import type { ChipProfileRow } from '../../db/chipProfiles.js'
-import type { Store } from '../../db/store.js'
+import type { Store, Repositories } from '../../db/store.js'
 import { NotFoundError } from '../../errors.js'
 import type { CardSession } from '../../card/cardSession.js'
 import type { ReaderSource } from '../../../station/reader.js'
@@ -31,8 +31,8 @@ export function dryRunPlan(p: { profile: ChipProfileRow; template: string; lrp?:
   return { ...plan, consequences: plan.irreversible.map((i) => IRREVERSIBLE_CONSEQUENCES[i]) }
 }
 
-export function profileOf(store: Store, teamId: number, name: string): ChipProfileRow {
-  const profile = store.chipProfiles.getByName(teamId, name)
+export async function profileOf(store: Repositories, teamId: number, name: string): Promise<ChipProfileRow> {
+  const profile = await store.chipProfiles.getByName(teamId, name)
   if (!profile) throw new NotFoundError('chip_profile_not_found', `No chip profile named ${JSON.stringify(name)} in team ${teamId}`)
   return profile
 }
@@ -75,9 +75,9 @@ export function onCards(source: ReaderSource, onCard: (card: CardSession) => Pro
 export type InspectReport = Omit<ChipReading, 'version'> & { version: ChipReading['version']; verdict: Verdict; mode: 'aes' | 'lrp' | 'unknown' }
 
 /** `chip inspect`: read-only; the verdict against this gateway's journal. */
-export async function inspectCard(store: Store, card: CardSession, originalityKey?: Uint8Array): Promise<InspectReport> {
+export async function inspectCard(store: Repositories, card: CardSession, originalityKey?: Uint8Array): Promise<InspectReport> {
   const reading = await readChip(new CardLink(card), originalityKey)
-  const run = reading.uid === null ? undefined : store.provisioning.latest(reading.uid)
+  const run = reading.uid === null ? undefined : await store.provisioning.latest(reading.uid)
   // The mode is known only for our own chips: probing it would spend an authentication.
   return { ...reading, verdict: classifyChip(reading, run), mode: run?.mode ?? 'unknown' }
 }

@@ -1,5 +1,5 @@
 import { loadConfig, type Config } from '../../config.js'
-import { openStore, type Store } from '../../db/store.js'
+import { openGatewayStore, type Store } from '../../db/store.js'
 import { UsageError, type Flags } from '../usage.js'
 
 /** Config from env/file with the CLI's global flags (and a command's own overrides) on top. */
@@ -7,14 +7,14 @@ export function configFrom(flags: Flags, overrides: Record<string, unknown> = {}
   return loadConfig({ configFile: text(flags, 'config'), overrides: { dataDir: text(flags, 'data-dir'), ...overrides } })
 }
 
-/** Runs a command against the data dir's store and always closes it. */
+/** Runs a command against the gateway's store (PostgreSQL when `database.url` is set, else the data dir's SQLite) and always closes it. */
 export async function withStore<T>(flags: Flags, fn: (store: Store, config: Config) => T | Promise<T>): Promise<T> {
   const config = configFrom(flags)
-  const store = openStore({ dataDir: config.dataDir })
+  const store = await openGatewayStore({ dataDir: config.dataDir, databaseUrl: config.database.url })
   try {
     return await fn(store, config)
   } finally {
-    store.close()
+    await store.close()
   }
 }
 

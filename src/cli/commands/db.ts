@@ -1,14 +1,59 @@
 import { ConfigError } from '../../configError.js'
+import { copySqliteToPostgres, CopyRefusedError } from '../../db/copy.js'
+import { connectPostgres, redactDatabaseUrl } from '../../db/pg/connect.js'
+import { postgresStatus } from '../../db/pg/status.js'
 import { DatabaseStatusError, sqliteStatus, type DatabaseStatus } from '../../db/status.js'
 import { UsageError, type Flags } from '../usage.js'
-import { configFrom, onePositional, printJson } from './context.js'
+import { configFrom, onePositional, printJson, text } from './context.js'
 
 export async function run(positionals: string[], flags: Flags) {
-  const action = onePositional(positionals, 'action (status)')
-  if (action !== 'status') throw new UsageError(`unknown action "db ${action}" (status)`)
-  const status = readStatus(configFrom(flags).dataDir)
+  const action = onePositional(positionals, 'action (status, copy)')
+  if (action === 'copy') return copy(flags)
+  if (action !== 'status') throw new UsageError(`unknown action "db ${action}" (status, copy)`)
+  const config = configFrom(flags)
+  const status = config.database.url ? await readPostgresStatus(config.database.url) : readStatus(config.dataDir)
   if (flags.json) printJson({ ...status, schema: schemaState(status), totalRows: totalRows(status) })
   else console.log(formatStatus(status))
+}
+
+async function readPostgresStatus(url: string): Promise<DatabaseStatus> {
+  const sql = connectPostgres({ url, max: 1 })
+  try {
+    return await postgresStatus(sql, url)
+  } catch (error) {
+    throw new ConfigError(`cannot read the PostgreSQL database ${redactDatabaseUrl(url)}: ${(error as Error).message}`)
+  } finally {
+    await sql.end({ timeout: 5 })
+  }
+}
+
+/** `tapgate db copy --to postgres://…`: the data dir's SQLite database into an empty PostgreSQL one. */
+async function copy(flags: Flags): Promise<void> {
+  const to = text(flags, 'to')
+  if (!to || !/^postgres(ql)?:\/\//.test(to)) throw new UsageError('db copy needs --to postgres://user@host/database (an empty database)')
+  const config = configFrom(flags)
+  const before = readStatus(config.dataDir)
+  const sql = connectPostgres({ url: to, max: 1 })
+  try {
+    const report = await copySqliteToPostgres(config.dataDir, sql)
+    const after = await postgresStatus(sql, to)
+    const counts = report.tables.map((t) => ({ table: t.name, sqlite: t.rows, postgres: t.copied }))
+    if (flags.json) printJson({ from: before.location, to: after.location, schemaVersion: after.schemaVersion, tables: counts, sequences: report.sequences })
+    else {
+      const width = Math.max(...counts.map((c) => c.table.length), 'table'.length)
+      console.log(`copied ${before.location} → ${after.location} (schema ${after.schemaVersion})`)
+      console.log(`${'table'.padEnd(width)}  ${'sqlite'.padStart(8)}  ${'postgres'.padStart(8)}`)
+      for (const c of counts) console.log(`${c.table.padEnd(width)}  ${String(c.sqlite).padStart(8)}  ${String(c.postgres).padStart(8)}`)
+      console.log(`${report.sequences} id sequences moved past the copied ids.`)
+      console.log('Every gateway on this database needs the data dir\'s gateway secret: set TAPGATE_SECRET to the hex in its secret.key.')
+    }
+    if (counts.some((c) => c.sqlite !== c.postgres)) throw new ConfigError('the row counts differ after the copy (see above)')
+  } catch (error) {
+    if (error instanceof CopyRefusedError) throw new ConfigError(`db copy refused: ${error.message}`)
+    throw error
+  } finally {
+    await sql.end({ timeout: 5 })
+  }
 }
 
 function readStatus(dataDir: string): DatabaseStatus {

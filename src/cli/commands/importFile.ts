@@ -14,11 +14,11 @@ export async function run(positionals: string[], flags: Flags) {
     throw new ValidationError(`Cannot read ${file}`, { [file]: (error as Error).message })
   }
   const parsed = parseImportFile(data)
-  await withStore(flags, (store, config) => {
+  await withStore(flags, async (store, config) => {
     // After openStore, which creates the data dir the secret file may have to go in.
-    const secret = openGatewaySecret(store, { dataDir: config.dataDir, secretHex: config.secret })
-    const summary = importData(store, parsed, { config, now: Date.now(), secret })
-    recordGatewaySecret(store, secret)
+    const secret = await openGatewaySecret(store, { dataDir: config.dataDir, secretHex: config.secret })
+    const summary = await importData(store, parsed, { config, now: Date.now(), secret })
+    await recordGatewaySecret(store, secret)
     printJson(summary)
   })
 }

@@ -7,16 +7,16 @@ export async function run(positionals: string[], flags: Flags) {
   const action = onePositional(positionals, 'action (create, revoke, list)')
   if (action === 'create') {
     const teamId = teamIdOf(flags)
-    await withStore(flags, (store) =>
-      printJson(store.tx(() => createApiKey(store, { teamId, label: text(flags, 'label') ?? null, now: Date.now() }))),
+    await withStore(flags, async (store) =>
+      printJson(await store.tx((tx) => createApiKey(tx, { teamId, label: text(flags, 'label') ?? null, now: Date.now() }))),
     )
   } else if (action === 'revoke') {
     const keyOrPrefix = required(flags, 'prefix')
     const wholeKey = API_KEY_PATTERN.test(keyOrPrefix)
     if (!wholeKey && keyOrPrefix.length !== API_KEY_PREFIX_LENGTH)
       throw new UsageError(`--prefix takes a key prefix (${API_KEY_PREFIX_LENGTH} characters) or a whole key (tg_ + 32 characters)`)
-    await withStore(flags, (store) => {
-      const revoked = revokeApiKey(store, { keyOrPrefix, now: Date.now() })
+    await withStore(flags, async (store) => {
+      const revoked = await revokeApiKey(store, { keyOrPrefix, now: Date.now() })
       // Never the key itself in the message: it may be a real key with a typo.
       const prefix = keyOrPrefix.slice(0, API_KEY_PREFIX_LENGTH)
       if (revoked === 0)
@@ -25,9 +25,9 @@ export async function run(positionals: string[], flags: Flags) {
     })
   } else if (action === 'list') {
     const teamId = teamIdOf(flags)
-    await withStore(flags, (store) =>
+    await withStore(flags, async (store) =>
       printJson(
-        store.apiKeys.listByTeam(teamId).map((k) => ({
+        (await store.apiKeys.listByTeam(teamId)).map((k) => ({
           prefix: k.prefix,
           label: k.label,
           createdAt: new Date(k.createdAt).toISOString(),

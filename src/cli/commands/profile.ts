@@ -77,29 +77,29 @@ export async function run(positionals: string[], flags: Flags) {
       fileKey: keyFromFlags(flags, 'file-key'),
       masterKey: keyFromFlags(flags, 'master-key'),
     }
-    await withStore(flags, (store, config) => {
-      const secret = openGatewaySecret(store, { dataDir: config.dataDir, secretHex: config.secret })
+    await withStore(flags, async (store, config) => {
+      const secret = await openGatewaySecret(store, { dataDir: config.dataDir, secretHex: config.secret })
       // Before sealing anything: keys sealed under a secret the server does not have would never open.
-      assertSecretOpensStoredKeys(store, secret, { except: (p) => p.teamId === teamId && p.name === name })
+      await assertSecretOpensStoredKeys(store, secret, { except: (p) => p.teamId === teamId && p.name === name })
       let profileId: number
       try {
-        profileId = upsertChipProfile(store, secret, { teamId, name, keyScheme, mode, layout, urlTemplate, ...keys, now: Date.now() })
+        profileId = await upsertChipProfile(store, secret, { teamId, name, keyScheme, mode, layout, urlTemplate, ...keys, now: Date.now() })
       } catch (error) {
         throw asFlags(error)
       }
-      recordGatewaySecret(store, secret)
-      printJson(chipProfileView(store.chipProfiles.get(profileId)!))
+      await recordGatewaySecret(store, secret)
+      printJson(chipProfileView((await store.chipProfiles.get(profileId))!))
     })
   } else if (action === 'list') {
     const teamId = teamIdOf(flags)
-    await withStore(flags, (store, config) => {
-      if (!store.teams.get(teamId)) throw new NotFoundError('team_not_found', `No team with id ${teamId}`)
-      const secret = openGatewaySecret(store, { dataDir: config.dataDir, secretHex: config.secret })
+    await withStore(flags, async (store, config) => {
+      if (!await store.teams.get(teamId)) throw new NotFoundError('team_not_found', `No team with id ${teamId}`)
+      const secret = await openGatewaySecret(store, { dataDir: config.dataDir, secretHex: config.secret })
       // Whether the keys open under this process's secret: the first thing to check when taps answer chip_keys_unavailable.
-      const broken = new Set(unopenableProfiles(store, secret).map((b) => b.profileId))
-      const chips = store.chips.listByTeam(teamId)
+      const broken = new Set((await unopenableProfiles(store, secret)).map((b) => b.profileId))
+      const chips = await store.chips.listByTeam(teamId)
       printJson(
-        store.chipProfiles.listByTeam(teamId).map((row) => ({
+        (await store.chipProfiles.listByTeam(teamId)).map((row) => ({
           ...chipProfileView(row),
           chips: chips.filter((c) => c.profileId === row.id).length,
           keysOpen: !broken.has(row.id),

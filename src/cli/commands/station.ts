@@ -12,31 +12,31 @@ export async function run(positionals: string[], flags: Flags) {
   const action = onePositional(positionals, 'action (create, list, revoke, set, kiosk-url, staff-pin, kiosk-tokens)')
   if (action === 'create') {
     const teamId = teamIdOf(flags)
-    await withStore(flags, (store) => {
+    await withStore(flags, async (store) => {
       // The token is shown this once; only its hash is stored.
-      const { stationId, token } = createStation(store, { teamId, name: text(flags, 'name') ?? null, now: Date.now() })
+      const { stationId, token } = await createStation(store, { teamId, name: text(flags, 'name') ?? null, now: Date.now() })
       printJson({ stationId, teamId, token })
     })
   } else if (action === 'list') {
     const teamId = teamIdOf(flags)
-    await withStore(flags, (store) =>
+    await withStore(flags, async (store) =>
       printJson(
-        listStations(store, { teamId }).map((s) => ({
+        await Promise.all((await listStations(store, { teamId })).map(async (s) => ({
           stationId: s.id,
           name: s.name,
           prefix: s.prefix,
           mode: s.mode,
           eventId: s.eventId,
-          eventName: s.eventId === null ? null : (store.guestbook.getEvent(s.eventId)?.name ?? null),
+          eventName: s.eventId === null ? null : ((await store.guestbook.getEvent(s.eventId))?.name ?? null),
           createdAt: new Date(s.createdAt).toISOString(),
           revokedAt: s.revokedAt === null ? null : new Date(s.revokedAt).toISOString(),
-        })),
+        }))),
       ),
     )
   } else if (action === 'revoke') {
     const prefix = required(flags, 'prefix')
-    await withStore(flags, (store) => {
-      const revoked = revokeStation(store, { tokenOrPrefix: prefix, now: Date.now() })
+    await withStore(flags, async (store) => {
+      const revoked = await revokeStation(store, { tokenOrPrefix: prefix, now: Date.now() })
       if (revoked === 0) throw new NotFoundError('station_not_found', prefix.length > 10 ? `No active station token matches that token (prefix ${prefix.slice(0, 10)})` : `No active station token has the prefix ${prefix}`)
       printJson({ revoked })
     })
@@ -61,8 +61,8 @@ async function setMode(flags: Flags) {
   const rawEvent = text(flags, 'event')
   if (rawEvent !== undefined && (!/^\d+$/.test(rawEvent) || Number(rawEvent) === 0)) throw new UsageError('--event takes a guestbook event id (a positive integer)')
   if (mode === 'checkin' && rawEvent === undefined) throw new UsageError('--mode checkin needs --event EVENT_ID')
-  await withStore(flags, (store) => {
-    const station = setStationMode(store, { stationId, mode: mode === 'none' ? null : mode, eventId: rawEvent === undefined ? undefined : Number(rawEvent), now: Date.now() })
+  await withStore(flags, async (store) => {
+    const station = await setStationMode(store, { stationId, mode: mode === 'none' ? null : mode, eventId: rawEvent === undefined ? undefined : Number(rawEvent), now: Date.now() })
     printJson({ stationId: station.id, name: station.name, mode: station.mode, eventId: station.eventId })
   })
 }
@@ -72,9 +72,9 @@ async function kioskUrl(flags: Flags) {
   const stationId = stationIdOf(flags)
   const baseFlag = text(flags, 'base-url')
   if (baseFlag !== undefined && !/^https?:\/\/[^\s#?]+$/.test(baseFlag)) throw new UsageError(`--base-url takes the gateway's address as the kiosk reaches it, e.g. http://192.168.1.20:8787 (got ${baseFlag})`)
-  await withStore(flags, (store, config) => {
+  await withStore(flags, async (store, config) => {
     const base = (baseFlag ?? config.publicBaseUrl ?? `http://127.0.0.1:${config.port}`).replace(/\/+$/, '')
-    const { token } = createKioskToken(store, { stationId, now: Date.now() })
+    const { token } = await createKioskToken(store, { stationId, now: Date.now() })
     // The token in the fragment: a browser never sends it to a server, so it stays out of logs.
     console.log(`${base}/kiosk#token=${token}`)
   })

@@ -13,14 +13,14 @@ const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOStrin
 export async function run(stationId: number, flags: Flags): Promise<void> {
   const revoke = text(flags, 'revoke')
   if (flags.revoke !== undefined && !revoke) throw new UsageError('--revoke takes a kiosk token prefix (as listed) or the whole token')
-  await withStore(flags, (store) => {
+  await withStore(flags, async (store) => {
     if (revoke === undefined) {
       return printJson(
-        listKioskTokens(store, { stationId }).map((k) => ({ prefix: k.prefix, createdAt: iso(k.createdAt), lastSeenAt: iso(k.lastSeenAt), revokedAt: iso(k.revokedAt) })),
+        (await listKioskTokens(store, { stationId })).map((k) => ({ prefix: k.prefix, createdAt: iso(k.createdAt), lastSeenAt: iso(k.lastSeenAt), revokedAt: iso(k.revokedAt) })),
       )
     }
     try {
-      const revoked = revokeKioskToken(store, { stationId, tokenOrPrefix: revoke, now: Date.now() })
+      const revoked = await revokeKioskToken(store, { stationId, tokenOrPrefix: revoke, now: Date.now() })
       printJson({ stationId, prefix: revoked.prefix, revokedAt: iso(revoked.revokedAt) })
     } catch (error) {
       // More of the prefix is the fix: the command line's to correct, like any usage error.

@@ -9,7 +9,7 @@ import { ReplayCheck, summaryLines, type ReplayedTap } from '../../../station/fi
 import { GatewayLink } from '../../../station/link/gatewayLink.js'
 import type { ReaderSource } from '../../../station/reader.js'
 import { Station, type StationLog } from '../../../station/station.js'
-import type { Store } from '../../db/store.js'
+import type { Store, Repositories } from '../../db/store.js'
 import { authenticateStation } from '../../stations/stations.js'
 import { UsageError, type Flags } from '../usage.js'
 import { configFrom, text, withStore } from './context.js'
@@ -38,21 +38,21 @@ const CHECK_FLAGS = ['no-check', 'json', 'rewind-counters']
  * the fixture, so the fixture's taps are accepted again. Only the station's team's chips, and only
  * backwards: a chip never tapped, or still below, is left alone.
  */
-function rewindCounters(store: Store, token: string, fixture: Fixture): { uid: string; from: number; to: number }[] {
+async function rewindCounters(store: Store, token: string, fixture: Fixture): Promise<{ uid: string; from: number; to: number }[]> {
   let teamId: number
   try {
-    teamId = authenticateStation(store, token).teamId
+    teamId = (await authenticateStation(store, token)).teamId
   } catch {
     throw plainError(
       "--rewind-counters: the station token is not an active station of this data dir; it runs on the gateway's machine, with the gateway's data dir (--data-dir or $TAPGATE_DATA_DIR)",
     )
   }
-  return store.tx(() => {
+  return store.tx(async (tx) => {
     const rewound: { uid: string; from: number; to: number }[] = []
     for (const [uid, first] of firstAcceptedCounters(fixture)) {
-      const chip = store.chips.get(uid)
+      const chip = await tx.chips.get(uid)
       if (!chip || chip.teamId !== teamId || chip.lastCounter === null || chip.lastCounter < first || first < 1) continue
-      store.chips.setLastCounter(uid, first - 1)
+      await tx.chips.setLastCounter(uid, first - 1)
       rewound.push({ uid, from: chip.lastCounter, to: first - 1 })
     }
     return rewound

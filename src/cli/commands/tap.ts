@@ -8,15 +8,15 @@ export async function run(positionals: string[], flags: Flags) {
   const parsed = ChipUid.safeParse(required(flags, 'uid'))
   if (!parsed.success) throw new UsageError(`--uid: ${parsed.error.issues[0]!.message}`)
   const linksModule = flags['links-module'] === true
-  await withStore(flags, (store) => {
+  await withStore(flags, async (store) => {
     // Operator-entered: nobody proved the chip was present, so the ref is not authenticated.
-    const { refId } = recordTap(store, {
-      uid: parsed.data,
-      source: linksModule ? 'links' : 'operator',
-      authenticated: false,
-      linksModule,
-      now: Date.now(),
-    })
+    const { refId } = await recordTap(store, {
+          uid: parsed.data,
+          source: linksModule ? 'links' : 'operator',
+          authenticated: false,
+          linksModule,
+          now: Date.now(),
+        })
     if (flags.json) printJson({ refId, uid: parsed.data })
     else console.log(refId)
   })

@@ -62,8 +62,8 @@ export async function run(positionals: string[], flags: Flags) {
     noPositionals(positionals.slice(1))
     const teamId = text(flags, 'team') === undefined ? null : teamIdOf(flags)
     const limit = limitFlag(flags)
-    await withStore(flags, (store) => {
-      const rows = store.tapLog.list({ teamId, refusedOnly: flags.refused === true, limit }).map(entry)
+    await withStore(flags, async (store) => {
+      const rows = (await store.tapLog.list({ teamId, refusedOnly: flags.refused === true, limit })).map(entry)
       if (flags.json) printJson(rows)
       else for (const row of rows) console.log(line(row))
     })
@@ -75,14 +75,14 @@ export async function run(positionals: string[], flags: Flags) {
     if (!parsed.success) throw new UsageError(`--uid: ${parsed.error.issues[0]!.message}`)
     const teamId = teamIdOf(flags)
     const counter = counterFlag(flags)
-    await withStore(flags, (store) => {
-      const result = store.tx(() => {
-        const chip = store.chips.get(parsed.data)
-        // Another team's chip answers like a missing one.
-        if (!chip || chip.teamId !== teamId) throw new NotFoundError('chip_not_found', `No chip ${parsed.data} in team ${teamId}`)
-        store.chips.setLastCounter(chip.uid, counter)
-        return { uid: chip.uid, previousCounter: chip.lastCounter, counter }
-      })
+    await withStore(flags, async (store) => {
+      const result = await store.tx(async (tx) => {
+              const chip = await tx.chips.get(parsed.data)
+              // Another team's chip answers like a missing one.
+              if (!chip || chip.teamId !== teamId) throw new NotFoundError('chip_not_found', `No chip ${parsed.data} in team ${teamId}`)
+              await tx.chips.setLastCounter(chip.uid, counter)
+              return { uid: chip.uid, previousCounter: chip.lastCounter, counter }
+            })
       printJson(result)
     })
     return

@@ -8,14 +8,14 @@ export async function run(positionals: string[], flags: Flags) {
   if (action === 'create') {
     const name = required(flags, 'name')
     const redirectUrl = redirectUrlOf(flags)
-    await withStore(flags, (store) => {
-      const { teamId, apiKey } = createTeam(store, { name, redirectUrl, now: Date.now() })
+    await withStore(flags, async (store) => {
+      const { teamId, apiKey } = await createTeam(store, { name, redirectUrl, now: Date.now() })
       printJson({ teamId, apiKey })
     })
   } else if (action === 'list') {
-    await withStore(flags, (store) =>
+    await withStore(flags, async (store) =>
       printJson(
-        store.teams.list().map((t) => ({ id: t.id, name: t.name, redirectUrl: t.redirectUrl, createdAt: new Date(t.createdAt).toISOString() })),
+        (await store.teams.list()).map((t) => ({ id: t.id, name: t.name, redirectUrl: t.redirectUrl, createdAt: new Date(t.createdAt).toISOString() })),
       ),
     )
   } else throw new UsageError(`unknown action "team ${action}" (create, list)`)

@@ -13,6 +13,7 @@ const bySenderNonce = 'ORDER BY sender COLLATE "C", nonce'
 export function createPgChainTxsRepository(sql: PgQuery): AsyncRepository<ReturnType<typeof createChainTxsRepository>> {
   return {
     // One statement, so the row and its first attempt are written together without a transaction of our own.
+    // Notifies every gateway's relayer (LISTEN tapgate_outbox) on commit: the lease holder sends at once, wherever it was queued.
     async insert(tx) {
       const [row] = await sql<{ id: number }[]>`
         WITH inserted AS (
@@ -26,7 +27,7 @@ export function createPgChainTxsRepository(sql: PgQuery): AsyncRepository<Return
           SELECT ${tx.txHash}, id, ${tx.rawTx}, ${tx.maxFeePerGas}, ${tx.createdAt} FROM inserted
           ON CONFLICT DO NOTHING
         )
-        SELECT id FROM inserted`
+        SELECT id FROM inserted, (SELECT pg_notify('tapgate_outbox', ${String(tx.chainId)})) notified`
       return row!.id
     },
     async get(id) {

@@ -1,7 +1,7 @@
 import path from 'node:path'
 import type { Sql } from 'postgres'
 import { packageRoot } from '../../paths.js'
-import { loadMigrations, type Migration } from '../migrate.js'
+import { loadMigrations, type Migration } from '../migrations.js'
 
 const postgresMigrationsDir = path.join(packageRoot, 'src/db/migrations/pg')
 

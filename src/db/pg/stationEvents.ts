@@ -22,10 +22,14 @@ export function createPgStationEventsRepository(sql: PgQuery): AsyncRepository<R
      * append draws its id after this one is visible. Across stations ids still commit out of order.
      * The LEFT JOIN keeps SQLite's answer to an unknown station: the foreign-key error.
      */
+    // The same statement notifies every gateway's feed hub (LISTEN tapgate_feed): PostgreSQL delivers
+    // it when this transaction commits, never if it rolls back, so the row and the push go together.
     async append(stationId, kind, data, now) {
-      const [row] = await sql<{ id: number }[]>`WITH station AS (SELECT id FROM stations WHERE id = ${stationId} FOR NO KEY UPDATE)
-        INSERT INTO station_events (station_id, kind, data, created_at)
-        SELECT ${stationId}, ${kind}, ${JSON.stringify(data)}, ${now} FROM (VALUES (1)) one LEFT JOIN station ON true RETURNING id`
+      const [row] = await sql<{ id: number }[]>`WITH station AS (SELECT id FROM stations WHERE id = ${stationId} FOR NO KEY UPDATE),
+        appended AS (
+          INSERT INTO station_events (station_id, kind, data, created_at)
+          SELECT ${stationId}, ${kind}, ${JSON.stringify(data)}, ${now} FROM (VALUES (1)) one LEFT JOIN station ON true RETURNING id)
+        SELECT appended.id FROM appended, (SELECT pg_notify('tapgate_feed', ${String(stationId)})) notified`
       return row!.id
     },
     async after(stationId, afterId, limit = 500) {

@@ -49,7 +49,8 @@ export function createPgTokensRepository(sql: PgQuery): AsyncRepository<ReturnTy
       await sql`UPDATE tokens SET metadata = ${metadata}, updated_at = ${now} WHERE id = ${id}`
     },
     async setMinted(id, minted) {
-      await sql`UPDATE tokens SET minted = ${minted} WHERE id = ${id}`
+      const rows = await sql`UPDATE tokens SET minted = ${minted} WHERE id = ${id} RETURNING id`
+      return rows.length === 1
     },
     // One statement: concurrent moves each see the row after the previous one's commit (a row lock).
     async addMove(id) {

@@ -90,7 +90,7 @@ export async function changeKeys(
     const oldKey = currentKey(keyNo, after[keyNo]!, run, keys)
     await link.run(`ChangeKey ${keyNo}`, changeKey(session, { keyNo, newKey: keys.keys[keyNo]!, oldKey, keyVersion: target }))
     after[keyNo] = target
-    store.provisioning.setSlotVersions(run.id, after, now())
+    await store.provisioning.setSlotVersions(run.id, after, now())
   }
   return after
 }

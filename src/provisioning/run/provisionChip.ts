@@ -1,6 +1,6 @@
 import type { ChipProfileRow } from '../../db/chipProfiles.js'
 import type { ProvisioningRun, SlotVersions } from '../../db/provisioning.js'
-import type { Store } from '../../db/store.js'
+import type { Store, Repositories } from '../../db/store.js'
 import { sealKey } from '../../keys/sealKey.js'
 import { NDEF_URI_PREFIXES } from '../../sun/ndefUriPrefix.js'
 import { chipKeyContext, createKeyring } from '../../taps/createKeyring.js'
@@ -95,7 +95,7 @@ function decide(p: ProvisionChipParameters, reading: ChipReading, verdict: Verdi
  * Starts a run: plan, keys, and the journal row with the sealed keys, committed
  * (and opened again) before the card sees a single ChangeKey.
  */
-function startRun(p: ProvisionChipParameters, uid: string, reading: ChipReading, previous: ProvisioningRun | undefined, how: 'new' | 'reprovisioned', now: number): ProvisioningRun {
+async function startRun(p: ProvisionChipParameters, uid: string, reading: ChipReading, previous: ProvisioningRun | undefined, how: 'new' | 'reprovisioned', now: number): Promise<ProvisioningRun> {
   const store = p.store
   const plan = planProvisioning({
     profile: planProfileOf(p.profile),
@@ -103,34 +103,34 @@ function startRun(p: ProvisionChipParameters, uid: string, reading: ChipReading,
     lrp: p.lrp,
     randomId: p.randomId,
   })
-  const chip = store.chips.get(uid)
+  const chip = await store.chips.get(uid)
   if (chip && chip.teamId !== p.teamId) refuse(`chip ${uid} belongs to team ${chip.teamId}`)
   const keyVersion = nextKeyVersion(Math.max(previous?.keyVersion ?? 0, chip?.keyVersion ?? 0), reading.keyVersions)
   const keys = provisioningKeys({ profile: p.profile, secret: p.secret, uid, keyVersion })
   const old: SlotKeys = how === 'reprovisioned' ? openRunKeys(p.secret, previous!).keys : factoryKeys()
   if (how === 'reprovisioned' && keys[FILE_SLOT].equals(old[FILE_SLOT])) refuse(`chip ${uid}: the new file key equals the old one; refusing (old URLs would verify again)`)
   const stored: StoredPlan = { ...plan, startVersions: [...reading.keyVersions] }
-  const runId = store.tx(() => {
-    const id = store.provisioning.insert({
-      uid,
-      teamId: p.teamId,
-      profileId: p.profile.id,
-      kind: 'provision',
-      state: 'pending',
-      mode: p.profile.mode,
-      randomId: p.randomId ?? false,
-      keyVersion,
-      targetVersions: targetVersions(keyVersion),
-      slotVersions: [...reading.keyVersions] as SlotVersions,
-      plan: JSON.stringify(stored),
-      now,
+  const runId = await store.tx(async (tx) => {
+      const id = await tx.provisioning.insert({
+            uid,
+            teamId: p.teamId,
+            profileId: p.profile.id,
+            kind: 'provision',
+            state: 'pending',
+            mode: p.profile.mode,
+            randomId: p.randomId ?? false,
+            keyVersion,
+            targetVersions: targetVersions(keyVersion),
+            slotVersions: [...reading.keyVersions] as SlotVersions,
+            plan: JSON.stringify(stored),
+            now,
+          })
+      const sealed = sealRunKeys(p.secret, id, keys, old)
+      await tx.provisioning.setKeys(id, sealed.keys, sealed.old, now)
+      if (!chip) await tx.chips.insert({ uid, teamId: p.teamId, groupId: null, kind: 'ntag424', redirectUrl: null, now })
+      return id
     })
-    const sealed = sealRunKeys(p.secret, id, keys, old)
-    store.provisioning.setKeys(id, sealed.keys, sealed.old, now)
-    if (!chip) store.chips.insert({ uid, teamId: p.teamId, groupId: null, kind: 'ntag424', redirectUrl: null, now })
-    return id
-  })
-  const run = store.provisioning.get(runId)!
+  const run = (await store.provisioning.get(runId))!
   // Read back from the committed row: a key that does not open now would be lost after ChangeKey.
   const check = openRunKeys(p.secret, run)
   if (!check.keys.every((k, i) => k.equals(keys[i]!))) throw new Error(`run ${runId}: the stored keys do not open to the planned ones`)
@@ -163,12 +163,12 @@ export async function provisionChip(p: ProvisionChipParameters): Promise<Provisi
     }
   }
   const uid = reading.uid!
-  const latest = store.provisioning.latest(uid)
+  const latest = await store.provisioning.latest(uid)
   const verdict = classifyChip(reading, latest)
   const how = decide(p, reading, verdict, latest)
   let run: ProvisioningRun
   try {
-    run = how === 'resumed' ? latest! : startRun(p, uid, reading, latest, how, now())
+    run = how === 'resumed' ? latest! : await startRun(p, uid, reading, latest, how, now())
   } catch (error) {
     throw asStopped(error)
   }
@@ -183,7 +183,7 @@ export async function provisionChip(p: ProvisionChipParameters): Promise<Provisi
     // Even with every key already changed, the session runs again: its ChangeFileSettings resets the
     // chip's counter, so a verification read lost to a pulled card still ends at counter 1. The
     // chip's mode: LRP once this run's switch was answered (journaled), AES before.
-    let mode: 'aes' | 'lrp' = run.mode === 'lrp' && plan.irreversible.includes('lrp') && lrpSwitched(store, run.id) ? 'lrp' : 'aes'
+    let mode: 'aes' | 'lrp' = run.mode === 'lrp' && plan.irreversible.includes('lrp') && await lrpSwitched(store, run.id) ? 'lrp' : 'aes'
     let session: SecureSession
     try {
       session = await authenticateKey0(p.link, currentKey(0, versions[0], run, keys), mode)
@@ -208,12 +208,12 @@ export async function provisionChip(p: ProvisionChipParameters): Promise<Provisi
       await p.link.run('SetConfiguration RandomID', setConfiguration(s, { option: 'randomId', irreversible: true }))
     }
     const url = await readNdefUrl(p.link)
-    const counter = finish(p, run, uid, url, now())
-    run = store.provisioning.get(run.id)!
+    const counter = await finish(p, run, uid, url, now())
+    run = (await store.provisioning.get(run.id))!
     return { uid, runId: run.id, how, keyVersion: run.keyVersion, counter, url }
   } catch (error) {
     const stopped = asStopped(error)
-    store.provisioning.setState(run.id, stopped.reason === 'card_removed' ? 'pending' : 'failed', `${stopped.reason}: ${stopped.message}`, now())
+    await store.provisioning.setState(run.id, stopped.reason === 'card_removed' ? 'pending' : 'failed', `${stopped.reason}: ${stopped.message}`, now())
     throw stopped
   } finally {
     p.link.onStep = () => {}
@@ -221,31 +221,31 @@ export async function provisionChip(p: ProvisionChipParameters): Promise<Provisi
 }
 
 /** Whether this run's SetConfiguration LRP was answered 91 00 (the journal's steps say). */
-function lrpSwitched(store: Store, runId: number): boolean {
-  return store.provisioning.steps(runId).some((s) => s.step === 'SetConfiguration LRP' && s.ok)
+async function lrpSwitched(store: Repositories, runId: number): Promise<boolean> {
+  return (await store.provisioning.steps(runId)).some((s) => s.step === 'SetConfiguration LRP' && s.ok)
 }
 
 /**
  * The verified first tap, then the chip under its profile with the new keys
  * and counter epoch, in one transaction: a tap that does not verify rolls all back.
  */
-function finish(p: ProvisionChipParameters, run: ProvisioningRun, uid: string, url: string, now: number): number {
+function finish(p: ProvisionChipParameters, run: ProvisioningRun, uid: string, url: string, now: number): Promise<number> {
   const store = p.store
   const keys = openRunKeys(p.secret, run)
-  return store.tx(() => {
+  return store.tx(async (tx) => {
     const fileKey = p.profile.keyScheme === 'per_chip' ? sealKey(p.secret, keys.keys[FILE_SLOT], chipKeyContext(uid)) : null
-    store.chips.setVerification({ uid, profileId: p.profile.id, randomUid: run.randomId, fileKey, keyVersion: run.keyVersion })
+    await tx.chips.setVerification({ uid, profileId: p.profile.id, randomUid: run.randomId, fileKey, keyVersion: run.keyVersion })
     // Enabling SDM reset the chip's counter: a new epoch (the new file key makes old URLs fail).
-    store.chips.setLastCounter(uid, 0)
+    await tx.chips.setLastCounter(uid, 0)
     let tap
     try {
-      tap = verifyTap(store, createKeyring(store, p.secret), { url, source: 'phone', now })
+      tap = await verifyTap(tx, createKeyring(tx, p.secret), { url, source: 'phone', now })
     } catch (error) {
       throw new ProvisioningStopped('verify_failed', `the chip's first tap did not verify at this gateway: ${(error as Error).message}`)
     }
     if (tap.uid !== uid || tap.counter !== 1)
       throw new ProvisioningStopped('verify_failed', `the chip's first tap verified as UID ${tap.uid} counter ${tap.counter}, expected ${uid} counter 1`)
-    store.provisioning.setState(run.id, 'provisioned', null, now)
+    await tx.provisioning.setState(run.id, 'provisioned', null, now)
     return tap.counter
   })
 }

@@ -1,5 +1,5 @@
 import type { ProvisioningRun } from '../../db/provisioning.js'
-import type { Store } from '../../db/store.js'
+import type { Store, Repositories } from '../../db/store.js'
 import { getCardUid } from '../getCardUid.js'
 import type { CardLink } from './cardLink.js'
 import { classifyChip, type ChipReading } from './inspectChip.js'
@@ -13,9 +13,9 @@ import { authenticateKey0, currentKey, openRunKeys, ProvisioningStopped } from '
  *
  * @throws ProvisioningStopped (refused) when no single candidate fits, or the chip is another one
  */
-export async function resolveRandomUid(store: Store, secret: Buffer, link: CardLink, reading: ChipReading, uid?: string): Promise<string> {
+export async function resolveRandomUid(store: Repositories, secret: Buffer, link: CardLink, reading: ChipReading, uid?: string): Promise<string> {
   const fits = (run: ProvisioningRun) => classifyChip({ ...reading, uid: run.uid }, run).kind !== 'foreign'
-  const candidates = (uid === undefined ? store.provisioning.randomIdRuns().filter((r) => r.state !== 'provisioned') : [store.provisioning.latest(uid)].flatMap((r) => (r?.randomId ? [r] : []))).filter(fits)
+  const candidates = (uid === undefined ? (await store.provisioning.randomIdRuns()).filter((r) => r.state !== 'provisioned') : [await store.provisioning.latest(uid)].flatMap((r) => (r?.randomId ? [r] : []))).filter(fits)
   if (candidates.length !== 1)
     throw new ProvisioningStopped(
       'refused',

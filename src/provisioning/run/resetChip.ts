@@ -60,7 +60,7 @@ export async function resetChip(p: ResetChipParameters): Promise<ResetResult> {
     }
   }
   if (reading.uid !== p.uid) throw new ProvisioningStopped('refused', `the chip on the reader is ${reading.uid}, not ${p.uid}: nothing was written`)
-  const latest = store.provisioning.latest(p.uid)
+  const latest = await store.provisioning.latest(p.uid)
   if (!latest) throw new ProvisioningStopped('refused', `this gateway never provisioned chip ${p.uid}: it holds no keys for it`)
   // Each refused authentication counts on the chip (a blocked key 0 is permanent): a person looks first.
   if (latest.failure?.startsWith('auth_failed'))
@@ -76,27 +76,27 @@ export async function resetChip(p: ResetChipParameters): Promise<ResetResult> {
     const from = openRunKeys(p.secret, latest)
     const current = reading.keyVersions.map((v, i) => currentKey(i, v, latest, from)) as SlotKeys
     const at = now()
-    const id = store.tx(() => {
-      const id = store.provisioning.insert({
-        uid: p.uid,
-        teamId: latest.teamId,
-        profileId: latest.profileId,
-        kind: 'reset',
-        state: 'resetting',
-        mode: latest.mode,
-        randomId: latest.randomId,
-        keyVersion: 0,
-        targetVersions: [0, 0, 0, 0, 0],
-        slotVersions: [...reading.keyVersions] as SlotVersions,
-        plan: JSON.stringify({ reset: true, startVersions: reading.keyVersions, cannotUndo: RESET_CANNOT_UNDO }),
-        now: at,
-      })
-      const sealed = sealRunKeys(p.secret, id, factoryKeys(), current)
-      store.provisioning.setKeys(id, sealed.keys, sealed.old, at)
-      store.provisioning.setState(latest.id, latest.state === 'provisioned' ? 'provisioned' : 'failed', latest.state === 'provisioned' ? null : `superseded by reset run ${id}`, at)
-      return id
-    })
-    run = store.provisioning.get(id)!
+    const id = await store.tx(async (tx) => {
+          const id = await tx.provisioning.insert({
+                  uid: p.uid,
+                  teamId: latest.teamId,
+                  profileId: latest.profileId,
+                  kind: 'reset',
+                  state: 'resetting',
+                  mode: latest.mode,
+                  randomId: latest.randomId,
+                  keyVersion: 0,
+                  targetVersions: [0, 0, 0, 0, 0],
+                  slotVersions: [...reading.keyVersions] as SlotVersions,
+                  plan: JSON.stringify({ reset: true, startVersions: reading.keyVersions, cannotUndo: RESET_CANNOT_UNDO }),
+                  now: at,
+                })
+          const sealed = sealRunKeys(p.secret, id, factoryKeys(), current)
+          await tx.provisioning.setKeys(id, sealed.keys, sealed.old, at)
+          await tx.provisioning.setState(latest.id, latest.state === 'provisioned' ? 'provisioned' : 'failed', latest.state === 'provisioned' ? null : `superseded by reset run ${id}`, at)
+          return id
+        })
+    run = (await store.provisioning.get(id))!
   } else if (verdict.kind === 'factory') {
     throw new ProvisioningStopped('refused', `chip ${p.uid} is already at factory keys and settings`)
   } else {
@@ -119,11 +119,11 @@ export async function resetChip(p: ResetChipParameters): Promise<ResetResult> {
     const settings = await p.link.run('GetFileSettings NDEF', getFileSettings(NTAG424_FILES.ndef.fileNo, check))
     if (!isFactoryNdef(settings)) throw new ProvisioningStopped('card_error', 'after the reset the NDEF file settings are not the factory ones')
     await p.link.run('WriteData NLEN 0000', writeData({ fileNo: NTAG424_FILES.ndef.fileNo, offset: 0, data: Buffer.alloc(2), commMode: 'plain' }, check))
-    store.tx(() => {
-      const chip = store.chips.get(p.uid)
-      if (chip) store.chips.setVerification({ uid: p.uid, profileId: null, randomUid: run.randomId, fileKey: null, keyVersion: chip.keyVersion })
-      store.provisioning.setState(run.id, 'factory', null, now())
-    })
+    await store.tx(async (tx) => {
+            const chip = await tx.chips.get(p.uid)
+            if (chip) await tx.chips.setVerification({ uid: p.uid, profileId: null, randomUid: run.randomId, fileKey: null, keyVersion: chip.keyVersion })
+            await tx.provisioning.setState(run.id, 'factory', null, now())
+          })
     return { uid: p.uid, runId: run.id, resumed, cannotUndo: RESET_CANNOT_UNDO }
   } catch (error) {
     const removed = error instanceof CardRemovedError
@@ -135,7 +135,7 @@ export async function resetChip(p: ResetChipParameters): Promise<ResetResult> {
           : error instanceof NtagStatusError && error.command.startsWith('Authenticate')
             ? new ProvisioningStopped('auth_failed', `${error.message}: stopped after this one attempt`)
             : new ProvisioningStopped('card_error', (error as Error).message)
-    store.provisioning.setState(run.id, removed ? 'resetting' : 'failed', `${stopped.reason}: ${stopped.message}`, now())
+    await store.provisioning.setState(run.id, removed ? 'resetting' : 'failed', `${stopped.reason}: ${stopped.message}`, now())
     throw stopped
   } finally {
     p.link.onStep = () => {}

@@ -45,9 +45,9 @@ describe('planProvisioning', () => {
 })
 
 describe('provisioningKeys', () => {
-  test.each(keySchemes)('%s: five non-zero keys, key 0 the chip’s own', (scheme) => {
-    const { store, secret, teamId, profileName } = seedGateway(scheme)
-    const row = store.chipProfiles.getByName(teamId, profileName)!
+  test.each(keySchemes)('%s: five non-zero keys, key 0 the chip’s own', async (scheme) => {
+    const { store, secret, teamId, profileName } = await seedGateway(scheme)
+    const row = (await store.chipProfiles.getByName(teamId, profileName))!
     const a = provisioningKeys({ profile: row, secret, uid: UID, keyVersion: 1 })
     const b = provisioningKeys({ profile: row, secret, uid: '04A1B2C3D4E5F6', keyVersion: 1 })
     for (const k of a) expect(k.equals(ZERO_KEY)).toBe(false)
@@ -71,26 +71,26 @@ describe('provisioningKeys', () => {
 })
 
 describe('journal', () => {
-  test('sealed keys round-trip, bound to their run and slot, and no key is stored in clear', () => {
-    const { store, secret, teamId } = seedGateway('per_chip')
+  test('sealed keys round-trip, bound to their run and slot, and no key is stored in clear', async () => {
+    const { store, secret, teamId } = await seedGateway('per_chip')
     const now = Date.now()
-    const id = store.provisioning.insert({
+    const id = await store.provisioning.insert({
       uid: UID, teamId, profileId: null, kind: 'provision', state: 'pending', mode: 'aes', randomId: false,
       keyVersion: 1, targetVersions: [1, 1, 1, 1, 1], slotVersions: [0, 0, 0, 0, 0], plan: '{}', now,
     })
     const keys = factoryKeys().map((_, i) => Buffer.alloc(16, i + 1)) as ReturnType<typeof factoryKeys>
     const sealed = sealRunKeys(secret, id, keys, factoryKeys())
-    const sealedBefore = store.sealedKeys.count()
-    store.provisioning.setKeys(id, sealed.keys, sealed.old, now)
+    const sealedBefore = await store.sealedKeys.count()
+    await store.provisioning.setKeys(id, sealed.keys, sealed.old, now)
     // The gateway secret check counts a run's keys too: a new secret.key would lose every chip's own key 0.
-    expect(store.sealedKeys.count()).toBe(sealedBefore + 1)
-    const run = store.provisioning.get(id)!
+    expect(await store.sealedKeys.count()).toBe(sealedBefore + 1)
+    const run = (await store.provisioning.get(id))!
     expect(run.oldKeys).toEqual([null, null, null, null, null])
     expect(openRunKeys(secret, run).keys.map((k) => k.toString('hex'))).toEqual(keys.map((k) => k.toString('hex')))
     // A blob moved to another slot no longer opens.
     expect(() => openRunKeys(secret, { ...run, keys: [run.keys[1], run.keys[0], run.keys[2], run.keys[3], run.keys[4]] })).toThrow()
-    store.provisioning.addStep({ runId: id, step: 'ChangeKey 1', sw: '9100', ms: 3, ok: true, detail: null, at: now })
-    expect(store.provisioning.steps(id)).toEqual([{ runId: id, step: 'ChangeKey 1', sw: '9100', ms: 3, ok: true, detail: null, at: now }])
+    await store.provisioning.addStep({ runId: id, step: 'ChangeKey 1', sw: '9100', ms: 3, ok: true, detail: null, at: now })
+    expect(await store.provisioning.steps(id)).toEqual([{ runId: id, step: 'ChangeKey 1', sw: '9100', ms: 3, ok: true, detail: null, at: now }])
     const dump = store.db.prepare('SELECT * FROM chip_provisioning').all()
     expect(JSON.stringify(dump)).not.toContain(Buffer.alloc(16, 2).toString('hex'))
   })

@@ -22,9 +22,9 @@ function tap(card: VirtualNtag424): CardLink {
   return new CardLink(reader.place(card))
 }
 
-function setup(scheme: KeyScheme) {
-  const gw = seedGateway(scheme)
-  const profile = gw.store.chipProfiles.getByName(gw.teamId, gw.profileName)!
+async function setup(scheme: KeyScheme) {
+  const gw = await seedGateway(scheme)
+  const profile = (await gw.store.chipProfiles.getByName(gw.teamId, gw.profileName))!
   const provision = (card: VirtualNtag424) =>
     provisionChip({ store: gw.store, secret: gw.secret, link: tap(card), teamId: gw.teamId, profile, template: TEMPLATE, originalityKey: VIRTUAL_CARD_ORIGINALITY_PUBLIC_KEY })
   return { ...gw, profile, provision }
@@ -32,20 +32,20 @@ function setup(scheme: KeyScheme) {
 
 describe('provisionChip on the virtual card', () => {
   test.each(keySchemes)('%s: a blank card ends provisioned and its first tap verifies with counter 1', async (scheme) => {
-    const gw = setup(scheme)
+    const gw = await setup(scheme)
     const card = new VirtualNtag424({ uid: UID, blank: true })
     const result = await gw.provision(card)
     expect(result).toMatchObject({ uid: UID, how: 'new', counter: 1 })
-    expect(gw.store.provisioning.get(result.runId)!.state).toBe('provisioned')
+    expect((await gw.store.provisioning.get(result.runId))!.state).toBe('provisioned')
     const reading = await readChip(tap(card), VIRTUAL_CARD_ORIGINALITY_PUBLIC_KEY)
     expect(reading.keyVersions).toEqual([1, 1, 1, 1, 1])
     // The next tap, as a phone: counter 2.
     const url = await readNdefUrl(tap(card))
-    expect(verifyTap(gw.store, createKeyring(gw.store, gw.secret), { url, source: 'phone', now: Date.now() })).toMatchObject({ uid: UID, counter: 2 })
+    expect(await verifyTap(gw.store, createKeyring(gw.store, gw.secret), { url, source: 'phone', now: Date.now() })).toMatchObject({ uid: UID, counter: 2 })
   })
 
   test('a card pulled after each step resumes and ends provisioned', async () => {
-    const gw = setup('per_chip')
+    const gw = await setup('per_chip')
     // Count the commands of an uninterrupted run first.
     const probe = new VirtualNtag424({ uid: '04A1B2C3D4E5F6', blank: true })
     const full = tap(probe)
@@ -58,12 +58,12 @@ describe('provisionChip on the virtual card', () => {
       await expect(gw.provision(card), `pulled after ${n}`).rejects.toBeInstanceOf(ProvisioningStopped)
       const result = await gw.provision(card)
       expect(result.counter, `pulled after ${n}`).toBe(1)
-      expect(gw.store.provisioning.get(result.runId)!.state).toBe('provisioned')
+      expect((await gw.store.provisioning.get(result.runId))!.state).toBe('provisioned')
     }
   }, 120_000)
 
   test('a wrong stored key stops after one attempt and leaves the card unchanged', async () => {
-    const gw = setup('per_chip')
+    const gw = await setup('per_chip')
     const card = new VirtualNtag424({ uid: UID, blank: true })
     const { runId } = await gw.provision(card)
     // A validly sealed but wrong key 0 in the journal (what a restored old backup would hold).
@@ -84,7 +84,7 @@ describe('provisionChip on the virtual card', () => {
   })
 
   test('reset returns the card to factory and its old URLs fail', async () => {
-    const gw = setup('per_chip')
+    const gw = await setup('per_chip')
     const card = new VirtualNtag424({ uid: UID, blank: true })
     await gw.provision(card)
     const oldUrl = await readNdefUrl(tap(card))
@@ -92,14 +92,14 @@ describe('provisionChip on the virtual card', () => {
     expect(result.cannotUndo.length).toBeGreaterThan(0)
     const reading = await readChip(tap(card), VIRTUAL_CARD_ORIGINALITY_PUBLIC_KEY)
     expect(reading.keyVersions).toEqual([0, 0, 0, 0, 0])
-    expect(() => verifyTap(gw.store, createKeyring(gw.store, gw.secret), { url: oldUrl, source: 'phone', now: Date.now() })).toThrow()
+    await expect(verifyTap(gw.store, createKeyring(gw.store, gw.secret), { url: oldUrl, source: 'phone', now: Date.now() })).rejects.toThrow()
     // And it provisions again, with a new file key.
     expect((await gw.provision(card)).counter).toBe(1)
   })
 
   test('LRP: a blank card is switched to LRP, provisioned, and taps verify', async () => {
-    const gw = seedGateway('per_chip', 'lrp')
-    const profile = gw.store.chipProfiles.getByName(gw.teamId, gw.profileName)!
+    const gw = await seedGateway('per_chip', 'lrp')
+    const profile = (await gw.store.chipProfiles.getByName(gw.teamId, gw.profileName))!
     const card = new VirtualNtag424({ uid: UID, blank: true })
     const result = await provisionChip({ store: gw.store, secret: gw.secret, link: tap(card), teamId: gw.teamId, profile, template: TEMPLATE, lrp: true, originalityKey: VIRTUAL_CARD_ORIGINALITY_PUBLIC_KEY })
     expect(result.counter).toBe(1)
@@ -107,8 +107,8 @@ describe('provisionChip on the virtual card', () => {
   })
 
   test('LRP: a card pulled after each step resumes (also when the switch to LRP lost its answer)', async () => {
-    const gw = seedGateway('per_chip', 'lrp')
-    const profile = gw.store.chipProfiles.getByName(gw.teamId, gw.profileName)!
+    const gw = await seedGateway('per_chip', 'lrp')
+    const profile = (await gw.store.chipProfiles.getByName(gw.teamId, gw.profileName))!
     const run = (card: VirtualNtag424, link = tap(card)) =>
       provisionChip({ store: gw.store, secret: gw.secret, link, teamId: gw.teamId, profile, template: TEMPLATE, lrp: true, originalityKey: VIRTUAL_CARD_ORIGINALITY_PUBLIC_KEY })
     const probe = new VirtualNtag424({ uid: '04A1B2C3D4E5F6', blank: true })
@@ -126,11 +126,11 @@ describe('provisionChip on the virtual card', () => {
   }, 120_000)
 
   test('Random ID: switched on last, the first tap still verifies; the chip is marked random-UID', async () => {
-    const gw = setup('per_chip')
+    const gw = await setup('per_chip')
     const card = new VirtualNtag424({ uid: UID, blank: true })
     const result = await provisionChip({ store: gw.store, secret: gw.secret, link: tap(card), teamId: gw.teamId, profile: gw.profile, template: TEMPLATE, randomId: true, originalityKey: VIRTUAL_CARD_ORIGINALITY_PUBLIC_KEY })
     expect(result.counter).toBe(1)
-    expect(gw.store.chips.get(UID)!.randomUid).toBe(1)
+    expect((await gw.store.chips.get(UID))!.randomUid).toBe(1)
     expect((await readChip(tap(card))).uid).toBeNull()
     // Reset learns the UID with one authentication and GetCardUID, and refuses another chip's name.
     await expect(resetChip({ store: gw.store, secret: gw.secret, link: tap(card), uid: '04A1B2C3D4E5F6' })).rejects.toThrow(ProvisioningStopped)
@@ -139,7 +139,7 @@ describe('provisionChip on the virtual card', () => {
   })
 
   test('Random ID: a card pulled after each step resumes', async () => {
-    const gw = setup('per_chip')
+    const gw = await setup('per_chip')
     const run = (card: VirtualNtag424, link = tap(card)) =>
       provisionChip({ store: gw.store, secret: gw.secret, link, teamId: gw.teamId, profile: gw.profile, template: TEMPLATE, randomId: true, originalityKey: VIRTUAL_CARD_ORIGINALITY_PUBLIC_KEY })
     const probe = new VirtualNtag424({ uid: '04A1B2C3D4E5F6', blank: true })
@@ -155,17 +155,17 @@ describe('provisionChip on the virtual card', () => {
   }, 120_000)
 
   test('re-provisioning a per_chip chip changes its file key: the old URLs fail', async () => {
-    const gw = setup('per_chip')
+    const gw = await setup('per_chip')
     const card = new VirtualNtag424({ uid: UID, blank: true })
     await gw.provision(card)
     const oldUrl = await readNdefUrl(tap(card))
     const again = await gw.provision(card)
     expect(again).toMatchObject({ how: 'reprovisioned', keyVersion: 2, counter: 1 })
-    expect(() => verifyTap(gw.store, createKeyring(gw.store, gw.secret), { url: oldUrl, source: 'phone', now: Date.now() })).toThrow()
+    await expect(verifyTap(gw.store, createKeyring(gw.store, gw.secret), { url: oldUrl, source: 'phone', now: Date.now() })).rejects.toThrow()
   })
 
   test('a card pulled at each step of a reset resumes and ends at factory', async () => {
-    const gw = setup('per_chip')
+    const gw = await setup('per_chip')
     const probe = new VirtualNtag424({ uid: '04A1B2C3D4E5F6', blank: true })
     await gw.provision(probe)
     const full = tap(probe)
@@ -182,7 +182,7 @@ describe('provisionChip on the virtual card', () => {
   }, 120_000)
 
   test('reset refuses another chip than the one named', async () => {
-    const gw = setup('per_chip')
+    const gw = await setup('per_chip')
     const card = new VirtualNtag424({ uid: UID, blank: true })
     await gw.provision(card)
     await expect(resetChip({ store: gw.store, secret: gw.secret, link: tap(card), uid: '04A1B2C3D4E5F6' })).rejects.toThrow(/not 04A1B2C3D4E5F6/)

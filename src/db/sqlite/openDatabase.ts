@@ -1,6 +1,6 @@
 import path from 'node:path'
 import Database from 'better-sqlite3'
-import { ensurePrivateDir, ensurePrivateFile } from '../paths.js'
+import { ensurePrivateDir, ensurePrivateFile } from '../../paths.js'
 import { migrate } from './migrate.js'
 
 export type Db = Database.Database
