@@ -48,7 +48,7 @@ export async function startInProcessStation({
     return null
   }
   if (config.station?.enabled === false) return off('station.enabled is false (TAPGATE_STATION)')
-  const teams = store.teams.list()
+  const teams = await store.teams.list()
   const team = teams.find((t) => t.name === DEMO_TEAM) ?? teams[0]
   if (!team) return off('no team to serve yet (import one, or start with the demo)')
   const log: StationLog = {
@@ -70,7 +70,7 @@ export async function startInProcessStation({
   }
   const { keyring, now, feed, chains, config: appConfig, relayer, media } = app.services
   // Made on the first start, found on the next: a row gives the gateway's own readers a mode and a feed.
-  const { id: stationId } = ensureInProcessStation(store, { teamId: team.id, now: now() })
+  const { id: stationId } = await ensureInProcessStation(store, { teamId: team.id, now: now() })
   const sink = createInProcessSink({ store, keyring, now, teamId: team.id, stationId, feed, chains, config: appConfig, relayer, media, log: app.log })
   // Refs are bearer secrets: the gateway's log gets their first characters only.
   const station = new Station({ source, sink, log, redactRefs: true })

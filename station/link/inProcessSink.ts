@@ -61,11 +61,11 @@ export function createInProcessSink(p: InProcessSinkParameters): TapSink {
         throw error
       }
     },
-    reportStatus(status) {
-      if (!closed && p.stationId !== undefined) recordReaderStatus(p.store, p.feed, { stationId: p.stationId, status, now: p.now() })
+    async reportStatus(status) {
+      if (!closed && p.stationId !== undefined) await recordReaderStatus(p.store, p.feed, { stationId: p.stationId, status, now: p.now() })
     },
-    reportPulled({ readerName }) {
-      if (!closed && p.stationId !== undefined) recordPulledCard(p.store, p.feed, { stationId: p.stationId, readerName, now: p.now() })
+    async reportPulled({ readerName }) {
+      if (!closed && p.stationId !== undefined) await recordPulledCard(p.store, p.feed, { stationId: p.stationId, readerName, now: p.now() })
     },
     async close() {
       closed = true
