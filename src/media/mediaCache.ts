@@ -62,6 +62,7 @@ function allowedHosts(media: Config['media']): string[] {
  */
 export function createMediaCache({ store, config, now, log, userAgent, resolve }: MediaCacheOptions): MediaCache {
   const inFlight = new Map<string, Promise<MediaLookup>>()
+  const prefetching = new Set<Promise<void>>()
   const stop = new AbortController()
   const limits = { timeoutMs: config.media.fetchTimeoutMs, maxBytes: config.media.maxBytes, maxRedirects: MAX_REDIRECTS, userAgent }
   const permits = createAddressPolicy(allowedHosts(config.media))
@@ -141,7 +142,12 @@ export function createMediaCache({ store, config, now, log, userAgent, resolve }
 
   return {
     prefetch(key) {
-      lookup(key, false).catch((error: unknown) => log.warn({ mediaKey: key, err: error }, 'image prefetch failed'))
+      // Counted from the call, not from the fetch: the row is read first, and idle() must wait for that too.
+      const job = lookup(key, false)
+        .then(() => undefined)
+        .catch((error: unknown) => log.warn({ mediaKey: key, err: error }, 'image prefetch failed'))
+        .finally(() => prefetching.delete(job))
+      prefetching.add(job)
     },
     async get(key) {
       try {
@@ -152,12 +158,12 @@ export function createMediaCache({ store, config, now, log, userAgent, resolve }
       }
     },
     async idle() {
-      while (inFlight.size > 0) await Promise.allSettled([...inFlight.values()])
+      while (inFlight.size > 0 || prefetching.size > 0) await Promise.allSettled([...inFlight.values(), ...prefetching])
       await budget.idle()
     },
     async close() {
       stop.abort()
-      while (inFlight.size > 0) await Promise.allSettled([...inFlight.values()])
+      while (inFlight.size > 0 || prefetching.size > 0) await Promise.allSettled([...inFlight.values(), ...prefetching])
       await budget.idle()
     },
   }

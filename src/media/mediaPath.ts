@@ -7,7 +7,7 @@ import { mediaKey, parseMediaUrl } from './mediaUrl.js'
  * (the page shows its placeholder). Synchronous, for use inside a store.tx.
  *
  * @example
- * const image = store.tx(() => mediaPath(store, metadata.image, now)) // '/media/3f2a…' or null
+ * const image = await store.tx((tx) => mediaPath(tx, metadata.image, now)) // '/media/3f2a…' or null
  */
 export async function mediaPath(store: Pick<Repositories, 'media'>, url: string | null | undefined, now: number): Promise<string | null> {
   if (parseMediaUrl(url) === null) return null

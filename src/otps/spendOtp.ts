@@ -19,7 +19,7 @@ export type SpendOtpParameters = {
  * @throws UnauthorizedError missing/unknown code; ForbiddenError wrong kind;
  *   ConflictError used or expired
  * @example
- * store.tx(() => { const otp = spendOtp(store, { code, type: 'PHYGITAL_CLAIM', usedFor: 'transfer', now }); … })
+ * await store.tx(async (tx) => { const otp = await spendOtp(tx, { code, type: 'PHYGITAL_CLAIM', usedFor: 'transfer', now }); … })
  */
 export async function spendOtp(store: Repositories, p: SpendOtpParameters): Promise<OtpRow> {
   const otp = await checkOtp(store, p)

@@ -44,7 +44,7 @@ export async function checkTokenOtp(store: Repositories, p: Omit<SpendOtpParamet
  * stays as it was.
  *
  * @example
- * store.tx(() => { const { otp, token } = spendTokenOtp(store, { code, usedFor: 'transfer', now }); … })
+ * await store.tx(async (tx) => { const { otp, token } = await spendTokenOtp(tx, { code, usedFor: 'transfer', now }); … })
  */
 export async function spendTokenOtp(store: Repositories, p: Omit<SpendOtpParameters, 'type'>): Promise<TokenOtp> {
   const { token } = await checkTokenOtp(store, p)

@@ -64,7 +64,7 @@ async function gatewayOn(url: string, chain: Record<string, unknown> = {}) {
     { config: gw.config, now: Date.now(), secret: loadGatewaySecret({ dataDir: gw.dataDir }), signers: new Map(gw.chains.list().map((c) => [c.chainId, c])) },
   )
   const teamId = summary.teams[0]!.id
-  const apiKey = (await gw.store.tx(() => createApiKey(gw!.store, { teamId, label: 'outage', now: Date.now() }))).apiKey
+  const apiKey = (await createApiKey(gw.store, { teamId, label: 'outage', now: Date.now() })).apiKey
   const contract = (await gw.store.guestbook.listContracts(teamId))[0]!
   const event = (await gw.store.guestbook.listEvents(teamId))[0]!
   return { gw, apiKey, contractId: contract.id, guestbook: contract.plannedAddress as Address, eventId: event.id }

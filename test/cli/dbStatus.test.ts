@@ -197,6 +197,6 @@ describe('tapgate db status', () => {
   test('an unknown action is exit 2, like the other commands', async () => {
     const r = await tapgate(['db', 'vacuum'], testDir('tapgate-db-status-'))
     expect(r.code).toBe(2)
-    expect(r.stderr).toContain('unknown action "db vacuum" (status)')
+    expect(r.stderr).toContain('unknown action "db vacuum" (status, copy)')
   })
 })

@@ -65,6 +65,12 @@ export type PostgresServer = {
   clientOptions(database: string): ClientOptions
   /** Fast shutdown (SIGINT) by PID, SIGKILL after a bound; resolves once the postmaster has exited. */
   stop(): Promise<{ stopMs: number; killed: boolean }>
+  /**
+   * Starts the postmaster again on the same data dir once it has exited (a test that killed it, e.g.
+   * SIGQUIT, PostgreSQL's immediate shutdown): crash recovery replays the WAL. Resolves once it
+   * accepts connections; `pid` is then the new postmaster's.
+   */
+  restart(): Promise<void>
 }
 
 /**
@@ -100,13 +106,37 @@ export async function startPostgresServer(dir: string, bin: string): Promise<Pos
   const initdbMs = performance.now() - initdbStart
 
   const readyStart = performance.now()
+  const postmaster = () => spawnPostmaster({ bin, dir, dataDir, logFile, env, owner })
+  let child = postmaster()
+  const server: PostgresServer = {
+    socketDir: dir,
+    get pid() {
+      return child.pid ?? -1
+    },
+    timings: { initdbMs, readyMs: 0 },
+    log,
+    clientOptions: (database) => clientOptions(dir, database),
+    stop: () => stopPostmaster(child),
+    async restart() {
+      if (child.exitCode === null && child.signalCode === null) throw new Error(`the postmaster (pid ${child.pid}) is still running: stop or kill it first`)
+      child = postmaster()
+      await ready(server, child, log)
+    },
+  }
+  await ready(server, child, log)
+  server.timings.readyMs = performance.now() - readyStart
+  return server
+}
+
+type PostmasterOptions = { bin: string; dir: string; dataDir: string; logFile: string; env: NodeJS.ProcessEnv; owner: { uid: number; gid: number } | undefined }
+
+function spawnPostmaster({ bin, dir, dataDir, logFile, env, owner }: PostmasterOptions): ChildProcess {
   const logFd = fs.openSync(logFile, 'a')
-  let child: ChildProcess
   try {
     // The postmaster itself, not pg_ctl, so that the PID we hold is the server's. fsync and full-page
     // writes off: they guard against an OS crash, and this cluster is thrown away; a killed server
     // loses nothing without them. synchronous_commit stays on: an acknowledged commit is in the WAL.
-    child = spawn(
+    return spawn(
       path.join(bin, 'postgres'),
       ['-D', dataDir, '-k', dir, '-p', String(POSTGRES_PORT), '-c', 'listen_addresses=', '-c', 'fsync=off', '-c', 'full_page_writes=off'],
       { cwd: dir, env, ...owner, stdio: ['ignore', logFd, logFd] },
@@ -114,23 +144,17 @@ export async function startPostgresServer(dir: string, bin: string): Promise<Pos
   } finally {
     fs.closeSync(logFd)
   }
+}
+
+/** Resolves once `child` accepts connections; on failure stops it and throws with the server's log. */
+async function ready(server: PostgresServer, child: ChildProcess, log: () => string): Promise<void> {
   const spawnError = new Promise<Error>((resolve) => child.once('error', resolve))
-  const server: PostgresServer = {
-    socketDir: dir,
-    pid: child.pid ?? -1,
-    timings: { initdbMs, readyMs: 0 },
-    log,
-    clientOptions: (database) => clientOptions(dir, database),
-    stop: () => stopPostmaster(child),
-  }
   try {
     await Promise.race([waitUntilAccepting(server, child), spawnError.then((error) => Promise.reject(error))])
   } catch (error) {
     await server.stop()
     throw new Error(`PostgreSQL did not start: ${(error as Error).message}\n${log()}`)
   }
-  server.timings.readyMs = performance.now() - readyStart
-  return server
 }
 
 /** Polls with a real connection (what a test needs), bounded; fails at once if the postmaster exits. */
