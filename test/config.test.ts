@@ -199,3 +199,22 @@ describe('loadConfig', () => {
     expect(configError(() => loadConfig({ env: {}, configFile: array })).message).toBe(`Config file ${array} must hold a JSON object`)
   })
 })
+
+describe('database.url', () => {
+  const url = 'postgres://tapgate@/tapgate?host=/run/postgresql'
+
+  test('TAPGATE_DATABASE_URL selects PostgreSQL; without it the store is SQLite in the data dir', () => {
+    expect(loadConfig({ env: {} }).database).toEqual({})
+    expect(loadConfig({ env: { TAPGATE_DATABASE_URL: url, TAPGATE_EMBEDDED_CHAIN: 'false' } }).database).toEqual({ url })
+  })
+
+  test('with a database URL the embedded chain is refused, naming chains.<id>.rpcUrl', () => {
+    const error = configError(() => loadConfig({ env: { TAPGATE_DATABASE_URL: url } }))
+    expect(error.message).toMatch(/chain\.embedded: With database\.url every gateway must reach the same chain: .*chains\.<id>\.rpcUrl/)
+  })
+
+  test('a URL that is not postgres:// is refused, naming the variable', () => {
+    const error = configError(() => loadConfig({ env: { TAPGATE_DATABASE_URL: 'mysql://db/tapgate', TAPGATE_EMBEDDED_CHAIN: 'false' } }))
+    expect(error.message).toMatch(/- TAPGATE_DATABASE_URL: Must be a postgres:\/\/ URL .*\(got "mysql:\/\/db\/tapgate"\)/)
+  })
+})
