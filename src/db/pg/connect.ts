@@ -20,6 +20,8 @@ export type PgConnectOptions = {
   max?: number
   /** Fails a connection attempt after this many seconds (default 10). */
   connectTimeoutSeconds?: number
+  /** Called for every statement sent (the benchmark counts round trips with it). */
+  onQuery?: (query: string) => void
 }
 
 /**
@@ -28,8 +30,9 @@ export type PgConnectOptions = {
  * pg: it pipelines a transaction's statements without waiting for each answer, prepares statements
  * per connection by itself, and has no dependencies.
  */
-export function connectPostgres({ url, max = 10, connectTimeoutSeconds = 10 }: PgConnectOptions): PgSql {
+export function connectPostgres({ url, max = 10, connectTimeoutSeconds = 10, onQuery }: PgConnectOptions): PgSql {
   const options = {
+    ...(onQuery ? { debug: (_connection: number, query: string) => onQuery(query) } : {}),
     max,
     connect_timeout: connectTimeoutSeconds,
     types,
