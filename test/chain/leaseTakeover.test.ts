@@ -13,6 +13,7 @@ import { afterAll, expect, test } from 'vitest'
 import { guestbookAbi } from '../../contracts/artifacts/Guestbook.js'
 import { makeTempDir } from '../helpers/gateway.js'
 import { signal, startServe, stopChild, type Server } from '../helpers/processes.js'
+import { until } from '../helpers/until.js'
 
 const MINTS = 120
 const KILL_AFTER = 40
@@ -38,16 +39,6 @@ function env(): NodeJS.ProcessEnv {
 }
 
 const serve = (): Promise<Server> => startServe({ cwd: dataDir, env: env(), track: (child) => spawned.push(child) })
-
-async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 20_000, everyMs = 50): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await probe()
-    if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, everyMs))
-  }
-}
 
 /** The shared SQLite file as a third process reads it. */
 const db = () => new Database(path.join(dataDir, 'tapgate.sqlite'), { readonly: true, fileMustExist: true })

@@ -1,10 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { isSerializationFailure } from '../storeErrors.js'
+import { runEffects, type Effect } from '../effects.js'
 import type { Isolation, Store, StoreLog, Tx, TxOptions } from '../types.js'
 import type { PgSql, PgTransaction } from './connect.js'
 import { createPgRepositories } from './repositories.js'
 
-type Effect = () => void
 
 export type PostgresStore = Store & {
   readonly backend: 'postgres'
@@ -32,22 +32,12 @@ const begin: Record<Isolation, string> = {
  * await store.tx(async (tx) => tx.refs.consume(id, Date.now()), { isolation: 'read committed' })
  */
 export function createPostgresStore(sql: PgSql, { log = { error: (obj, msg) => console.error(msg, obj) } }: { log?: StoreLog } = {}): PostgresStore {
-  const runEffects = (done: Effect[]) => {
-    for (const effect of done) {
-      try {
-        effect()
-      } catch (error) {
-        log.error({ err: error }, 'an after-commit effect failed')
-      }
-    }
-  }
-
   const tx = async <T>(fn: (tx: Tx) => Promise<T>, { isolation = 'serializable' }: TxOptions = {}): Promise<T> => {
     for (let attempt = 1; ; attempt++) {
       const effects: Effect[] = []
       try {
         const value = (await sql.begin(begin[isolation], (transaction) => fn(handleOf(transaction as unknown as PgTransaction, effects)))) as T
-        runEffects(effects)
+        runEffects(effects, log)
         return value
       } catch (error) {
         if (!isSerializationFailure(error) || attempt === ATTEMPTS) throw error

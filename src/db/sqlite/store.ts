@@ -1,11 +1,11 @@
 import type { Repositories as SyncRepositories } from '../repositories.js'
 import { createRepositories } from '../repositories.js'
+import { runEffects, type Effect } from '../effects.js'
 import { createLock } from '../lock.js'
 import type { Repositories, Store, StoreLog, Tx, TxOptions } from '../types.js'
 import { openDatabase, type Db } from './openDatabase.js'
 import { startWalCheckpointer, type WalCheckpointer } from './walCheckpointer.js'
 
-type Effect = () => void
 
 /** The SQLite store: the connection and its WAL checkpointer stay reachable for SQLite-only tools and tests. */
 export type SqliteStore = Store & {
@@ -71,16 +71,6 @@ export function createSqliteStore(db: Db, options: { checkpointer?: WalCheckpoin
       }
     },
   }
-  const runEffects = (done: Effect[]) => {
-    for (const effect of done) {
-      try {
-        effect()
-      } catch (error) {
-        // The data is committed: a failed notification cannot undo it, nor stop the others.
-        log.error({ err: error }, 'an after-commit effect failed')
-      }
-    }
-  }
   const rollback = () => {
     if (db.inTransaction) statements.rollback.run()
   }
@@ -104,7 +94,7 @@ export function createSqliteStore(db: Db, options: { checkpointer?: WalCheckpoin
     } finally {
       lock.release()
     }
-    runEffects(mine)
+    runEffects(mine, log)
     return value
   }
 
@@ -141,7 +131,7 @@ export function createSqliteStore(db: Db, options: { checkpointer?: WalCheckpoin
     } finally {
       lock.release()
     }
-    runEffects(committed)
+    runEffects(committed, log)
     return results
   })
 
