@@ -77,7 +77,7 @@ module.exports = {
         path: '^src/',
         pathNot:
           '^src/card/|^src/sun/index\\.ts$|^src/provisioning/index\\.ts$|^src/(config|errors)\\.ts$|^src/db/store\\.ts$|' +
-          '^src/kiosk/(feedHub|stationStatus)\\.ts$|^src/schemas/taps\\.ts$|^src/stations/|^src/taps/createKeyring\\.ts$',
+          '^src/feed/(feedHub|stationStatus)\\.ts$|^src/schemas/taps\\.ts$|^src/stations/|^src/taps/createKeyring\\.ts$',
       },
     },
     {
@@ -111,16 +111,16 @@ module.exports = {
         'src/db/ (all the SQL) imports nothing from the domain, the schemas or above; only src/paths.ts. The schemas ' +
         "import db's value lists (otpTypes, keySchemes, proofEventStatuses) so a CHECK constraint and an API enum are " +
         'one list: schemas sit above db. One named exception: db/stationEvents.ts takes the feed event shapes from ' +
-        'kiosk/protocol.ts, as types only (db-feed-shapes-as-types); issue 18 moves them to src/feed/.',
+        'feed/protocol.ts, as types only (db-feed-shapes-as-types).',
       from: { path: '^src/db/' },
-      to: { path: '^(src|station)/', pathNot: '^src/db/|^src/paths\\.ts$|^src/kiosk/protocol\\.ts$' },
+      to: { path: '^(src|station)/', pathNot: '^src/db/|^src/paths\\.ts$|^src/feed/protocol\\.ts$' },
     },
     {
       name: 'db-feed-shapes-as-types',
       severity: 'error',
-      comment: 'db/ may name the feed event shapes of kiosk/protocol.ts, never run its code.',
+      comment: 'db/ may name the feed event shapes of feed/protocol.ts, never run its code.',
       from: { path: '^src/db/' },
-      to: { path: '^src/kiosk/protocol\\.ts$', dependencyTypesNot: ['type-only'] },
+      to: { path: '^src/feed/protocol\\.ts$', dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'libraries-are-pure',
@@ -143,16 +143,16 @@ module.exports = {
       severity: 'error',
       comment:
         'The kiosk, staff and claim-phone pages (src/kiosk/web/client/, bundled by esbuild for the browser) import ' +
-        'their own folder and two browser-safe modules of the server side: kiosk/protocol.ts (the feed and socket types, ' +
+        'their own folder and two browser-safe modules of the server side: feed/protocol.ts (the feed and socket types, ' +
         "the close codes) and claims/addressInput.ts (the as-typed address checks, shared so a page and the server say the same).",
       from: { path: '^src/kiosk/web/client/' },
-      to: { pathNot: '^src/kiosk/web/client/|^src/kiosk/protocol\\.ts$|^src/claims/addressInput\\.ts$' },
+      to: { pathNot: '^src/kiosk/web/client/|^src/feed/protocol\\.ts$|^src/claims/addressInput\\.ts$' },
     },
     {
       name: 'browser-shared-stays-browser-safe',
       severity: 'error',
       comment: "What the browser code shares with the server imports no Node module and none of ours; addressInput uses viem's tree-shaken utils.",
-      from: { path: '^src/kiosk/protocol\\.ts$|^src/claims/addressInput\\.ts$' },
+      from: { path: '^src/feed/protocol\\.ts$|^src/claims/addressInput\\.ts$' },
       to: { pathNot: '^node_modules/viem/' },
     },
     {

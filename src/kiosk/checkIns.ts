@@ -8,7 +8,7 @@ import type { Repositories, Store } from '../db/store.js'
 import type { Tx } from '../db/types.js'
 import { BaseError } from '../errors.js'
 import { queueMint } from '../guestbook/guestbookChain.js'
-import type { CheckInSummary, TxStatus } from './protocol.js'
+import type { CheckInSummary, TxStatus } from '../feed/protocol.js'
 
 /** What a check-in needs beyond the store: the chain signers to queue its mint (absent: it counts, and mints nothing). */
 export type CheckInDeps = { store: Store; chains?: Chains; config?: Config; now: () => number }

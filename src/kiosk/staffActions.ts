@@ -5,9 +5,9 @@ import { ConflictError, NotFoundError, UnavailableError } from '../errors.js'
 import { queueMint } from '../guestbook/guestbookChain.js'
 import type { Relayer } from '../relayer/relayer.js'
 import { type CheckInDeps, checkInChip, txStatusOf } from './checkIns.js'
-import type { FeedHub } from './feedHub.js'
+import type { FeedHub } from '../feed/feedHub.js'
 import { kioskCounts, kioskStation, teamCounts } from './kioskViews.js'
-import type { CheckInSummary, StaffEventData } from './protocol.js'
+import type { CheckInSummary, StaffEventData } from '../feed/protocol.js'
 import { appendCheckInRows, isCheckInStation } from './tapFeed.js'
 
 export type KioskDeps = CheckInDeps & { feed: FeedHub; relayer?: Relayer }

@@ -3,7 +3,7 @@ import { promisify } from 'node:util'
 import type { StationRow } from '../db/stations.js'
 import type { Store, Repositories } from '../db/store.js'
 import { BaseError, ConflictError, NotFoundError, UnauthorizedError, ValidationError } from '../errors.js'
-import type { FeedHub } from './feedHub.js'
+import type { FeedHub } from '../feed/feedHub.js'
 
 export const MAX_PIN_TRIES = 5
 /** The first lock; each lock in a row lasts twice the one before, up to PIN_LOCK_MAX_MS. */

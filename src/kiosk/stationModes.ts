@@ -1,8 +1,8 @@
 import type { StationRow } from '../db/stations.js'
 import type { Store } from '../db/store.js'
 import { BadRequestError, NotFoundError } from '../errors.js'
-import type { FeedHub } from './feedHub.js'
-import type { StationMode } from './protocol.js'
+import type { FeedHub } from '../feed/feedHub.js'
+import type { StationMode } from '../feed/protocol.js'
 
 export type SetStationModeParameters = {
   stationId: number

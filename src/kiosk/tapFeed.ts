@@ -4,7 +4,7 @@ import { openGuestbookClaim, openTokenClaim } from '../claims/openClaim.js'
 import type { StationRow } from '../db/stations.js'
 import type { Tx } from '../db/types.js'
 import { type CheckInDeps, type CheckInResult, checkInChip, checkInSummary } from './checkIns.js'
-import type { CheckInSummary, TapEventData } from './protocol.js'
+import type { CheckInSummary, TapEventData } from '../feed/protocol.js'
 
 /** A copied or cloned URL, not a second visit: an alert for staff. */
 const REPLAY_REASONS = new Set(['counter_replay', 'uid_mismatch', 'mac_mismatch'])

@@ -9,7 +9,7 @@ import type { Store } from '../db/store.js'
 import type { TokenRow } from '../db/tokens.js'
 import type { TransferRow } from '../db/transfers.js'
 import { BaseError } from '../errors.js'
-import { recordTxStep } from '../kiosk/txProgress.js'
+import { recordTxStep } from '../feed/txProgress.js'
 import { signTransferTx } from '../transfers/signTransferTx.js'
 import type { RelayerLog } from './relayerLog.js'
 

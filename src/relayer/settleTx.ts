@@ -1,6 +1,6 @@
 import type { ChainTxRow, MinedReceipt } from '../db/chainTxs.js'
 import type { Store, Repositories } from '../db/store.js'
-import { recordTxStep } from '../kiosk/txProgress.js'
+import { recordTxStep } from '../feed/txProgress.js'
 
 /**
  * Records a mined transaction and what it means for the records that caused

@@ -5,7 +5,7 @@ import { CLOSE_UNAUTHORIZED, STATION_SOCKET_PATH, STATUS_HEADER } from '../../st
 import type { TapVerdict } from '../../station/tap.js'
 import type { StationRow } from '../db/stations.js'
 import { BaseError } from '../errors.js'
-import { recordPulledCard, recordReaderStatus } from '../kiosk/stationStatus.js'
+import { recordPulledCard, recordReaderStatus } from '../feed/stationStatus.js'
 import { StationTapBody } from '../schemas/taps.js'
 import { authenticateStation } from '../stations/stations.js'
 import { submitStationTap } from '../stations/submitStationTap.js'
@@ -39,7 +39,7 @@ const tokenOf = (request: FastifyRequest): string | undefined => {
  * `{ id, tap }` is verified exactly like POST /station/taps (submitStationTap) and answered
  * `{ id, verdict }`; a connection's messages are handled one after another, in the order sent, so
  * a queue drained in order keeps its order. `{ status }` and `{ pulled }` go to the station's feed
- * (src/kiosk/stationStatus.ts) and are not answered. The token is checked again at every message:
+ * (src/feed/stationStatus.ts) and are not answered. The token is checked again at every message:
  * a revoked station's socket is closed with code 4401. Backpressure: see MAX_IN_FLIGHT_TAPS
  * (ws.pause() stops reading the underlying net.Socket).
  */

@@ -2,7 +2,7 @@ import { z } from 'zod'
 import { ChipUid, IntId, Iso, Success } from './common.js'
 
 // The kiosk's HTTP shapes (POST /station/taps' `checkIn`, /kiosk/staff/*). The WebSocket's
-// messages are typed in src/kiosk/protocol.ts; the feed events here mirror its StationEvent.
+// messages are typed in src/feed/protocol.ts; the feed events here mirror its StationEvent.
 
 const TxStatus = z.enum(['queued', 'sent', 'replaced', 'confirmed', 'failed'])
 const Mode = z.enum(['checkin', 'claim', 'closed'])
@@ -47,7 +47,7 @@ const StationEvent = z.object({
   stationId: z.number().int(),
   kind: z.enum(['tap', 'reader', 'tx', 'mode', 'staff', 'undo', 'claim']),
   at: Iso,
-  data: z.record(z.string(), z.unknown()).meta({ description: 'As src/kiosk/protocol.ts StationEventData[kind]' }),
+  data: z.record(z.string(), z.unknown()).meta({ description: 'As src/feed/protocol.ts StationEventData[kind]' }),
 })
 
 export const StaffSessionBody = z.object({ pin: z.string().regex(/^\d{4,12}$/, 'A staff PIN is 4 to 12 digits') }).strict()

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, test } from 'vitest'
 import { setChipWallet } from '../../src/kiosk/chipWallet.js'
 import { setStaffPin } from '../../src/kiosk/staffAuth.js'
-import type { TxEventData } from '../../src/kiosk/protocol.js'
+import type { TxEventData } from '../../src/feed/protocol.js'
 import { type ChainGateway, createChainGateway, OTHER } from '../helpers/chainGateway.js'
 import { call } from '../helpers/gateway.js'
 import { seedCheckInTeam, stationTap, UIDS, WALLET } from './kioskFixture.js'

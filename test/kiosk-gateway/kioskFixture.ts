@@ -1,5 +1,5 @@
 import WebSocket from 'ws'
-import type { KioskServerMessage } from '../../src/kiosk/protocol.js'
+import type { KioskServerMessage } from '../../src/feed/protocol.js'
 import { createKioskToken } from '../../src/kiosk/kioskTokens.js'
 import { setStationMode } from '../../src/kiosk/stationModes.js'
 import { createStation } from '../../src/stations/stations.js'
@@ -58,8 +58,9 @@ export type KioskClient = {
   events: () => Extract<KioskServerMessage, { type: 'event' }>[]
 }
 
-export async function openKiosk(baseUrl: string, hello: Record<string, unknown> | null): Promise<KioskClient> {
-  const ws = new WebSocket(`${baseUrl.replace(/^http/, 'ws')}/kiosk/ws`)
+/** `options`: the handshake's, e.g. `{ origin }` as the kiosk page's browser sends it. */
+export async function openKiosk(baseUrl: string, hello: Record<string, unknown> | null, options: WebSocket.ClientOptions = {}): Promise<KioskClient> {
+  const ws = new WebSocket(`${baseUrl.replace(/^http/, 'ws')}/kiosk/ws`, options)
   const messages: KioskServerMessage[] = []
   const waiters = new Set<() => void>()
   ws.on('message', (data) => {

@@ -7,7 +7,7 @@ import { expect } from 'vitest'
 
 /** Debian's chromium (.ci/run installs it with apt-get). */
 export const CHROMIUM = '/usr/bin/chromium'
-export const ARTIFACTS = fileURLToPath(new URL('../artifacts/', import.meta.url))
+export const ARTIFACTS = fileURLToPath(new URL('../artifacts', import.meta.url))
 
 /**
  * Whether the browser tests can run. Without chromium they are skipped with one warning on a

@@ -16,7 +16,7 @@ import type {
   StationEvent,
   TapEventData,
   TxStatus,
-} from '../../protocol.js'
+} from '../../../feed/protocol.js'
 import { type Handoff, requestHandoff, sendRecipient } from './claimApi.js'
 import { createClaimPanel } from './claimPanel.js'
 import { chainText, claimStepText, countdown, handoffError, recipientError } from './claimText.js'
