@@ -59,5 +59,5 @@ export async function refreshTokenMoves(deps: Pick<ChainDeps, 'chains' | 'store'
   await deps.store.tx(async (tx) => {
         const fresh = await tx.tokens.get(token.id)
         if (fresh) await noteChainNonce(tx, fresh, nonce)
-      })
+      }, { isolation: 'read committed' })
 }
