@@ -44,9 +44,10 @@ export type PgDeployment = {
  * Two gateways on `db` and one anvil, started in beforeAll: A alone first (it seeds the demo team and
  * deploys its contracts), then B; ready once every queued chain transaction is mined. `config` is
  * merged over the shared config file (chain: embedded false, poll 100 ms, lease 2 s; rateLimit.max
- * 100,000). Every process is stopped by PID in afterAll.
+ * 100,000). `env` is added to the gateways' environment (not the CLI's). Every process is stopped by PID
+ * in afterAll.
  */
-export function twoGatewaysOnPostgres(db: TestDatabase, p: { config?: Record<string, unknown> } = {}): PgDeployment {
+export function twoGatewaysOnPostgres(db: TestDatabase, p: { config?: Record<string, unknown>; env?: NodeJS.ProcessEnv } = {}): PgDeployment {
   const secret = randomBytes(32).toString('hex')
   const root = makeTempDir('tapgate-pg-')
   const spawned: ChildProcess[] = []
@@ -70,7 +71,7 @@ export function twoGatewaysOnPostgres(db: TestDatabase, p: { config?: Record<str
       PORT: '0',
     }
   }
-  const serve = (name: string): Promise<Server> => startServe({ cwd: root, env: env(name), track: (child) => spawned.push(child) })
+  const serve = (name: string): Promise<Server> => startServe({ cwd: root, env: { ...env(name), ...p.env }, track: (child) => spawned.push(child) })
 
   const signalGateways = (name: NodeJS.Signals) => {
     for (const { child } of [d.a, d.b]) if (child.pid !== undefined && child.exitCode === null) signal(child.pid, name)
