@@ -2,10 +2,6 @@
 // test database and one anvil, set up with the bin's CLI on the same database as an operator would.
 // What each gateway decides alone on SQLite (a ref's first query, a tap's counter, a check-in) is
 // decided once across both; a kiosk connected to one gateway follows taps verified by the other.
-import { spawn, type ChildProcess } from 'node:child_process'
-import { randomBytes } from 'node:crypto'
-import fs from 'node:fs'
-import path from 'node:path'
 import { type Address, createPublicClient, http } from 'viem'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import WebSocket from 'ws'
@@ -15,15 +11,12 @@ import { REFUSED_TAP_VERDICT } from '../../src/taps/tapPage.js'
 import { STATION_SOCKET_PATH } from '../../station/link/protocol.js'
 import type { TapVerdict } from '../../station/tap.js'
 import { openKiosk, type KioskClient } from '../kiosk-gateway/kioskFixture.js'
-import { freePort } from '../helpers/freePort.js'
-import { makeTempDir, sunTapUrl } from '../helpers/gateway.js'
+import { sunTapUrl } from '../helpers/gateway.js'
+import { twoGatewaysOnPostgres } from '../helpers/pgDeployment.js'
 import { HAS_POSTGRES, testDatabase } from '../helpers/postgres.js'
 import { until } from '../helpers/until.js'
-import { cliPath, collectOutput, repoRoot, signal, startServe, stopChild, type Server } from '../helpers/processes.js'
+import type { Server } from '../helpers/processes.js'
 
-const CHAIN = 31337
-/** anvil's dev key 0: the relayer of every gateway. */
-const RELAYER_KEY = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80'
 const ZERO_KEY = '00000000000000000000000000000000'
 /** The demo chip under the demo's "Factory keys (demo)" profile, and NXP's published tap of it (counter 61). */
 const DEMO_CHIP = '04DE5F1EACC040'
@@ -39,125 +32,34 @@ const BADGES: { uid: string; wallet: Address }[] = [
 const REF_QUERIES = 200
 const TAP_COPIES = 100
 const KIOSK_TAPS = 50
-/** Both gateways paused while a burst reaches their sockets, then resumed together: the requests really race. */
-const SETTLE_MS = 50
 
 const describePg = describe.skipIf(!HAS_POSTGRES)
 
 describePg('two gateways on one PostgreSQL database', () => {
   const db = testDatabase()
-  const secret = randomBytes(32).toString('hex')
-  const root = makeTempDir('tapgate-pg-two-')
-  const spawned: ChildProcess[] = []
+  const gw = twoGatewaysOnPostgres(db)
+  const { cli, cliJson, api, together, burst } = gw
   const sockets: WebSocket[] = []
-  let anvil: ChildProcess | undefined
-  let rpcUrl = ''
-  let configFile = ''
   let a: Server
   let b: Server
-  let apiKey = ''
   let teamId = 0
   let eventId = 0
   let guestbook: Address
   /** When each kiosk socket got each tap event (performance.now()), in order. */
   const arrivals = new Map<WebSocket, number[]>()
 
-  /** What every process of this deployment gets: the database, the secret, the chain; a data dir of its own. */
-  function env(name: string): NodeJS.ProcessEnv {
-    const dataDir = path.join(root, name)
-    fs.mkdirSync(dataDir, { recursive: true })
-    return {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      TAPGATE_DATA_DIR: dataDir,
-      TAPGATE_DATABASE_URL: db.url(),
-      TAPGATE_SECRET: secret,
-      TAPGATE_CONFIG: configFile,
-      TAPGATE_LOG_LEVEL: 'warn',
-      TAPGATE_STATION: 'false',
-      RELAYER_KEY,
-      PORT: '0',
-    }
-  }
-
-  const serve = (name: string): Promise<Server> => startServe({ cwd: root, env: env(name), track: (child) => spawned.push(child) })
-
-  /** The bin's CLI on the same database (a data dir of its own); its stdout, or a throw with its output. */
-  async function cli(...args: string[]): Promise<string> {
-    const child = spawn(process.execPath, [cliPath, ...args], { cwd: root, env: env('cli'), stdio: ['ignore', 'pipe', 'pipe'] })
-    spawned.push(child)
-    const output = collectOutput(child)
-    const { code } = await output.exited
-    if (code !== 0) throw new Error(`tapgate ${args.join(' ')} exited ${code}\nstdout: ${output.stdout()}\nstderr: ${output.stderr()}`)
-    return output.stdout()
-  }
-  const cliJson = async <T>(...args: string[]): Promise<T> => JSON.parse(await cli(...args)) as T
-
-  const api = (server: Server, url: string, init: RequestInit = {}) =>
-    fetch(`${server.url}${url}`, { ...init, headers: { 'content-type': 'application/json', 'x-service-api-key': apiKey, ...init.headers } })
-
-  const signalGateways = (name: NodeJS.Signals) => {
-    for (const { child } of [a, b]) if (child.pid !== undefined && child.exitCode === null) signal(child.pid, name)
-  }
-
-  /** Sends what `send` sends while both gateways are paused and releases them together: what it sent really races. */
-  async function together<T>(send: () => Promise<T>): Promise<T> {
-    signalGateways('SIGSTOP')
-    try {
-      const pending = send()
-      pending.catch(() => {}) // awaited below; this only keeps an early rejection from being reported as unhandled
-      await sleep(SETTLE_MS)
-      signalGateways('SIGCONT')
-      return await pending
-    } finally {
-      signalGateways('SIGCONT')
-    }
-  }
-
-  /** `count` requests made by `request(server)`, alternating gateways, all in flight at once (together). */
-  async function burst<T>(count: number, request: (server: Server) => Promise<T>): Promise<T[]> {
-    // Keep-alive connections to both first, so the burst leaves without TCP handshakes.
-    await Promise.all(Array.from({ length: Math.min(count, 64) }, async (_, i) => (await fetch(`${(i % 2 === 0 ? a : b).url}/health`)).arrayBuffer()))
-    return together(() => Promise.all(Array.from({ length: count }, (_, i) => request(i % 2 === 0 ? a : b))))
-  }
-
   beforeAll(async () => {
-    const port = await freePort()
-    rpcUrl = `http://127.0.0.1:${port}`
-    anvil = spawn(path.join(repoRoot, 'node_modules/.bin/anvil'), ['--port', String(port), '--chain-id', String(CHAIN), '--silent'], { stdio: 'ignore' })
-    await until('anvil to answer', async () => {
-      const res = await fetch(rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] }) }).catch(() => null)
-      return res?.ok ? true : undefined
-    })
-    configFile = path.join(root, 'config.json')
-    fs.writeFileSync(
-      configFile,
-      JSON.stringify({
-        chain: { embedded: false, pollIntervalMs: 100, leaseSeconds: 2 },
-        chains: { [CHAIN]: { rpcUrl, relayerKeyEnv: 'RELAYER_KEY' } },
-        rateLimit: { max: 100_000 },
-      }),
-    )
-    // A first, alone: it seeds the demo team (and prints its key, once); B finds it there.
-    a = await serve('a')
-    apiKey = await until('the demo API key', () => /^\s+(tg_[\w-]+)$/m.exec(a.stdout())?.[1])
-    b = await serve('b')
-    expect(b.stdout()).not.toMatch(/tg_/)
+    ;({ a, b, teamId } = gw)
     guestbook = await until('the demo guestbook deploy', async () => {
       const [contract] = (await (await api(b, '/events/contracts')).json()) as { address: Address | null; status: string }[]
       return contract?.status === 'confirmed' ? contract.address! : undefined
     })
     const [event] = (await (await api(a, '/events')).json()) as { id: number }[]
     eventId = event!.id
-    const sql = db.connect()
-    teamId = (await sql<{ id: number }[]>`SELECT id::int AS id FROM teams`)[0]!.id
-  }, 60_000)
+  })
 
-  afterAll(async () => {
+  afterAll(() => {
     for (const ws of sockets.splice(0)) ws.terminate()
-    for (const child of spawned.splice(0)) await stopChild(child)
-    if (anvil) await stopChild(anvil)
-    fs.rmSync(root, { recursive: true, force: true })
   })
 
   test(`${REF_QUERIES} concurrent first queries of a ref made with the CLI, across both gateways: one isValidRef true, no 5xx`, async () => {
@@ -301,7 +203,7 @@ describePg('two gateways on one PostgreSQL database', () => {
       const [open] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM chain_txs WHERE status <> 'mined'`
       return open!.n === 0 ? true : undefined
     }, 30_000, 100)
-    const client = createPublicClient({ transport: http(rpcUrl) })
+    const client = createPublicClient({ transport: http(gw.rpcUrl) })
     const [event] = await sql<{ tokenId: string }[]>`SELECT token_id::text AS "tokenId" FROM guestbook_events WHERE id = ${eventId}`
     for (const badge of BADGES)
       expect(await client.readContract({ address: guestbook, abi: guestbookAbi, functionName: 'balanceOf', args: [badge.wallet, BigInt(event!.tokenId)] }), badge.uid).toBe(1n)
@@ -339,5 +241,3 @@ describePg('two gateways on one PostgreSQL database', () => {
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
