@@ -81,6 +81,8 @@ export function createTokensRepository(db: Db) {
     linkChip: (tokenRowId: number, uid: string, now: number) => link.run(tokenRowId, uid, now),
     setMetadata: (id: number, metadata: string, now: number) => setMetadata.run(metadata, now, id),
     /** @returns true when the row changed (false: no such token) */
+    /** The token, read for an update: PostgreSQL locks its row to COMMIT; a SQLite transaction already holds the write lock. */
+    lock: (id: number) => byId.get(id),
     setMinted: (id: number, minted: boolean) => setMinted.run(minted ? 1 : 0, id).changes === 1,
     /** A move the gateway accepted (a relayed transfer). @returns the token's moves now */
     addMove: (id: number) => moved.get(id)!.moves,

@@ -5,6 +5,7 @@ import { GAS, guestbookMintData, setTransfersPausedData } from '../chain/contrac
 import { checkRecipientCanReceive } from '../chain/recipientCheck.js'
 import type { Config } from '../config.js'
 import type { GuestbookContractRow, GuestbookEventRow } from '../db/guestbook.js'
+import { isUniqueViolation } from '../db/storeErrors.js'
 import type { Tx } from '../db/types.js'
 import { ConflictError, NotFoundError } from '../errors.js'
 import { checkOtp, spendOtp } from '../otps/spendOtp.js'
@@ -43,7 +44,7 @@ export function deployGuestbook(deps: ChainDeps, p: { teamId: number; name: stri
     const queued = await queueGuestbookDeploy(tx, chain, deps.config, { ...p, now: deps.now() })
     tx.afterCommit(() => deps.relayer?.wake(p.chainId))
     return queued
-  })
+  }, { isolation: 'read committed' })
 }
 
 /** Our relayer owns only the guestbooks it deployed; a contract registered by address cannot be minted or paused from here. */
@@ -84,7 +85,11 @@ export async function queueMint(
       now,
       fallbackMaxFeeGwei: deps.config.chain.fallbackMaxFeeGwei,
     })
-  const mintId = await tx.transfers.insertGuestbookMint({ eventId: event.id, recipient, chipUid, otpCode, chainTxId: queued.id, createdAt: now })
+  const mintId = await tx.transfers.insertGuestbookMint({ eventId: event.id, recipient, chipUid, otpCode, chainTxId: queued.id, createdAt: now }).catch((error: unknown) => {
+    // A concurrent mint (another request, another gateway) got past the checks above first: the unique index says so.
+    if (isUniqueViolation(error)) throw new ConflictError('already_minted', `${recipient} already has this event's token, or the chip has minted it`)
+    throw error
+  })
   return { txnHash: queued.hash, chainId: contract.chainId, txId: queued.id, mintId }
 }
 
@@ -111,7 +116,7 @@ export async function mintGuestbookEvent(deps: ChainDeps, p: { teamId: number; s
     const mint = await queueMint(tx, deps, await findGuestbookEvent(tx, p.teamId, p.selector), p.recipient, null, null, now)
     tx.afterCommit(() => deps.relayer?.wake(mint.chainId))
     return mint
-  })
+  }, { isolation: 'read committed' })
 }
 
 /** POST /events/mint/self: the OTP of a tap on a chip assigned to the event; one mint per chip per event. */
@@ -131,7 +136,7 @@ export async function mintGuestbookEventSelf(
     await p.onQueued?.(mint, tx)
     tx.afterCommit(() => deps.relayer?.wake(mint.chainId))
     return mint
-  })
+  }, { isolation: 'read committed' })
 }
 
 /** POST /events/toggle-pause-state: paused = soulbound (transfers revert on chain; mints still work). */
@@ -160,5 +165,5 @@ export function setGuestbookPaused(
     const { chainId } = contract
     tx.afterCommit(() => deps.relayer?.wake(chainId))
     return { txnHash: queued.hash, chainId: contract.chainId }
-  })
+  }, { isolation: 'read committed' })
 }

@@ -110,7 +110,7 @@ export function retryCheckInTx(deps: KioskDeps, p: { stationId: number; txId: nu
     await staffRow(tx, station.id, { action: 'retry', summary: `retried transaction ${p.txId} as ${mint.txId}`, checkInId: checkIn.id, txId: mint.txId }, now)
     announce(tx, deps, mint.chainId)
     return { txId: mint.txId, txnHash: mint.txnHash }
-  })
+  }, { isolation: 'read committed' })
 }
 
 /** POST /kiosk/staff/test-chip: until then, accepted taps are shown and logged as `test`, never counted. */

@@ -35,5 +35,5 @@ export function updateTokenMetadata(deps: ChainDeps, p: { key: TokenKey; teamId:
         })
     tx.afterCommit(() => deps.relayer?.wake(token.chainId))
     return { refreshTxHash: queued.hash, chainId: token.chainId }
-  })
+  }, { isolation: 'read committed' })
 }

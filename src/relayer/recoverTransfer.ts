@@ -75,7 +75,7 @@ export async function recoverTransfer(p: { store: Store; chain: Chain; config: C
       const signed = await signTransferTx(tx, chain, { token, recipient, method, now: p.now, config: p.config })
       await tx.transfers.resign(transfer.id, signed.id, method)
       return signed
-    })
+    }, { isolation: 'read committed' })
   log.warn({ transferId: transfer.id, from: row.txHash, to: queued.hash, method }, 'transfer re-signed after a revert')
 }
 

@@ -29,7 +29,10 @@ function accept(
   const { store, config } = deps
   const now = deps.now()
   return store.tx(async (tx) => {
-    const { token, otpCode = null } = await p.token(tx)
+    const { token: found, otpCode = null } = await p.token(tx)
+    // Read again under the row's lock (PostgreSQL: FOR UPDATE to COMMIT): two transfers of one token
+    // take turns, so the second sees the first's mint and claims instead of minting again.
+    const token = (await tx.tokens.lock(found.id)) ?? found
     const chain = deps.chains.signer(token.chainId)
     const registration = await useClaimRegistration(tx, token, p.recipient, now)
     const method = token.minted ? 'claimNFT' : 'mintNFT'
@@ -53,7 +56,7 @@ function accept(
     await p.onAccepted?.(accepted, tx)
     tx.afterCommit(() => deps.relayer?.wake(token.chainId))
     return accepted
-  })
+  }, { isolation: 'read committed' })
 }
 
 /**

@@ -89,4 +89,23 @@ describeStores('tokens', ({ store }) => {
     expect(counts.every((n) => n === 5)).toBe(true)
     expect((await store().tokens.get(id))?.moves).toBe(5)
   })
+
+  it('lock: transfers of one token take turns, so the second sees the first one\'s mint (read committed)', async () => {
+    const teamId = await seed()
+    const id = await store().tokens.insert(write(teamId))
+    // Each racer does what a transfer does: read the token under the lock, mint if not minted yet.
+    const minters = await Promise.all(
+      Array.from({ length: RACERS }, () =>
+        store().tx(async (tx) => {
+          const token = (await tx.tokens.lock(id))!
+          await new Promise((resolve) => setTimeout(resolve, 2))
+          if (token.minted === 1) return false
+          await tx.tokens.setMinted(id, true)
+          return true
+        }, { isolation: 'read committed' }),
+      ),
+    )
+    expect(minters.filter(Boolean)).toHaveLength(1)
+    expect(await store().tokens.lock(id + 100)).toBeUndefined()
+  })
 })

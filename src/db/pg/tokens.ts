@@ -48,6 +48,10 @@ export function createPgTokensRepository(sql: PgQuery): AsyncRepository<ReturnTy
     async setMetadata(id, metadata, now) {
       await sql`UPDATE tokens SET metadata = ${metadata}, updated_at = ${now} WHERE id = ${id}`
     },
+    async lock(id) {
+      const [row] = await sql<TokenRow[]>`SELECT ${sql.unsafe(columns)} FROM tokens t WHERE t.id = ${id} FOR UPDATE`
+      return row
+    },
     async setMinted(id, minted) {
       const rows = await sql`UPDATE tokens SET minted = ${minted} WHERE id = ${id} RETURNING id`
       return rows.length === 1
