@@ -20,6 +20,7 @@ import { makeTempDir, sunTapUrl } from '../helpers/gateway.js'
 import { HAS_POSTGRES } from '../helpers/postgres.js'
 import { findPostgresBin, startPostgresServer, type PostgresServer } from '../helpers/postgresServer.js'
 import { repoRoot, signal, startServe, stopChild, type Server } from '../helpers/processes.js'
+import { until } from '../helpers/until.js'
 
 const CHAIN = 31337
 const LEASE_MS = 2000
@@ -67,16 +68,6 @@ afterAll(async () => {
   fs.rmSync(pgDir, { recursive: true, force: true })
 })
 
-async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 20_000, everyMs = 50): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await probe()
-    if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, everyMs))
-  }
-}
-
 /** A gateway of its own data dir on the shared database and chain. */
 async function serve(name: string): Promise<Server> {
   const dataDir = path.join(root, `gateway-${name}`)
@@ -121,7 +112,13 @@ const chainClient = () => createPublicClient({ transport: http(rpcUrl) })
 
 /** Waits for the outbox to drain, then checks chain and outbox agree: one TransferSingle per mined mint, nonces neither reused nor skipped. */
 async function expectOutboxOnChain(): Promise<{ minted: number }> {
-  await until('the outbox to drain', async () => ((await sql`SELECT 1 FROM chain_txs WHERE status <> 'mined' LIMIT 1`).length === 0 ? true : undefined), 30_000, 100)
+  try {
+    await until('the outbox to drain', async () => ((await sql`SELECT 1 FROM chain_txs WHERE status <> 'mined' LIMIT 1`).length === 0 ? true : undefined), 30_000, 100)
+  } catch (error) {
+    const open = await sql`SELECT id, nonce, status, sent_by, last_error FROM chain_txs WHERE status <> 'mined' ORDER BY nonce LIMIT 5`
+    const [lease] = await sql`SELECT holder, epoch, expires_at FROM relayer_leases`
+    throw new Error(`${(error as Error).message}: open rows ${JSON.stringify(open)}; lease ${JSON.stringify(lease)}`)
+  }
   const client = chainClient()
   const logs = await client.getLogs({ address: guestbook, event: transferSingle, fromBlock: 0n })
   const [mined] = await sql<{ minted: number }[]>`SELECT count(*)::int AS minted FROM chain_txs WHERE kind = 'guestbook_mint' AND status = 'mined' AND NOT reverted`
