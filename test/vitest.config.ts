@@ -1,10 +1,27 @@
 import { fileURLToPath } from 'node:url'
 import { defineConfig } from 'vitest/config'
 
+/**
+ * Test files run once more on PostgreSQL (the `postgres` project, TAPGATE_TEST_BACKEND=postgres): their
+ * gateways come from createBackendGateway (test/helpers/gateway.ts). One body for both engines, so a
+ * test only PostgreSQL fails is a bug of its repositories, not of the test.
+ */
+const bothEngines = [
+  'test/routes/refs.test.ts',
+  'test/routes/otps.test.ts',
+  'test/routes/phygitals.test.ts',
+  'test/routes/events.test.ts',
+  'test/routes/crossTeam.test.ts',
+  'test/routes/tap.test.ts',
+  'test/routes/chipGroups.test.ts',
+  'test/routes/stationTaps.test.ts',
+  'test/taps/counterRules.test.ts',
+  'test/stations/revokeStation.test.ts',
+]
+
 export default defineConfig({
   test: {
     root: fileURLToPath(new URL('..', import.meta.url)),
-    include: ['test/**/*.test.ts'],
     // Forks, not threads: better-sqlite3 and spawned servers are per-process resources.
     pool: 'forks',
     // One PostgreSQL server per run, started at the first test file that asks for a database.
@@ -14,5 +31,9 @@ export default defineConfig({
     // expect.poll waits for another process or page (a kiosk screen, a server's log): 1 s, the default,
     // was once not enough on a loaded 2-core CI machine (staffPage, a WebSocket hop between two pages).
     expect: { poll: { timeout: 5_000 } },
+    projects: [
+      { extends: true, test: { name: 'sqlite', include: ['test/**/*.test.ts'] } },
+      { extends: true, test: { name: 'postgres', include: bothEngines, env: { TAPGATE_TEST_BACKEND: 'postgres' } } },
+    ],
   },
 })

@@ -6,15 +6,17 @@ import { onTestFinished } from 'vitest'
 import { buildApp } from '../../src/app.js'
 import { createApiKey } from '../../src/auth/apiKeys.js'
 import { ConfigSchema, type Config, type ConfigInput } from '../../src/config.js'
-import { openStore, type SqliteStore, type Store } from '../../src/db/store.js'
+import { connectPostgres } from '../../src/db/pg/connect.js'
+import { createPostgresStore } from '../../src/db/pg/store.js'
+import { openStore, type Backend, type PostgresStore, type SqliteStore, type Store } from '../../src/db/store.js'
 import { importData, parseImportFile } from '../../src/importer/importData.js'
 import { loadGatewaySecret } from '../../src/keys/gatewaySecret.js'
 import { recordTap } from '../../src/taps/recordTap.js'
 import { ChipUid } from '../../src/schemas/common.js'
 
-export type TestGateway = {
+export type TestGateway<S extends SqliteStore | PostgresStore = SqliteStore> = {
   app: FastifyInstance
-  store: SqliteStore
+  store: S
   config: Config
   dataDir: string
   /** The app's clock; move `clock.now` to test expiry. */
@@ -44,16 +46,52 @@ export function testStore(dataDir: string): SqliteStore {
   return store
 }
 
+type TestGatewayOptions = { config?: ConfigInput; logStream?: NodeJS.WritableStream; kioskClientDir?: string }
+
 /**
  * A real gateway on a real SQLite file in a temp dir, with a controllable
  * clock. Use `gw.app.inject` for requests; call `close()` (e.g. in afterEach).
  */
-export async function createTestGateway(
-  opts: { config?: ConfigInput; logStream?: NodeJS.WritableStream; kioskClientDir?: string } = {},
-): Promise<TestGateway> {
+export function createTestGateway(opts: TestGatewayOptions = {}): Promise<TestGateway> {
+  // Else a file listed to run on both engines would quietly run on SQLite twice.
+  if (TEST_BACKEND === 'postgres') throw new Error('this run is PostgreSQL\'s (TAPGATE_TEST_BACKEND): use createBackendGateway()')
+  return startGateway(opts, (dataDir) => openStore({ dataDir }))
+}
+
+/**
+ * The engine of this run's backend gateways: test/vitest.config.ts runs the files in its
+ * `bothEngines` list once per engine, the second time with TAPGATE_TEST_BACKEND=postgres.
+ */
+export const TEST_BACKEND: Backend = process.env.TAPGATE_TEST_BACKEND === 'postgres' ? 'postgres' : 'sqlite'
+
+/** A gateway on this run's engine (TEST_BACKEND): `store.backend` says which. */
+export type BackendGateway = TestGateway<SqliteStore | PostgresStore> & {
+  /** PostgreSQL's URL, for a CLI run on the same store (TAPGATE_DATABASE_URL); null on SQLite (the data dir's). */
+  databaseUrl: string | null
+}
+
+// On PostgreSQL the gateways of a test file share one database (testDatabase: copied from the migrated
+// template before the file, dropped after it), emptied for each gateway: a copy each costs 0.3 s, this 20 ms.
+// Imported only then: test/helpers/postgres.ts asks for the run's PostgreSQL harness as it loads.
+const postgresHelpers = TEST_BACKEND === 'postgres' ? await import('./postgres.js') : undefined
+const postgresDatabase = postgresHelpers?.testDatabase()
+
+/**
+ * createTestGateway on TEST_BACKEND, its store empty. For the test files that run on both engines
+ * (test/vitest.config.ts); a test file's gateways must not overlap (one at a time, closed in afterEach).
+ */
+export async function createBackendGateway(opts: TestGatewayOptions = {}): Promise<BackendGateway> {
+  if (!postgresHelpers || !postgresDatabase) return { ...(await createTestGateway(opts)), databaseUrl: null }
+  const databaseUrl = postgresDatabase.url()
+  const store = createPostgresStore(connectPostgres({ url: databaseUrl }))
+  await postgresHelpers.emptyTables(store.sql)
+  return { ...(await startGateway(opts, () => store)), databaseUrl }
+}
+
+async function startGateway<S extends SqliteStore | PostgresStore>(opts: TestGatewayOptions, open: (dataDir: string) => S): Promise<TestGateway<S>> {
   const dataDir = makeTempDir()
   const config = ConfigSchema.parse({ logLevel: 'silent', demo: false, ...opts.config, dataDir })
-  const store = openStore({ dataDir })
+  const store = open(dataDir)
   const clock = { now: Date.parse('2026-11-21T10:00:00.000Z') }
   const app = await buildApp({ config, store, now: () => clock.now, logStream: opts.logStream, kioskClientDir: opts.kioskClientDir })
   await app.ready()
@@ -69,6 +107,19 @@ export async function createTestGateway(
       fs.rmSync(dataDir, { recursive: true, force: true })
     },
   }
+}
+
+/**
+ * The rows of a constant SQL statement both engines accept (e.g. `SELECT COUNT(*) AS n FROM otps`),
+ * to check what the API left stored. Column names as the engine's client gives them (camelCase on
+ * PostgreSQL), so select single-word names or alias them.
+ */
+export async function queryRows<Row extends Record<string, unknown> = Record<string, unknown>>(
+  store: SqliteStore | PostgresStore,
+  statement: string,
+): Promise<Row[]> {
+  if (store.backend === 'sqlite') return store.db.prepare<[], Row>(statement).all()
+  return [...(await store.sql.unsafe<Row[]>(statement))]
 }
 
 /** One team of an import document (see README "Import file format"). */

@@ -83,6 +83,22 @@ export function testDatabase({ empty = false }: { empty?: boolean } = {}): TestD
   }
 }
 
+/**
+ * Empties every table but the migrations' and restarts every id sequence: the database as the template
+ * made it. DELETE with the foreign-key triggers off (every table is emptied, so no reference is left
+ * dangling) rather than TRUNCATE, which makes new files for each of ~40 tables: 1 ms instead of 25-40.
+ */
+export async function emptyTables<T extends Record<string, unknown>>(sql: postgres.Sql<T>): Promise<void> {
+  const tables = await sql<{ tablename: string }[]>`
+    SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'schema_migrations'`
+  await sql.begin((tx) =>
+    tx.unsafe(`
+      SET LOCAL session_replication_role = replica;
+      ${tables.map(({ tablename }) => `DELETE FROM "${tablename}";`).join('\n')}
+      SELECT setval(oid, 1, false) FROM pg_class WHERE relkind = 'S' AND relnamespace = 'public'::regnamespace;`),
+  )
+}
+
 /** Runs `fn` on a short-lived superuser connection to the `postgres` maintenance database. */
 export async function asAdmin<T>(socketDir: string, fn: (sql: postgres.Sql) => Promise<T>): Promise<T> {
   const sql = postgres({ ...clientOptions(socketDir, 'postgres'), max: 1 })

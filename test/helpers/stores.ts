@@ -10,7 +10,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe } from 'vitest'
 import { connectPostgres } from '../../src/db/pg/connect.js'
 import { createPostgresStore, type PostgresStore } from '../../src/db/pg/store.js'
 import { openStore, type Backend, type Store } from '../../src/db/store.js'
-import { HAS_POSTGRES, testDatabase } from './postgres.js'
+import { emptyTables, HAS_POSTGRES, testDatabase } from './postgres.js'
 
 export type StoreContext = {
   /** The store of the running test. */
@@ -37,16 +37,10 @@ export function describeStores(name: string, body: (context: StoreContext) => vo
   describe.skipIf(!HAS_POSTGRES)(`${name} (postgres)`, () => {
     const database = testDatabase()
     let store: PostgresStore | undefined
-    let tables: string[] = []
-    beforeAll(async () => {
+    beforeAll(() => {
       store = createPostgresStore(connectPostgres({ url: database.url(), max: 4 }))
-      const rows = await store.sql<{ tablename: string }[]>`
-        SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'schema_migrations'`
-      tables = rows.map((row) => row.tablename)
     })
-    beforeEach(async () => {
-      await store!.sql.unsafe(`TRUNCATE ${tables.map((t) => `"${t}"`).join(', ')} RESTART IDENTITY CASCADE`)
-    })
+    beforeEach(() => emptyTables(store!.sql))
     afterAll(async () => {
       await store?.close()
     })

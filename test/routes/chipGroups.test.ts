@@ -1,14 +1,14 @@
 import { afterEach, expect, test } from 'vitest'
 import { revokeApiKey } from '../../src/auth/apiKeys.js'
-import { call, createTestGateway, seedTeam, type TestGateway } from '../helpers/gateway.js'
+import { type BackendGateway, call, createBackendGateway, seedTeam } from '../helpers/gateway.js'
 
-let gw: TestGateway
+let gw: BackendGateway
 afterEach(async () => gw?.close())
 
 const iso = (ms: number) => new Date(ms).toISOString()
 
 async function setup() {
-  gw = await createTestGateway()
+  gw = await createBackendGateway()
   const start = gw.clock.now
   const a = await seedTeam(gw, {
     name: 'A',

@@ -1,6 +1,6 @@
 import type { InjectOptions } from 'fastify'
 import { afterEach, beforeEach, describe, expect, test } from 'vitest'
-import { ALICE, BOB, call, CONTRACT, createTestGateway, GUESTBOOK, metadata, seedTeam, tapChip, type TestGateway } from '../helpers/gateway.js'
+import { ALICE, type BackendGateway, BOB, call, CONTRACT, createBackendGateway, GUESTBOOK, metadata, queryRows, seedTeam, tapChip } from '../helpers/gateway.js'
 
 /**
  * The cross-team matrix: team B's API key against every one of team A's
@@ -9,7 +9,7 @@ import { ALICE, BOB, call, CONTRACT, createTestGateway, GUESTBOOK, metadata, see
  * A's view through its own key are compared before and after.
  */
 
-let gw: TestGateway
+let gw: BackendGateway
 afterEach(async () => gw?.close())
 
 const B_GUESTBOOK = '0x9fE46736679d2D9a65F0992F2272dE9f3c7fa6e0'
@@ -24,7 +24,7 @@ type Ctx = {
 let ctx: Ctx
 
 beforeEach(async () => {
-  gw = await createTestGateway()
+  gw = await createBackendGateway()
   const a = await seedTeam(gw, {
     name: 'A',
     chipGroups: [{ name: 'A group' }],
@@ -88,11 +88,14 @@ beforeEach(async () => {
 })
 
 /** Every row of every table, in a stable order. */
-function dumpDatabase(): Record<string, unknown[]> {
-  const tables = gw.store.db
-    .prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
-    .all()
-  return Object.fromEntries(tables.map(({ name }) => [name, gw.store.db.prepare(`SELECT * FROM "${name}" ORDER BY 1, 2`).all()]))
+async function dumpDatabase(): Promise<Record<string, unknown[]>> {
+  const tables = await queryRows<{ name: string }>(
+    gw.store,
+    gw.store.backend === 'sqlite'
+      ? "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name"
+      : "SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename",
+  )
+  return Object.fromEntries(await Promise.all(tables.map(async ({ name }) => [name, await queryRows(gw.store, `SELECT * FROM "${name}" ORDER BY 1, 2`)])))
 }
 
 /** Team A's resources as A sees them through the API. */
@@ -255,7 +258,7 @@ const withKey = (options: InjectOptions, key: string): InjectOptions => ({
 
 describe("team B's key against team A's resources", () => {
   test.each(rows)('$name → 404 $error, nothing changed', async (row) => {
-    const dbBefore = dumpDatabase()
+    const dbBefore = await dumpDatabase()
     const viewBefore = await viewOfA()
 
     const res = await call(gw, withKey(row.request(ctx), ctx.b.apiKey))
@@ -264,7 +267,7 @@ describe("team B's key against team A's resources", () => {
     // The message must not hint that the resource exists for someone else.
     expect(res.body.message).not.toMatch(/another|belongs|owned|owner/i)
 
-    expect(dumpDatabase()).toEqual(dbBefore)
+    expect(await dumpDatabase()).toEqual(dbBefore)
     expect(await viewOfA()).toEqual(viewBefore)
 
     // Control: the request itself is well-formed and meaningful for the owning side.
@@ -313,12 +316,12 @@ describe("team B's listings show only B's own rows", () => {
   ]
 
   test.each(listings)('$name', async ({ url, expected }) => {
-    const dbBefore = dumpDatabase()
+    const dbBefore = await dumpDatabase()
     const res = await call(gw, { url, headers: { 'x-service-api-key': ctx.b.apiKey } })
     expect(res.status).toBe(200)
     expect(res.body).toEqual(expected(ctx))
     expect(JSON.stringify(res.body)).not.toMatch(/A book|A event|A group/)
-    expect(dumpDatabase()).toEqual(dbBefore)
+    expect(await dumpDatabase()).toEqual(dbBefore)
 
     // A's key sees A's rows on the same URL, so the emptiness above is scoping.
     const a = await call(gw, { url, headers: { 'x-service-api-key': ctx.a.apiKey } })

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from 'vitest'
-import { call, createTestGateway, GUESTBOOK, metadata, seedTeam, tapChip, type TestGateway } from '../helpers/gateway.js'
+import { type BackendGateway, call, createBackendGateway, GUESTBOOK, metadata, seedTeam, tapChip } from '../helpers/gateway.js'
 
-let gw: TestGateway
+let gw: BackendGateway
 afterEach(async () => gw?.close())
 
 const CHAIN = 31337
@@ -29,7 +29,7 @@ type Setup = {
 }
 
 async function setup(): Promise<Setup> {
-  gw = await createTestGateway()
+  gw = await createBackendGateway()
   const a = await seedTeam(gw, {
     name: 'A',
     chips: [{ uid: UID_A }, { uid: UID_B }],

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from 'vitest'
-import { ALICE, BOB, call, CONTRACT, createTestGateway, GUESTBOOK, metadata, seedTeam, tapChip, type TestGateway } from '../helpers/gateway.js'
+import { ALICE, type BackendGateway, BOB, call, CONTRACT, createBackendGateway, GUESTBOOK, metadata, queryRows, seedTeam, tapChip } from '../helpers/gateway.js'
 
-let gw: TestGateway
+let gw: BackendGateway
 afterEach(async () => gw?.close())
 
 const PUBLIC_ID = /^[A-Za-z0-9_-]{21}$/
@@ -17,8 +17,8 @@ const UID = {
 }
 
 /** Seeded at the gateway's initial clock; taps happen a minute later so event and OTP timestamps differ. */
-async function setup(config: Parameters<typeof createTestGateway>[0] = {}) {
-  gw = await createTestGateway(config)
+async function setup(config: Parameters<typeof createBackendGateway>[0] = {}) {
+  gw = await createBackendGateway(config)
   const seededAt = gw.clock.now
   const a = await seedTeam(gw, {
     name: 'A',
@@ -282,7 +282,7 @@ describe('spending an OTP (POST /phygitals/claim-registration/pullable)', () => 
     const read = await getOtp(code)
     expect(read.body.isExpired).toBe(false)
     expect(read.body).not.toHaveProperty('usedAt')
-    expect(gw.store.db.prepare('SELECT COUNT(*) AS n FROM claim_registrations').get()).toEqual({ n: 0 })
+    expect(await queryRows(gw.store, 'SELECT COUNT(*) AS n FROM claim_registrations')).toEqual([{ n: 0 }])
   })
 
   test('a second use is 409 otp_used', async () => {
@@ -298,7 +298,7 @@ describe('spending an OTP (POST /phygitals/claim-registration/pullable)', () => 
         "success": false,
       }
     `)
-    expect(gw.store.db.prepare('SELECT recipient FROM claim_registrations').all()).toEqual([{ recipient: ALICE }])
+    expect(await queryRows(gw.store, 'SELECT recipient FROM claim_registrations')).toEqual([{ recipient: ALICE }])
   })
 
   test('an expired OTP is 409 otp_expired and registers nothing', async () => {
@@ -309,7 +309,7 @@ describe('spending an OTP (POST /phygitals/claim-registration/pullable)', () => 
     expect(res.status).toBe(409)
     expect(res.body).toMatchObject({ success: false, error: 'otp_expired' })
     expect((await stored(code))?.usedAt).toBeNull()
-    expect(gw.store.db.prepare('SELECT COUNT(*) AS n FROM claim_registrations').get()).toEqual({ n: 0 })
+    expect(await queryRows(gw.store, 'SELECT COUNT(*) AS n FROM claim_registrations')).toEqual([{ n: 0 }])
   })
 
   test('just before expiry the OTP still works', async () => {
@@ -420,7 +420,7 @@ describe('spending an OTP (POST /phygitals/claim-registration/pullable)', () => 
       expect(r.statusCode).toBe(409)
       expect((JSON.parse(r.body) as { error: string }).error).toBe('otp_used')
     }
-    expect(gw.store.db.prepare('SELECT COUNT(*) AS n FROM claim_registrations').get()).toEqual({ n: 1 })
+    expect(await queryRows(gw.store, 'SELECT COUNT(*) AS n FROM claim_registrations')).toEqual([{ n: 1 }])
     expect((await stored(code))?.usedAt).toBe(gw.clock.now)
   })
 })
@@ -435,7 +435,7 @@ describe('OTP endpoints check the code before any work', () => {
     ['GET', '/phygitals/transfer-signature/pullable'],
   ]
   test('no code is 401 otp_missing and an unknown one 401 otp_invalid, even with an ENS recipient', async () => {
-    gw = await createTestGateway()
+    gw = await createBackendGateway()
     for (const [method, url] of routes) {
       const request = (headers: Record<string, string>) =>
         method === 'GET'

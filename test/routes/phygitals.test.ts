@@ -1,18 +1,18 @@
 import { afterEach, describe, expect, test } from 'vitest'
 import {
   ALICE,
+  type BackendGateway,
   BOB,
   call,
   CONTRACT,
-  createTestGateway,
+  createBackendGateway,
   metadata,
   seedTeam,
   tapChip,
   type TeamSeed,
-  type TestGateway,
 } from '../helpers/gateway.js'
 
-let gw: TestGateway
+let gw: BackendGateway
 afterEach(async () => gw?.close())
 
 const CHAIN = 31337
@@ -47,7 +47,7 @@ function seedA(extra: Partial<TeamSeed> = {}): Promise<{ apiKey: string }> {
 
 describe('GET /phygitals/chip', () => {
   test('lists the linked chips in uppercase, uid being the first linked', async () => {
-    gw = await createTestGateway()
+    gw = await createBackendGateway()
     // UID_B is linked first, UID_A a second later: order follows linking, not the UID.
     await seedTeam(gw, { name: 'A', chips: [{ uid: UID_B.toLowerCase() }], tokens: [{ ...key('1'), chips: [UID_B] }] })
     gw.clock.now += 1000
@@ -62,7 +62,7 @@ describe('GET /phygitals/chip', () => {
   })
 
   test('accepts a lower-case contractAddress and a token with one chip', async () => {
-    gw = await createTestGateway()
+    gw = await createBackendGateway()
     const { apiKey } = await seedA()
     const res = await call(gw, {
       url: `/phygitals/chip?${qs(key('3', CONTRACT.toLowerCase()))}`,
@@ -73,7 +73,7 @@ describe('GET /phygitals/chip', () => {
   })
 
   test('404 chip_not_found for a token with no chips, token_not_found for an unknown or foreign token', async () => {
-    gw = await createTestGateway()
+    gw = await createBackendGateway()
     const { apiKey } = await seedA()
     const b = await seedTeam(gw, { name: 'B' })
     const headers = { 'x-service-api-key': apiKey }
@@ -96,7 +96,7 @@ describe('GET /phygitals/chip', () => {
   })
 
   test('401 api_key_missing without a key, invalid_api_key with a wrong one', async () => {
-    gw = await createTestGateway()
+    gw = await createBackendGateway()
     await seedA()
     const missing = await call(gw, { url: `/phygitals/chip?${qs(key('1'))}` })
     expect(missing.status).toBe(401)
@@ -107,7 +107,7 @@ describe('GET /phygitals/chip', () => {
   })
 
   test('400 validation_failed naming each bad or missing query field', async () => {
-    gw = await createTestGateway()
+    gw = await createBackendGateway()
     const { apiKey } = await seedA()
     const headers = { 'x-service-api-key': apiKey }
 
@@ -136,7 +136,7 @@ describe('claim registrations', () => {
   const statusUrl = (tokenId: string, recipient: string) => `/phygitals/claim-registration?${qs({ ...key(tokenId), recipient })}`
 
   test('lifecycle: delay, window, one open registration per token, then a new one after expiry', async () => {
-    gw = await createTestGateway()
+    gw = await createBackendGateway()
     const { apiKey } = await seedA()
     const headers = { 'x-service-api-key': apiKey }
     const linkedToken = { contractAddress: CONTRACT, tokenId: '1', chainId: String(CHAIN) }
@@ -194,7 +194,7 @@ describe('claim registrations', () => {
   })
 
   test('a token without 2-tap: POST 409 two_tap_claim_disabled, GET isRequired false', async () => {
-    gw = await createTestGateway()
+    gw = await createBackendGateway()
     const { apiKey } = await seedA()
     const post = await call(gw, {
       method: 'POST',
@@ -211,7 +211,7 @@ describe('claim registrations', () => {
   })
 
   test('twoTapClaim: true uses config.claim (no delay, a 24 h window)', async () => {
-    gw = await createTestGateway()
+    gw = await createBackendGateway()
     expect(gw.config.claim).toEqual({ delaySeconds: 0, windowSeconds: 86_400 })
     const { apiKey } = await seedA()
     const res = await call(gw, {
@@ -230,7 +230,7 @@ describe('claim registrations', () => {
   })
 
   test('the configured claim defaults apply to twoTapClaim: true', async () => {
-    gw = await createTestGateway({ config: { claim: { delaySeconds: 5, windowSeconds: 50 } } })
+    gw = await createBackendGateway({ config: { claim: { delaySeconds: 5, windowSeconds: 50 } } })
     const { apiKey } = await seedA()
     const res = await call(gw, {
       method: 'POST',
@@ -243,7 +243,7 @@ describe('claim registrations', () => {
   })
 
   test('POST needs the key of the owning team', async () => {
-    gw = await createTestGateway()
+    gw = await createBackendGateway()
     await seedA()
     const b = await seedTeam(gw, { name: 'B' })
     const payload = { ...key('1'), recipient: ALICE }
@@ -257,7 +257,7 @@ describe('claim registrations', () => {
   })
 
   test('DELETE removes the registration; a second DELETE is 404', async () => {
-    gw = await createTestGateway()
+    gw = await createBackendGateway()
     const { apiKey } = await seedA()
     const headers = { 'x-service-api-key': apiKey }
     const payload = { ...key('1'), recipient: ALICE }
@@ -279,7 +279,7 @@ describe('claim registrations', () => {
   })
 
   test('pullable: the OTP of a tap registers the recipient and is spent', async () => {
-    gw = await createTestGateway()
+    gw = await createBackendGateway()
     await seedA()
     const ref = await call(gw, { url: `/refs/${await tapChip(gw, UID_B)}` })
     const otp: string = ref.body.linkedToken.otp
@@ -313,7 +313,7 @@ describe('claim registrations', () => {
   })
 
   test('pullable: a chip with no linked token is 409 chip_not_linked and its OTP stays unused', async () => {
-    gw = await createTestGateway()
+    gw = await createBackendGateway()
     await seedA()
     const ref = await call(gw, { url: `/refs/${await tapChip(gw, LONE)}` })
     expect(ref.body.linkedToken).toBeUndefined()
@@ -335,7 +335,7 @@ describe('claim registrations', () => {
   })
 
   test('pullable without an OTP is 401 otp_missing', async () => {
-    gw = await createTestGateway()
+    gw = await createBackendGateway()
     await seedA()
     const res = await call(gw, { method: 'POST', url: '/phygitals/claim-registration/pullable', payload: { recipient: ALICE } })
     expect(res.status).toBe(401)
@@ -350,7 +350,7 @@ describe('claim registrations', () => {
     ] as const
 
     test.each(cases)('$recipient → 400 $error on GET, POST, DELETE and pullable', async ({ recipient, error }) => {
-      gw = await createTestGateway()
+      gw = await createBackendGateway()
       const { apiKey } = await seedA()
       const headers = { 'x-service-api-key': apiKey }
       const ref = await call(gw, { url: `/refs/${await tapChip(gw, UID_A)}` })
@@ -379,7 +379,7 @@ describe('claim registrations', () => {
 
     test('with a mainnet RPC configured but unreachable, an ENS name is 503 ens_unreachable and nothing is written', async () => {
       // Port 9 (discard) on loopback: nothing listens, so viem's ENS lookup fails at once.
-      gw = await createTestGateway({ config: { chain: { ensRpcUrl: 'http://127.0.0.1:9' } } })
+      gw = await createBackendGateway({ config: { chain: { ensRpcUrl: 'http://127.0.0.1:9' } } })
       const { apiKey } = await seedA()
       const res = await call(gw, {
         method: 'POST',
@@ -397,7 +397,7 @@ describe('claim registrations', () => {
 describe('PATCH /phygitals/metadata', () => {
   /** Team A with token 1; returns a ref of its chip for reading the metadata back. */
   async function setup() {
-    gw = await createTestGateway()
+    gw = await createBackendGateway()
     const a = await seedA()
     const b = await seedTeam(gw, { name: 'B' })
     const refId = await tapChip(gw, UID_A)
@@ -509,7 +509,7 @@ describe('PATCH /phygitals/metadata', () => {
 })
 
 test('the contract address is part of the token key', async () => {
-  gw = await createTestGateway()
+  gw = await createBackendGateway()
   const { apiKey } = await seedA({
     tokens: [{ ...key('1', OTHER_CONTRACT), chips: [UID_A] }],
   })

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, test } from 'vitest'
 import { revokeApiKey } from '../../src/auth/apiKeys.js'
-import { call, CONTRACT, createTestGateway, GUESTBOOK, metadata, seedTeam, tapChip, type TestGateway } from '../helpers/gateway.js'
+import { type BackendGateway, call, CONTRACT, createBackendGateway, GUESTBOOK, metadata, queryRows, seedTeam, tapChip } from '../helpers/gateway.js'
 
-let gw: TestGateway
+let gw: BackendGateway
 afterEach(async () => gw?.close())
 
 const PUBLIC_ID = /^[A-Za-z0-9_-]{21}$/
@@ -19,7 +19,7 @@ const UID = {
 const TOKEN_METADATA = metadata({ name: 'Seven', external_url: 'https://example.com/7', extra_field: { kept: true } })
 
 /** Team A owns one chip per situation the ref response distinguishes; team B owns one bare chip. */
-async function seed(g: TestGateway) {
+async function seed(g: BackendGateway) {
   const a = await seedTeam(g, {
     name: 'A',
     chips: Object.values(UID).map((uid) => ({ uid })),
@@ -67,7 +67,7 @@ const getOtp = (code: string) => call(gw, { url: `/otps/${code}` })
 
 describe('GET /refs/:id — first query wins', () => {
   test('the first query is valid with OTPs; the second is not and carries no code anywhere', async () => {
-    gw = await createTestGateway()
+    gw = await createBackendGateway()
     await seed(gw)
     const ref = await tapChip(gw, UID.all)
 
@@ -99,7 +99,7 @@ describe('GET /refs/:id — first query wins', () => {
   })
 
   test('each tap is a separate ref, valid once', async () => {
-    gw = await createTestGateway()
+    gw = await createBackendGateway()
     await seed(gw)
     const r1 = await tapChip(gw, UID.token)
     const r2 = await tapChip(gw, UID.token)
@@ -113,7 +113,7 @@ describe('GET /refs/:id — first query wins', () => {
 
 describe('GET /refs/:id — OTP kinds', () => {
   test('a linked token gets linkedToken.otp, a PHYGITAL_CLAIM for that token', async () => {
-    gw = await createTestGateway()
+    gw = await createBackendGateway()
     await seed(gw)
     const res = await getRef(await tapChip(gw, UID.token))
     expect(res.status).toBe(200)
@@ -135,7 +135,7 @@ describe('GET /refs/:id — OTP kinds', () => {
   })
 
   test('every ACTIVE proof event gets its own PROOF_EVENT otp; the others are listed without one', async () => {
-    gw = await createTestGateway()
+    gw = await createBackendGateway()
     await seed(gw)
     const res = await getRef(await tapChip(gw, UID.proof))
     expect(res.status).toBe(200)
@@ -163,7 +163,7 @@ describe('GET /refs/:id — OTP kinds', () => {
   })
 
   test('every assigned guestbook event gets a GUESTBOOK_EVENT otp in guestbookEvents', async () => {
-    gw = await createTestGateway()
+    gw = await createBackendGateway()
     await seed(gw)
     const res = await getRef(await tapChip(gw, UID.guestbook))
     expect(res.status).toBe(200)
@@ -184,7 +184,7 @@ describe('GET /refs/:id — OTP kinds', () => {
   })
 
   test('a chip with nothing linked gets a top-level otp, bound to no token or event', async () => {
-    gw = await createTestGateway()
+    gw = await createBackendGateway()
     await seed(gw)
     const ref = await tapChip(gw, UID.bare)
     const res = await getRef(ref)
@@ -203,7 +203,7 @@ describe('GET /refs/:id — OTP kinds', () => {
   })
 
   test('no top-level otp when a token, a proof event or a guestbook event exists', async () => {
-    gw = await createTestGateway()
+    gw = await createBackendGateway()
     await seed(gw)
     for (const uid of [UID.token, UID.proof, UID.guestbook, UID.all, UID.expiredOnly]) {
       const res = await getRef(await tapChip(gw, uid))
@@ -217,7 +217,7 @@ describe('GET /refs/:id — OTP kinds', () => {
   })
 
   test('ref ids and OTP codes are 21 URL-safe characters, all distinct', async () => {
-    gw = await createTestGateway()
+    gw = await createBackendGateway()
     await seed(gw)
     const refs: string[] = []
     for (let i = 0; i < 20; i++) refs.push(await tapChip(gw, UID.all))
@@ -234,7 +234,7 @@ describe('GET /refs/:id — OTP kinds', () => {
 
 describe('GET /refs/:id — query options', () => {
   test('includeMetadata=true returns the stored metadata, unknown fields included', async () => {
-    gw = await createTestGateway()
+    gw = await createBackendGateway()
     await seed(gw)
     const res = await getRef(await tapChip(gw, UID.token), { query: 'includeMetadata=true' })
     expect(res.status).toBe(200)
@@ -244,7 +244,7 @@ describe('GET /refs/:id — query options', () => {
   })
 
   test('includeMetadata=false or absent returns no metadata', async () => {
-    gw = await createTestGateway()
+    gw = await createBackendGateway()
     await seed(gw)
     for (const query of ['includeMetadata=false', 'includeMetadata=0', undefined]) {
       const res = await getRef(await tapChip(gw, UID.token), { query })
@@ -255,14 +255,14 @@ describe('GET /refs/:id — query options', () => {
   })
 
   test('includeOwner=true is 503 chain_unavailable and leaves the ref unconsumed', async () => {
-    gw = await createTestGateway()
+    gw = await createBackendGateway()
     await seed(gw)
     const ref = await tapChip(gw, UID.token)
     const res = await getRef(ref, { query: 'includeOwner=true' })
     expect(res.status).toBe(503)
     expect(res.body).toMatchObject({ success: false, error: 'chain_unavailable' })
     expect((await gw.store.refs.get(ref))?.consumedAt).toBeNull()
-    expect(gw.store.db.prepare('SELECT COUNT(*) AS n FROM otps').get()).toEqual({ n: 0 })
+    expect(await queryRows(gw.store, 'SELECT COUNT(*) AS n FROM otps')).toEqual([{ n: 0 }])
 
     const retry = await getRef(ref)
     expect(retry.status).toBe(200)
@@ -272,7 +272,7 @@ describe('GET /refs/:id — query options', () => {
   })
 
   test('includeMetadata=maybe is 400 validation_failed naming the parameter, ref untouched', async () => {
-    gw = await createTestGateway()
+    gw = await createBackendGateway()
     await seed(gw)
     const ref = await tapChip(gw, UID.token)
     const res = await getRef(ref, { query: 'includeMetadata=maybe' })
@@ -286,7 +286,7 @@ describe('GET /refs/:id — query options', () => {
 
 describe('GET /refs/:id — Links Module refs', () => {
   test('without a key the ref reads as not valid and stays unconsumed', async () => {
-    gw = await createTestGateway()
+    gw = await createBackendGateway()
     const { a } = await seed(gw)
     const ref = await tapChip(gw, UID.token, { linksModule: true })
     for (let i = 0; i < 2; i++) {
@@ -301,7 +301,7 @@ describe('GET /refs/:id — Links Module refs', () => {
   })
 
   test("another team's key reads it as not valid and leaves it unconsumed", async () => {
-    gw = await createTestGateway()
+    gw = await createBackendGateway()
     const { a, b } = await seed(gw)
     const ref = await tapChip(gw, UID.token, { linksModule: true })
     const res = await getRef(ref, { key: b.apiKey })
@@ -316,7 +316,7 @@ describe('GET /refs/:id — Links Module refs', () => {
   })
 
   test("the owning team's key validates it, once", async () => {
-    gw = await createTestGateway()
+    gw = await createBackendGateway()
     const { a } = await seed(gw)
     const ref = await tapChip(gw, UID.all, { linksModule: true })
     const first = await getRef(ref, { key: a.apiKey })
@@ -329,7 +329,7 @@ describe('GET /refs/:id — Links Module refs', () => {
   })
 
   test('a plain (chip redirect) ref is valid with or without a key', async () => {
-    gw = await createTestGateway()
+    gw = await createBackendGateway()
     const { b } = await seed(gw)
     // A key is optional on /refs; any valid key is accepted for a non-Links ref.
     const res = await getRef(await tapChip(gw, UID.token), { key: b.apiKey })
@@ -340,7 +340,7 @@ describe('GET /refs/:id — Links Module refs', () => {
 
 describe('GET /refs/:id — errors', () => {
   test('an unknown ref is 404 ref_not_found', async () => {
-    gw = await createTestGateway()
+    gw = await createBackendGateway()
     await seed(gw)
     const res = await getRef('V1StGXR8_Z5jdHi6B-myT')
     expect(res.status).toBe(404)
@@ -354,7 +354,7 @@ describe('GET /refs/:id — errors', () => {
   })
 
   test('an unknown API key is 401 invalid_api_key and the ref stays unconsumed', async () => {
-    gw = await createTestGateway()
+    gw = await createBackendGateway()
     await seed(gw)
     const ref = await tapChip(gw, UID.token)
     const res = await getRef(ref, { key: 'tg_not-a-real-key-at-all-000000' })
@@ -365,7 +365,7 @@ describe('GET /refs/:id — errors', () => {
   })
 
   test('a revoked API key is 401 invalid_api_key', async () => {
-    gw = await createTestGateway()
+    gw = await createBackendGateway()
     const { a } = await seed(gw)
     const ref = await tapChip(gw, UID.token, { linksModule: true })
     expect(await revokeApiKey(gw.store, { keyOrPrefix: a.apiKey, now: gw.clock.now })).toBe(1)
@@ -378,7 +378,7 @@ describe('GET /refs/:id — errors', () => {
 
 describe('OTP lifetime', () => {
   test('OTPs from a ref live otpTtlSeconds, 30 minutes by default', async () => {
-    gw = await createTestGateway()
+    gw = await createBackendGateway()
     await seed(gw)
     const res = await getRef(await tapChip(gw, UID.all))
     const codes: string[] = [res.body.linkedToken.otp, res.body.proofEvents[0].otp, res.body.guestbookEvents[0].otp]
@@ -392,7 +392,7 @@ describe('OTP lifetime', () => {
   })
 
   test('config otpTtlSeconds: 60 gives 60-second OTPs', async () => {
-    gw = await createTestGateway({ config: { otpTtlSeconds: 60 } })
+    gw = await createBackendGateway({ config: { otpTtlSeconds: 60 } })
     await seed(gw)
     const res = await getRef(await tapChip(gw, UID.bare))
     const otp = await getOtp(res.body.otp)

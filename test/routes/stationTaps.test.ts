@@ -14,7 +14,7 @@ import {
 } from '../../src/sun/index.js'
 import { authenticateStation, createStation, revokeStation } from '../../src/stations/stations.js'
 import type { TapRejectReason } from '../../src/taps/tapErrors.js'
-import { call, createTestGateway, seedSunChip, seedSunProfile, seedTeam, sunTapUrl, type TestGateway } from '../helpers/gateway.js'
+import { type BackendGateway, call, createBackendGateway, queryRows, seedSunChip, seedSunProfile, seedTeam, sunTapUrl } from '../helpers/gateway.js'
 
 const META = '5ACE7E50AB65D5D51FD5BF5A16B8205B'
 const FILE = '97D1F3FCC8A6B3A4F1AE6F1E3B4BD5A0'
@@ -37,11 +37,11 @@ const UID = {
   unregistered: '04B200000000FF',
 }
 
-let gw: TestGateway
+let gw: BackendGateway
 afterEach(async () => gw?.close())
 
 async function setup() {
-  gw = await createTestGateway()
+  gw = await createBackendGateway()
   const { teamId } = await seedTeam(gw, {
     name: 'A',
     chips: [...[UID.a, UID.b, UID.random, UID.lrp, UID.an10922, UID.sdm, UID.bolt].map((uid) => ({ uid })), { uid: UID.ntag21x, kind: 'ntag21x' }],
@@ -99,9 +99,10 @@ describe('POST /station/taps: authentication', () => {
   test('only the token hash and prefix are stored', async () => {
     const { token, teamId } = await setup()
     expect(token).toMatch(/^tgs_[\w-]{32}$/)
-    const row = gw.store.db.prepare('SELECT * FROM stations').get() as Record<string, unknown>
+    // `team`: PostgreSQL's client camelCases team_id.
+    const [row] = await queryRows(gw.store, 'SELECT *, team_id AS team FROM stations')
     expect(JSON.stringify(row)).not.toContain(token)
-    expect(row).toMatchObject({ team_id: teamId, name: 'front desk', prefix: token.slice(0, 10) })
+    expect(row).toMatchObject({ team: teamId, name: 'front desk', prefix: token.slice(0, 10) })
     expect(await authenticateStation(gw.store, token)).toMatchObject({ teamId, name: 'front desk' })
   })
 
@@ -201,7 +202,7 @@ describe('POST /station/taps: each rejection reason, with its status and detail'
   })
 
   test('mode_mismatch: an LRP message where only AES profiles apply', async () => {
-    gw = await createTestGateway()
+    gw = await createBackendGateway()
     const { teamId } = await seedTeam(gw, { name: 'AES only', chips: [{ uid: UID.a }] })
     await seedSunProfile(gw, { teamId, name: 'aes', metaKey: META, fileKey: FILE })
     await seedSunChip(gw, { teamId, uid: UID.a, profileName: 'aes' })
@@ -303,7 +304,7 @@ describe('POST /station/taps: logs', () => {
         callback()
       },
     })
-    gw = await createTestGateway({ config: { logLevel: 'info' }, logStream: stream })
+    gw = await createBackendGateway({ config: { logLevel: 'info' }, logStream: stream })
     const { teamId } = await seedTeam(gw, { name: 'Logged', chips: [{ uid: UID.a }] })
     await seedSunProfile(gw, { teamId, name: 'aes', metaKey: META, fileKey: FILE })
     await seedSunChip(gw, { teamId, uid: UID.a, profileName: 'aes' })
@@ -330,7 +331,13 @@ describe('tapgate station', () => {
   const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(PORT|HOST|TAPGATE_)/.test(name)))
 
   function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-    const child = spawn(process.execPath, [cliPath, ...args, '--data-dir', gw.dataDir], { cwd: gw.dataDir, env, stdio: ['ignore', 'pipe', 'pipe'] })
+    // On PostgreSQL the gateway's database; gateways sharing one must not each embed a chain.
+    const database = gw.databaseUrl ? { TAPGATE_DATABASE_URL: gw.databaseUrl, TAPGATE_EMBEDDED_CHAIN: 'false' } : {}
+    const child = spawn(process.execPath, [cliPath, ...args, '--data-dir', gw.dataDir], {
+      cwd: gw.dataDir,
+      env: { ...env, ...database },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
     let stdout = ''
     let stderr = ''
     child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))

@@ -14,16 +14,17 @@ import {
 } from '../../src/sun/index.js'
 import { TapRejectedError, type TapRejectReason } from '../../src/taps/tapErrors.js'
 import {
+  type BackendGateway,
   call,
   CONTRACT,
-  createTestGateway,
+  createBackendGateway,
   GUESTBOOK,
   metadata,
+  queryRows,
   seedSunChip,
   seedSunProfile,
   seedTeam,
   sunTapUrl,
-  type TestGateway,
 } from '../helpers/gateway.js'
 
 const META = '5ACE7E50AB65D5D51FD5BF5A16B8205B'
@@ -41,12 +42,12 @@ const UID = {
   unregistered: '04A100000000FF',
 }
 
-let gw: TestGateway
+let gw: BackendGateway
 afterEach(async () => gw?.close())
 
 /** A team with AES chips (one with a token and events, one with its own redirect), an LRP chip and an NTAG 21x chip. */
 async function setup(opts: { withLrp?: boolean; config?: ConfigInput; teamRedirect?: string; tokenName?: string; logStream?: NodeJS.WritableStream } = {}) {
-  gw = await createTestGateway({ config: { rateLimit: { max: 100_000 }, ...opts.config }, logStream: opts.logStream })
+  gw = await createBackendGateway({ config: { rateLimit: { max: 100_000 }, ...opts.config }, logStream: opts.logStream })
   const { teamId } = await seedTeam(gw, {
     name: 'A',
     ...(opts.teamRedirect ? { redirectUrl: opts.teamRedirect } : {}),
@@ -392,7 +393,7 @@ describe('GET /tap: refused taps get an HTML page with the reason and a 4xx', ()
       expect(row.refId === null).toBe(row.reason !== 'accepted')
       if (row.reason !== 'accepted') expect(row.detail).toEqual(expect.any(String))
     }
-    expect(gw.store.db.prepare('SELECT count(*) AS n FROM refs').get()).toEqual({ n: 3 })
+    expect(await queryRows(gw.store, 'SELECT count(*) AS n FROM refs')).toEqual([{ n: 3 }])
   })
 })
 

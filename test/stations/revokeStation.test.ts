@@ -1,9 +1,9 @@
 import { expect, test } from 'vitest'
 import { authenticateStation, createStation, revokeStation } from '../../src/stations/stations.js'
-import { createTestGateway, seedTeam } from '../helpers/gateway.js'
+import { createBackendGateway, seedTeam } from '../helpers/gateway.js'
 
 test('a whole token must match its hash: a wrong token sharing the prefix revokes nothing; the prefix or the real token does', async () => {
-  const gw = await createTestGateway()
+  const gw = await createBackendGateway()
   try {
     const { teamId } = await seedTeam(gw, { name: 'Revokers' })
     const station = await createStation(gw.store, { teamId, now: 1 })

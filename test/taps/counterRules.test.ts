@@ -3,7 +3,7 @@ import type { ConfigInput } from '../../src/config.js'
 import type { TapLogRow } from '../../src/db/tapLog.js'
 import { formatNtag21xMirror } from '../../src/sun/index.js'
 import { createStation } from '../../src/stations/stations.js'
-import { call, createTestGateway, seedSunChip, seedSunProfile, seedTeam, sunTapUrl, type TestGateway } from '../helpers/gateway.js'
+import { type BackendGateway, call, createBackendGateway, queryRows, seedSunChip, seedSunProfile, seedTeam, sunTapUrl } from '../helpers/gateway.js'
 
 const META = '5ACE7E50AB65D5D51FD5BF5A16B8205B'
 const FILE = '97D1F3FCC8A6B3A4F1AE6F1E3B4BD5A0'
@@ -18,11 +18,11 @@ const UID = {
   ntag424: '04C30000000004',
 }
 
-let gw: TestGateway
+let gw: BackendGateway
 afterEach(async () => gw?.close())
 
 async function setup(config: ConfigInput = {}) {
-  gw = await createTestGateway({ config: { rateLimit: { max: 100_000 }, ...config } })
+  gw = await createBackendGateway({ config: { rateLimit: { max: 100_000 }, ...config } })
   const { teamId } = await seedTeam(gw, {
     name: 'A',
     chips: [
@@ -43,7 +43,7 @@ const mirror = (uid: string, counter: number | null) => `/tap?uid=${formatNtag21
 
 const tap = (url: string) => gw.app.inject({ method: 'GET', url })
 const lastLog = async (): Promise<TapLogRow> => (await gw.store.tapLog.recent(1))[0]!
-const refCount = () => (gw.store.db.prepare('SELECT count(*) AS n FROM refs').get() as { n: number }).n
+const refCount = async () => (await queryRows<{ n: number }>(gw.store, 'SELECT count(*) AS n FROM refs'))[0]!.n
 
 /** A station's view (staff-facing): the specific code and status. */
 const station = (token: string, uid: string, url: string) =>
@@ -56,9 +56,9 @@ describe('NTAG 21x: a chip with a counter mirror must present one', () => {
       expect((await tap(mirror(UID.counter, null))).statusCode).not.toBe(200)
       expect(await lastLog()).toMatchObject({ chipUid: UID.counter, accepted: 0, reason: 'no_counter', counter: null })
     }
-    expect(refCount()).toBe(0)
+    expect(await refCount()).toBe(0)
     expect((await tap(mirror(UID.counter, 1))).statusCode).toBe(200)
-    expect(refCount()).toBe(1)
+    expect(await refCount()).toBe(1)
   })
 
   test('not declared: once the chip has presented a counter, a mirror without one is refused', async () => {
@@ -66,7 +66,7 @@ describe('NTAG 21x: a chip with a counter mirror must present one', () => {
     expect((await tap(mirror(UID.undeclared, 7))).statusCode).toBe(200)
     expect((await tap(mirror(UID.undeclared, null))).statusCode).not.toBe(200)
     expect(await lastLog()).toMatchObject({ chipUid: UID.undeclared, accepted: 0, reason: 'no_counter' })
-    expect(refCount()).toBe(1)
+    expect(await refCount()).toBe(1)
     expect((await gw.store.chips.get(UID.undeclared))!.lastCounter).toBe(7)
   })
 
