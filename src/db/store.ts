@@ -1,5 +1,6 @@
 import { ensurePrivateDir } from '../paths.js'
 import { connectPostgres } from './pg/connect.js'
+import { guardPostgresNullSocketWrite } from './pg/driverGuard.js'
 import { migratePostgres } from './pg/migrate.js'
 import { createPostgresStore, type PostgresStore } from './pg/store.js'
 import { openSqliteStore, type OpenSqliteStoreParameters, type SqliteStore } from './sqlite/store.js'
@@ -35,12 +36,21 @@ export async function openGatewayStore({ databaseUrl, ...params }: OpenGatewaySt
 
 /** Connects to PostgreSQL and applies the migrations (once, however many gateways start together). */
 export async function openPostgresStore(url: string, log?: OpenSqliteStoreParameters['log']): Promise<PostgresStore> {
+  const unguard = guardPostgresNullSocketWrite(log ?? { warn: (obj, msg) => console.warn(msg, obj) })
   const sql = connectPostgres({ url })
   try {
     await migratePostgres(sql)
   } catch (error) {
     await sql.end({ timeout: 1 })
+    unguard()
     throw error
   }
-  return createPostgresStore(sql, { log })
+  const store = createPostgresStore(sql, { log })
+  return {
+    ...store,
+    async close() {
+      await store.close()
+      unguard()
+    },
+  }
 }
