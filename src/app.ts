@@ -91,7 +91,8 @@ export async function buildApp({ config, store, logStream, logger, now = Date.no
   app.addHook('onClose', async () => {
     relayer?.attachFeed(null)
     feed.close()
-    await unlisten?.()
+    // LISTEN ends with its connection: a database already gone (or its client closed) must not stop the close.
+    await unlisten?.().catch((error: unknown) => app.log.warn({ err: error }, 'could not UNLISTEN the kiosk feed'))
   })
   // Product images: fetches in flight are aborted before the store closes.
   const media = createMediaCache({ store, config, now, log: app.log, userAgent: `tapgate/${version}` })

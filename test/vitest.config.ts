@@ -17,6 +17,12 @@ const bothEngines = [
   'test/routes/stationTaps.test.ts',
   'test/taps/counterRules.test.ts',
   'test/stations/revokeStation.test.ts',
+  'test/taps/fuzz.test.ts',
+  'test/routes/exactInputs.test.ts',
+  'test/routes/queryOrBody.test.ts',
+  'test/routes/metadataDepth.test.ts',
+  'test/routes/meta.test.ts',
+  'test/routes/errorStatuses.test.ts',
 ]
 
 export default defineConfig({

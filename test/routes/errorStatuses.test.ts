@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { createTestGateway, type TestGateway } from '../helpers/gateway.js'
+import { type BackendGateway, createBackendGateway } from '../helpers/gateway.js'
 
 // Issue 17: the OpenAPI document listed the same broad error statuses (400/401/403/404/409/429/503…) on
 // nearly every operation. Each operation now names what it can answer (schemas/common.ts
@@ -9,11 +9,11 @@ import { createTestGateway, type TestGateway } from '../helpers/gateway.js'
 type Operation = { parameters?: Array<{ in: string }>; requestBody?: unknown; responses: Record<string, unknown>; security?: Array<Record<string, string[]>> }
 type Doc = { paths: Record<string, Record<string, Operation>> }
 
-let gw: TestGateway
+let gw: BackendGateway
 let doc: Doc
 // With a limit of 1, every rate-limited route refuses a client's next requests within the window.
 beforeAll(async () => {
-  gw = await createTestGateway({ config: { rateLimit: { max: 1, windowMs: 60_000 } } })
+  gw = await createBackendGateway({ config: { rateLimit: { max: 1, windowMs: 60_000 } } })
   doc = JSON.parse((await gw.app.inject({ url: '/openapi.json' })).body) as Doc
 })
 afterAll(async () => gw?.close())

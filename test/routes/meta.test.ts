@@ -1,12 +1,12 @@
 import { afterEach, describe, expect, test } from 'vitest'
 import { version } from '../../src/version.js'
-import { call, CONTRACT, createTestGateway, metadata, seedTeam, type TestGateway } from '../helpers/gateway.js'
+import { type BackendGateway, call, CONTRACT, createBackendGateway, metadata, seedTeam } from '../helpers/gateway.js'
 
-let gw: TestGateway
+let gw: BackendGateway
 afterEach(async () => gw?.close())
 
 test('GET /health answers ok with the version, uptime and chains', async () => {
-  gw = await createTestGateway()
+  gw = await createBackendGateway()
   const res = await call(gw, { url: '/health' })
   expect(res.status).toBe(200)
   // A test gateway has the embedded chain's keys but no running chain (or relayer).
@@ -21,11 +21,15 @@ test('GET /health answers ok with the version, uptime and chains', async () => {
 })
 
 test('GET /health fails once the database is gone', async () => {
-  gw = await createTestGateway()
+  gw = await createBackendGateway()
   await gw.store.close()
   const res = await call(gw, { url: '/health' })
-  expect(res.status).toBe(500)
-  expect(res.body).toEqual({ success: false, error: 'internal_error', message: 'Internal server error' })
+  // SQLite's closed handle is a plain error; PostgreSQL's ended client is a lost connection, which
+  // src/plugins/errorHandler.ts answers as a database outage.
+  const [status, error, message] =
+    gw.store.backend === 'sqlite' ? [500, 'internal_error', 'Internal server error'] : [503, 'database_unavailable', 'The database cannot be reached; retry shortly']
+  expect(res.status).toBe(status)
+  expect(res.body).toEqual({ success: false, error, message })
 })
 
 describe('OpenAPI', () => {
@@ -52,7 +56,7 @@ describe('OpenAPI', () => {
   ]
 
   async function doc(): Promise<Doc> {
-    gw = await createTestGateway()
+    gw = await createBackendGateway()
     const res = await call(gw, { url: '/openapi.json' })
     expect(res.status).toBe(200)
     expect(res.headers['content-type']).toMatch(/^application\/json/)
@@ -169,7 +173,7 @@ describe('OpenAPI', () => {
 })
 
 test('GET /docs serves the HTML UI and its assets', async () => {
-  gw = await createTestGateway()
+  gw = await createBackendGateway()
   let url = '/docs'
   let res = await gw.app.inject({ url })
   for (let hops = 0; res.statusCode >= 300 && res.statusCode < 400 && hops < 5; hops++) {
@@ -186,7 +190,7 @@ test('GET /docs serves the HTML UI and its assets', async () => {
 
 describe('transport errors', () => {
   async function withKey() {
-    gw = await createTestGateway()
+    gw = await createBackendGateway()
     const { apiKey, teamId } = await seedTeam(gw, {
       name: 'A',
       guestbookContracts: [{ name: 'Guests', symbol: 'GST', chainId: 31337 }],
@@ -195,7 +199,7 @@ describe('transport errors', () => {
   }
 
   test('an unknown route is 404 route_not_found JSON', async () => {
-    gw = await createTestGateway()
+    gw = await createBackendGateway()
     const res = await call(gw, { url: '/nope?secret=1' })
     expect(res.status).toBe(404)
     expect(res.headers['content-type']).toMatch(/^application\/json/)
@@ -203,7 +207,7 @@ describe('transport errors', () => {
   })
 
   test('a wrong method on a known path is 405 method_not_allowed with an Allow header', async () => {
-    gw = await createTestGateway()
+    gw = await createBackendGateway()
     const put = await call(gw, { method: 'PUT', url: '/health' })
     expect(put.status).toBe(405)
     expect(put.headers.allow).toBe('GET, HEAD')
@@ -220,7 +224,7 @@ describe('transport errors', () => {
   })
 
   test("a path parameter over 100 characters is 414 uri_too_long in the API's error shape", async () => {
-    gw = await createTestGateway()
+    gw = await createBackendGateway()
     for (const url of [`/refs/${'a'.repeat(101)}`, `/metadata/31337/${CONTRACT}/${'1'.repeat(101)}`]) {
       const res = await call(gw, { url })
       expect(res.status).toBe(414)
@@ -230,7 +234,7 @@ describe('transport errors', () => {
   })
 
   test("a malformed percent-encoding in the path is 400 bad_url in the API's error shape", async () => {
-    gw = await createTestGateway()
+    gw = await createBackendGateway()
     const res = await call(gw, { url: '/refs/%zz' })
     expect(res.status).toBe(400)
     expect(res.body).toEqual({ success: false, error: 'bad_url', message: 'The URL path is not valid percent-encoding' })

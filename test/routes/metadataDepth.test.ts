@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, test } from 'vitest'
 import { parseImportFile } from '../../src/importer/importData.js'
-import { call, CONTRACT, createTestGateway, GUESTBOOK, metadata, seedTeam, type TestGateway } from '../helpers/gateway.js'
+import { type BackendGateway, call, CONTRACT, createBackendGateway, GUESTBOOK, metadata, seedTeam } from '../helpers/gateway.js'
 
 // Metadata arrives as JSON text (spec §2). Before the bound, ~6,000 levels of nesting parsed fine and then
 // overflowed the stack where the gateway stringified it for storage: a 500.
-let gw: TestGateway
+let gw: BackendGateway
 afterEach(async () => gw?.close())
 
 const UID = { token: '04AD0000000001', guestbook: '04AD0000000002' }
@@ -15,7 +15,7 @@ const nested = (depth: number, overrides: Record<string, unknown> = {}) =>
   JSON.stringify(metadata(overrides)).replace(/}$/, `,"extra":${'['.repeat(depth - 1)}${']'.repeat(depth - 1)}}`)
 
 async function seeded() {
-  gw = await createTestGateway()
+  gw = await createBackendGateway()
   const { apiKey } = await seedTeam(gw, {
     name: 'Deep',
     chips: Object.values(UID).map((uid) => ({ uid })),

@@ -1,13 +1,13 @@
 import { afterEach, describe, expect, test } from 'vitest'
-import { ALICE, BOB, call, CONTRACT, createTestGateway, seedTeam, type TestGateway } from '../helpers/gateway.js'
+import { ALICE, type BackendGateway, BOB, call, CONTRACT, createBackendGateway, seedTeam } from '../helpers/gateway.js'
 
 // The transfer-signature endpoints read their parameters from the query string and a GET's JSON body
 // (src/routes/queryOrBody.ts). No chain here: these requests are settled before any signing.
-let gw: TestGateway
+let gw: BackendGateway
 afterEach(async () => gw?.close())
 
 async function keyed() {
-  gw = await createTestGateway()
+  gw = await createBackendGateway()
   return (await seedTeam(gw, { name: 'A', chips: [] })).apiKey
 }
 

@@ -4,7 +4,7 @@
 // a failure names the seed and the URL, and FUZZ_SEED=<seed> replays the run.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { formatNtag21xMirror, sdmMac, sdmSessionKeys, toHex } from '../../src/sun/index.js'
-import { CONTRACT, createTestGateway, metadata, seedSunChip, seedSunProfile, seedTeam, sunTapUrl, type TestGateway } from '../helpers/gateway.js'
+import { type BackendGateway, CONTRACT, createBackendGateway, metadata, queryRows, seedSunChip, seedSunProfile, seedTeam, sunTapUrl } from '../helpers/gateway.js'
 import { seededRandom } from '../helpers/seededRandom.js'
 
 const TOTAL = 10_000
@@ -25,7 +25,7 @@ const UNICODE = ['é', 'ß', '😀', '\u202e', '\u0000', '\u0301', '\ufffd', '�
 const PUNCT = ['%', '&', '=', '?', '#', ' ', '+', '/', ';', '"', '<', '>', '\\', "'", '`', '[', ']', '{', '}', '|', '^', '\t', '\n', '\r']
 
 let counter = 1
-let gw: TestGateway
+let gw: BackendGateway
 
 /** A genuine URL of one of the chips, with a counter never used before. */
 function freshUrl(): string {
@@ -152,7 +152,7 @@ function sendable(url: string): string {
 }
 
 beforeAll(async () => {
-  gw = await createTestGateway({ config: { rateLimit: { max: 10_000_000 } } })
+  gw = await createBackendGateway({ config: { rateLimit: { max: 10_000_000 } } })
   const { teamId } = await seedTeam(gw, {
     name: 'Fuzz',
     redirectUrl: null,
@@ -203,7 +203,7 @@ describe(`fuzzing GET /tap (seed ${SEED})`, () => {
     expect([...statuses.keys()].filter((s) => s >= 500)).toEqual([])
     // The run reached every outcome: accepted pages and redirects, and refusals (one public status for all; the kinds are in the tap log).
     for (const status of [200, 302, 400]) expect(statuses.get(status) ?? 0, `responses with status ${status}`).toBeGreaterThan(0)
-    const reasons = new Set(gw.store.db.prepare('SELECT DISTINCT reason FROM tap_log').pluck().all() as string[])
+    const reasons = new Set((await queryRows<{ reason: string }>(gw.store, 'SELECT DISTINCT reason FROM tap_log')).map((row) => row.reason))
     for (const reason of ['accepted', 'malformed', 'mac_mismatch', 'counter_replay', 'unknown_chip']) expect(reasons).toContain(reason)
   })
 })
