@@ -44,6 +44,15 @@ export type OtpDetailRow = Pick<OtpRow, 'code' | 'type' | 'createdAt' | 'expires
   eventContract: string | null
 }
 
+/** An OTP with what it is bound to: its token (or its chip's, for an OTP issued before the link), proof or guestbook event (both engines). */
+export const otpDetailFrom = `FROM otps o
+     LEFT JOIN tokens t ON t.id = o.token_id
+     LEFT JOIN token_chips tc ON o.token_id IS NULL AND o.type = 'PHYGITAL_CLAIM' AND tc.chip_uid = o.chip_uid
+     LEFT JOIN tokens ct ON ct.id = tc.token_id
+     LEFT JOIN proof_events p ON p.id = o.proof_event_id
+     LEFT JOIN guestbook_events e ON e.id = o.guestbook_event_id
+     LEFT JOIN guestbook_contracts c ON c.id = e.contract_id`
+
 export function createOtpsRepository(db: Db) {
   const insert = db.prepare(
     `INSERT INTO otps (code, team_id, ref_id, chip_uid, type, token_id, proof_event_id, guestbook_event_id, created_at, expires_at, token_moves)
@@ -56,13 +65,7 @@ export function createOtpsRepository(db: Db) {
        p.id AS proofId, p.proof_event_id AS proofEventId, p.status AS proofStatus,
        e.id AS eventId, e.name AS eventName, e.token_id AS eventTokenId, e.created_at AS eventCreatedAt,
        c.chain_id AS eventChainId, c.address AS eventContract
-     FROM otps o
-     LEFT JOIN tokens t ON t.id = o.token_id
-     LEFT JOIN token_chips tc ON o.token_id IS NULL AND o.type = 'PHYGITAL_CLAIM' AND tc.chip_uid = o.chip_uid
-     LEFT JOIN tokens ct ON ct.id = tc.token_id
-     LEFT JOIN proof_events p ON p.id = o.proof_event_id
-     LEFT JOIN guestbook_events e ON e.id = o.guestbook_event_id
-     LEFT JOIN guestbook_contracts c ON c.id = e.contract_id
+     ${otpDetailFrom}
      WHERE o.code = ?`,
   )
   const use = db.prepare<[number, string, string]>(

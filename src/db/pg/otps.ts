@@ -1,4 +1,4 @@
-import type { createOtpsRepository, OtpDetailRow, OtpRow } from '../otps.js'
+import { otpDetailFrom, type createOtpsRepository, type OtpDetailRow, type OtpRow } from '../otps.js'
 import type { AsyncRepository } from '../types.js'
 import type { PgQuery } from './connect.js'
 
@@ -23,13 +23,7 @@ export function createPgOtpsRepository(sql: PgQuery): AsyncRepository<ReturnType
           t.token_id AS token_token_id, p.id AS proof_id, p.proof_event_id, p.status AS proof_status,
           e.id AS event_id, e.name AS event_name, e.token_id AS event_token_id, e.created_at AS event_created_at,
           c.chain_id AS event_chain_id, c.address AS event_contract
-        FROM otps o
-        LEFT JOIN tokens t ON t.id = o.token_id
-        LEFT JOIN token_chips tc ON o.token_id IS NULL AND o.type = 'PHYGITAL_CLAIM' AND tc.chip_uid = o.chip_uid
-        LEFT JOIN tokens ct ON ct.id = tc.token_id
-        LEFT JOIN proof_events p ON p.id = o.proof_event_id
-        LEFT JOIN guestbook_events e ON e.id = o.guestbook_event_id
-        LEFT JOIN guestbook_contracts c ON c.id = e.contract_id
+        ${sql.unsafe(otpDetailFrom)}
         WHERE o.code = ${code}`
       return row
     },
