@@ -45,12 +45,5 @@ export async function openPostgresStore(url: string, log?: OpenSqliteStoreParame
     unguard()
     throw error
   }
-  const store = createPostgresStore(sql, { log })
-  return {
-    ...store,
-    async close() {
-      await store.close()
-      unguard()
-    },
-  }
+  return createPostgresStore(sql, { log, reconnect: () => connectPostgres({ url }), onClose: unguard })
 }

@@ -1,10 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import { isSerializationFailure } from '../storeErrors.js'
+import { isSerializationFailure, isStoreUnavailable } from '../storeErrors.js'
 import { runEffects, type Effect } from '../effects.js'
-import type { Isolation, Store, StoreLog, Tx, TxOptions } from '../types.js'
+import type { Isolation, Repositories, Store, StoreChannel, StoreLog, Tx, TxOptions } from '../types.js'
 import type { PgSql, PgTransaction } from './connect.js'
 import { createPgRepositories } from './repositories.js'
-
 
 export type PostgresStore = Store & {
   readonly backend: 'postgres'
@@ -20,6 +19,19 @@ const begin: Record<Isolation, string> = {
   'read committed': 'isolation level read committed',
 }
 
+export type PostgresStoreOptions = {
+  log?: StoreLog & { warn?(obj: object, msg?: string): void }
+  /**
+   * A fresh client like the first. Given, a connection-class error (the database gone, restarting)
+   * replaces the client, at most once a second: postgres.js 3.4.9 can leave a connection that closed
+   * with a write pending unable to send again (its write timer is cleared but not reset; see
+   * driverGuard.ts), and every request routed to it would wait for the connect timeout.
+   */
+  reconnect?: () => PgSql
+  /** Runs after the store closed its clients. */
+  onClose?: () => void
+}
+
 /**
  * The store on PostgreSQL. A transaction is SERIALIZABLE unless it asks for READ COMMITTED (the hot
  * paths whose rules are single-row conditional UPDATEs); one that PostgreSQL aborts with 40001 or
@@ -31,7 +43,25 @@ const begin: Record<Isolation, string> = {
  * const store = createPostgresStore(connectPostgres({ url }))
  * await store.tx(async (tx) => tx.refs.consume(id, Date.now()), { isolation: 'read committed' })
  */
-export function createPostgresStore(sql: PgSql, { log = { error: (obj, msg) => console.error(msg, obj) } }: { log?: StoreLog } = {}): PostgresStore {
+export function createPostgresStore(first: PgSql, { log = { error: (obj, msg) => console.error(msg, obj) }, reconnect, onClose }: PostgresStoreOptions = {}): PostgresStore {
+  // LISTEN on a client of its own, never replaced: postgres.js re-listens on its own after a reconnect,
+  // and the feed and the relayer poll as well, so a lost notification is late, never lost.
+  let listener: PgSql | null = reconnect ? null : first
+  let sql = first
+  let replacedAt = 0
+
+  const noteError = (error: unknown) => {
+    if (!reconnect || !isStoreUnavailable(error) || Date.now() - replacedAt < 1000) return
+    replacedAt = Date.now()
+    const old = sql
+    sql = reconnect()
+    repositories = observed(createPgRepositories(sql), noteError)
+    log.warn?.({ err: error }, 'the database connection was lost: a fresh PostgreSQL client takes over')
+    // Its queries in flight fail (503) rather than wait on a connection that may never send again.
+    if (old !== listener) void old.end({ timeout: 0 }).catch(() => undefined)
+  }
+  let repositories = observed(createPgRepositories(sql), noteError)
+
   const tx = async <T>(fn: (tx: Tx) => Promise<T>, { isolation = 'serializable' }: TxOptions = {}): Promise<T> => {
     for (let attempt = 1; ; attempt++) {
       const effects: Effect[] = []
@@ -40,6 +70,7 @@ export function createPostgresStore(sql: PgSql, { log = { error: (obj, msg) => c
         runEffects(effects, log)
         return value
       } catch (error) {
+        noteError(error)
         if (!isSerializationFailure(error) || attempt === ATTEMPTS) throw error
         // Jittered and growing, so the racers that lost do not collide again in step.
         await sleep(Math.random() * 5 * 2 ** attempt)
@@ -47,23 +78,53 @@ export function createPostgresStore(sql: PgSql, { log = { error: (obj, msg) => c
     }
   }
 
-  return {
-    backend: 'postgres',
-    sql,
-    ...createPgRepositories(sql),
-    tx,
-    batch: (fn) => tx(fn, { isolation: 'read committed' }),
-    async ping() {
-      await sql`SELECT 1`
+  const store = {
+    backend: 'postgres' as const,
+    get sql() {
+      return sql
     },
-    async listen(channel, onNotify) {
-      const { unlisten } = await sql.listen(channel, onNotify)
+    tx,
+    batch: <T>(fn: (tx: Tx) => Promise<T>) => tx(fn, { isolation: 'read committed' }),
+    async ping() {
+      try {
+        await sql`SELECT 1`
+      } catch (error) {
+        noteError(error)
+        throw error
+      }
+    },
+    async listen(channel: StoreChannel, onNotify: (payload: string) => void) {
+      listener ??= reconnect!()
+      const { unlisten } = await listener.listen(channel, onNotify)
       return unlisten
     },
     async close() {
-      await sql.end({ timeout: 5 })
+      await Promise.all([...new Set([sql, listener ?? sql])].map((client) => client.end({ timeout: 5 })))
+      onClose?.()
     },
   }
+  // The repositories follow the current client.
+  for (const name of Object.keys(repositories) as (keyof Repositories)[]) {
+    Object.defineProperty(store, name, { enumerable: true, get: () => repositories[name] })
+  }
+  return store as unknown as PostgresStore
+}
+
+/** The same repositories, each method reporting a failure to `onError` before it reaches the caller. */
+function observed(repositories: Repositories, onError: (error: unknown) => void): Repositories {
+  const wrapped: Record<string, Record<string, unknown>> = {}
+  for (const [name, repository] of Object.entries(repositories)) {
+    const methods: Record<string, unknown> = {}
+    for (const [method, fn] of Object.entries(repository as Record<string, (...args: unknown[]) => Promise<unknown>>)) {
+      methods[method] = (...args: unknown[]) =>
+        fn(...args).catch((error: unknown) => {
+          onError(error)
+          throw error
+        })
+    }
+    wrapped[name] = methods
+  }
+  return wrapped as Repositories
 }
 
 function handleOf(transaction: PgTransaction, effects: Effect[]): Tx {
