@@ -106,6 +106,12 @@ export async function sendFromPhone(deps: ClaimDeps, p: { token: string; session
   } catch (error) {
     if (error instanceof BaseError && error.code === 'claim_used') throw linkUsed()
     if (error instanceof BaseError && error.code === 'claim_expired') throw linkExpired()
+    // Lost a race to another submission of this same link: its checks read the claim before the winner
+    // committed and the token after (token_moved, or another gateway's conflict). The link is used.
+    if (error instanceof BaseError && error.statusCode === 409) {
+      const now = await deps.store.claims.get(claim.id)
+      if (now && (now.step === 'claimed' || now.step === 'registered')) throw linkUsed()
+    }
     throw error
   }
 }
