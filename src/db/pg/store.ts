@@ -3,6 +3,7 @@ import { isSerializationFailure, isStoreUnavailable } from '../storeErrors.js'
 import { runEffects, type Effect } from '../effects.js'
 import type { Isolation, Repositories, Store, StoreChannel, StoreLog, Tx, TxOptions } from '../types.js'
 import type { PgSql, PgTransaction } from './connect.js'
+import { mapMethods } from '../mapMethods.js'
 import { createPgRepositories } from './repositories.js'
 
 export type PostgresStore = Store & {
@@ -112,19 +113,12 @@ export function createPostgresStore(first: PgSql, { log = { error: (obj, msg) =>
 
 /** The same repositories, each method reporting a failure to `onError` before it reaches the caller. */
 function observed(repositories: Repositories, onError: (error: unknown) => void): Repositories {
-  const wrapped: Record<string, Record<string, unknown>> = {}
-  for (const [name, repository] of Object.entries(repositories)) {
-    const methods: Record<string, unknown> = {}
-    for (const [method, fn] of Object.entries(repository as Record<string, (...args: unknown[]) => Promise<unknown>>)) {
-      methods[method] = (...args: unknown[]) =>
-        fn(...args).catch((error: unknown) => {
-          onError(error)
-          throw error
-        })
-    }
-    wrapped[name] = methods
-  }
-  return wrapped as Repositories
+  return mapMethods<Repositories>(repositories, (fn) => (...args) =>
+    (fn(...args) as Promise<unknown>).catch((error: unknown) => {
+      onError(error)
+      throw error
+    }),
+  )
 }
 
 function handleOf(transaction: PgTransaction, effects: Effect[]): Tx {

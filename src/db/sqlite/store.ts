@@ -1,7 +1,7 @@
-import type { Repositories as SyncRepositories } from '../repositories.js'
 import { createRepositories } from '../repositories.js'
 import { runEffects, type Effect } from '../effects.js'
 import { createLock } from '../lock.js'
+import { mapMethods } from '../mapMethods.js'
 import type { Repositories, Store, StoreLog, Tx, TxOptions } from '../types.js'
 import { openDatabase, type Db } from './openDatabase.js'
 import { startWalCheckpointer, type WalCheckpointer } from './walCheckpointer.js'
@@ -44,7 +44,7 @@ export function createSqliteStore(db: Db, options: { checkpointer?: WalCheckpoin
   let effects: Effect[] | null = null
   let depth = 0
   const handle: Tx = {
-    ...asynchronous(sync, settle),
+    ...mapMethods<Repositories>(sync, (fn) => (...args) => settle(() => fn(...args))),
     afterCommit(effect) {
       if (!effects) throw new Error('afterCommit outside a transaction: the handle escaped its store.tx')
       effects.push(effect)
@@ -149,7 +149,7 @@ export function createSqliteStore(db: Db, options: { checkpointer?: WalCheckpoin
     backend: 'sqlite',
     db,
     checkpointer,
-    ...asynchronous(sync, outside),
+    ...mapMethods<Repositories>(sync, (fn) => (...args) => outside(() => fn(...args))),
     tx,
     batch,
     async ping() {
@@ -226,17 +226,4 @@ function settle<T>(run: () => T): Promise<T> {
   } catch (error) {
     return Promise.reject(error)
   }
-}
-
-/** The same repositories, each method returning a promise through `call`. Built once per store. */
-function asynchronous(sync: SyncRepositories, call: <T>(run: () => T) => Promise<T>): Repositories {
-  const wrapped: Record<string, Record<string, unknown>> = {}
-  for (const [name, repository] of Object.entries(sync)) {
-    const methods: Record<string, unknown> = {}
-    for (const [method, fn] of Object.entries(repository as Record<string, (...args: unknown[]) => unknown>)) {
-      methods[method] = (...args: unknown[]) => call(() => fn(...args))
-    }
-    wrapped[name] = methods
-  }
-  return wrapped as Repositories
 }
