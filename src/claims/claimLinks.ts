@@ -47,11 +47,11 @@ export async function phoneClaim(store: Store, claim: ClaimRow, p: { now: number
 export async function createClaimLink(store: Store, p: { stationId: number; claimId: number; baseUrl: string; now: number }): Promise<{ url: string; svg: string; expiresAt: string }> {
   const token = newSecret()
   const claim = await store.tx(async (tx) => {
-      const row = await tx.claims.get(p.claimId)
-      const claim = await checkClaimOpen(tx, row?.stationId === p.stationId ? row : undefined, { via: 'kiosk', now: p.now })
-      if (!await tx.claims.setLink(claim.id, hashSecret(token))) throw new ConflictError('claim_not_open', 'This claim is no longer open')
-      return claim
-    })
+    const row = await tx.claims.get(p.claimId)
+    const claim = await checkClaimOpen(tx, row?.stationId === p.stationId ? row : undefined, { via: 'kiosk', now: p.now })
+    if (!await tx.claims.setLink(claim.id, hashSecret(token))) throw new ConflictError('claim_not_open', 'This claim is no longer open')
+    return claim
+  })
   const url = `${p.baseUrl.replace(/\/+$/, '')}/c/${token}`
   // A quiet zone of 4 modules, as the QR standard asks: phone cameras find the code faster.
   return { url, svg: encodeQR(url, 'svg', { border: 4 }), expiresAt: new Date(claim.expiresAt).toISOString() }
@@ -75,17 +75,17 @@ export async function openClaimLink(deps: Pick<ClaimDeps, 'store' | 'now' | 'fee
   const { store } = deps
   const now = deps.now()
   const opened = await store.tx(async (tx) => {
-      const claim = await claimOfLink(tx, p.token)
-      if (p.session !== undefined && claim.phoneHash !== null && hashSecret(p.session) === claim.phoneHash) return { session: p.session, claim, fresh: false }
-      if (claim.step !== 'open') throw linkUsed()
-      if (claimStep(claim, now) === 'expired') throw linkExpired()
-      const session = newSecret()
-      if (!await tx.claims.markOpened(claim.id, hashSecret(session), now)) throw linkUsed()
-      const row = (await tx.claims.get(claim.id))!
-      await tx.stationEvents.append(row.stationId, 'claim', { claim: await claimSummary(tx, row, now) }, now)
-      tx.afterCommit(() => deps.feed?.changed())
-      return { session, claim: row, fresh: true }
-    })
+    const claim = await claimOfLink(tx, p.token)
+    if (p.session !== undefined && claim.phoneHash !== null && hashSecret(p.session) === claim.phoneHash) return { session: p.session, claim, fresh: false }
+    if (claim.step !== 'open') throw linkUsed()
+    if (claimStep(claim, now) === 'expired') throw linkExpired()
+    const session = newSecret()
+    if (!await tx.claims.markOpened(claim.id, hashSecret(session), now)) throw linkUsed()
+    const row = (await tx.claims.get(claim.id))!
+    await tx.stationEvents.append(row.stationId, 'claim', { claim: await claimSummary(tx, row, now) }, now)
+    tx.afterCommit(() => deps.feed?.changed())
+    return { session, claim: row, fresh: true }
+  })
   return { session: opened.session, claim: await phoneClaim(store, opened.claim, { now, ens: p.ens }) }
 }
 

@@ -79,11 +79,11 @@ export async function giveClaimAddress(deps: ClaimDeps, p: GiveClaimAddressParam
       // The registration spends the first tap's OTP: an address the token can never reach is refused first.
       await checkRecipient(deps, (await store.tokens.get(claim.tokenId!))!, p.recipient)
       await createClaimRegistrationWithOtp(store, {
-                code: claim.otpCode,
-                recipient: p.recipient,
-                now: deps.now(),
-                onRegistered: (registrationId, _view, tx) => registered(tx, deps, p, registrationId),
-              })
+        code: claim.otpCode,
+        recipient: p.recipient,
+        now: deps.now(),
+        onRegistered: (registrationId, _view, tx) => registered(tx, deps, p, registrationId),
+      })
     } else {
       await transferWithOtp(deps, {
         code: claim.otpCode,

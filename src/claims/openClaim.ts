@@ -36,16 +36,16 @@ export async function openTokenClaim(deps: OpenClaimDeps, p: { station: StationR
   if (!ref) return { nothing: 'ref_used', detail: `ref ${p.refId} was queried before the station could take it` }
   const otpCode = await issueOtp(tx, ref, 'PHYGITAL_CLAIM', { token }, { now, ttlMs: deps.otpTtlMs })
   const id = await tx.claims.insert({
-      stationId: p.station.id,
-      kind: 'token',
-      chipUid: p.uid,
-      tokenId: token.id,
-      guestbookEventId: null,
-      checkInId: null,
-      otpCode,
-      createdAt: now,
-      expiresAt: now + deps.otpTtlMs,
-    })
+    stationId: p.station.id,
+    kind: 'token',
+    chipUid: p.uid,
+    tokenId: token.id,
+    guestbookEventId: null,
+    checkInId: null,
+    otpCode,
+    createdAt: now,
+    expiresAt: now + deps.otpTtlMs,
+  })
   const claim = (await tx.claims.get(id))!
   if (token.twoTapClaim === 1) {
     const registration = await tx.claimRegistrations.findOpen(token.id, now)
@@ -68,15 +68,15 @@ export async function openGuestbookClaim(deps: OpenClaimDeps, p: { station: Stat
   if (!ref) return null
   const otpCode = await issueOtp(tx, ref, 'GUESTBOOK_EVENT', { guestbookEventId: p.station.eventId }, { now, ttlMs: deps.otpTtlMs })
   const id = await tx.claims.insert({
-      stationId: p.station.id,
-      kind: 'guestbook',
-      chipUid: p.uid,
-      tokenId: null,
-      guestbookEventId: p.station.eventId,
-      checkInId: p.checkInId,
-      otpCode,
-      createdAt: now,
-      expiresAt: now + deps.otpTtlMs,
-    })
+    stationId: p.station.id,
+    kind: 'guestbook',
+    chipUid: p.uid,
+    tokenId: null,
+    guestbookEventId: p.station.eventId,
+    checkInId: p.checkInId,
+    otpCode,
+    createdAt: now,
+    expiresAt: now + deps.otpTtlMs,
+  })
   return (await tx.claims.get(id))!
 }

@@ -24,17 +24,17 @@ export async function recordTxStep(store: Repositories, row: Pick<ChainTxRow, 'i
   const stationId = checkIn?.stationId ?? claim?.stationId
   if (stationId === undefined) return false
   await store.stationEvents.append(
-        stationId,
-        'tx',
-        {
-          txId: row.id,
-          checkInId: checkIn?.id ?? claim?.checkInId ?? null,
-          ...(claim ? { claimId: claim.id } : {}),
-          status: step.status,
-          hash: step.hash,
-          ...(step.error ? { error: step.error } : {}),
-        },
-        step.now,
-      )
+    stationId,
+    'tx',
+    {
+      txId: row.id,
+      checkInId: checkIn?.id ?? claim?.checkInId ?? null,
+      ...(claim ? { claimId: claim.id } : {}),
+      status: step.status,
+      hash: step.hash,
+      ...(step.error ? { error: step.error } : {}),
+    },
+    step.now,
+  )
   return true
 }

@@ -25,15 +25,15 @@ export async function queueGuestbookDeploy(
 ): Promise<{ contractId: number; txHash: string }> {
   const queued = await queueDeploy(tx, chain, config, { contract: 'guestbook', ...p })
   const contractId = await tx.guestbook.insertContract({
-      teamId: p.teamId,
-      name: p.name,
-      symbol: p.symbol,
-      chainId: chain.chainId,
-      address: null,
-      plannedAddress: queued.contractAddress,
-      deployTxId: queued.id,
-      now: p.now,
-    })
+    teamId: p.teamId,
+    name: p.name,
+    symbol: p.symbol,
+    chainId: chain.chainId,
+    address: null,
+    plannedAddress: queued.contractAddress,
+    deployTxId: queued.id,
+    now: p.now,
+  })
   return { contractId, txHash: queued.hash }
 }
 
@@ -78,12 +78,12 @@ export async function queueMint(
   if (await tx.transfers.guestbookMintedTo(event.id, recipient))
     throw new ConflictError('already_minted', `${recipient} already has this event's token`)
   const queued = await queueTx(tx, deps.chains.signer(contract.chainId), {
-      kind: 'guestbook_mint',
-      to,
-      data: guestbookMintData(recipient, BigInt(event.tokenId)),
-      gas: GAS.guestbookMint,
-      now,
-      fallbackMaxFeeGwei: deps.config.chain.fallbackMaxFeeGwei,
+    kind: 'guestbook_mint',
+    to,
+    data: guestbookMintData(recipient, BigInt(event.tokenId)),
+    gas: GAS.guestbookMint,
+    now,
+    fallbackMaxFeeGwei: deps.config.chain.fallbackMaxFeeGwei,
     })
   const mintId = await tx.transfers.insertGuestbookMint({ eventId: event.id, recipient, chipUid, otpCode, chainTxId: queued.id, createdAt: now }).catch((error: unknown) => {
     // A concurrent mint (another request, another gateway) got past the checks above first: the unique index says so.
@@ -154,13 +154,13 @@ export function setGuestbookPaused(
       if (!contract || contract.teamId !== p.teamId) throw new NotFoundError('contract_not_found', 'No guestbook contract of your team at this address and chain')
     }
     const queued = await queueTx(tx, deps.chains.signer(contract.chainId), {
-          kind: 'pause',
-          to: managedAddress(contract),
-          data: setTransfersPausedData(p.pauseState),
-          gas: GAS.pause,
-          now,
-          fallbackMaxFeeGwei: deps.config.chain.fallbackMaxFeeGwei,
-        })
+      kind: 'pause',
+      to: managedAddress(contract),
+      data: setTransfersPausedData(p.pauseState),
+      gas: GAS.pause,
+      now,
+      fallbackMaxFeeGwei: deps.config.chain.fallbackMaxFeeGwei,
+    })
     await tx.guestbook.setPaused(contract.id, p.pauseState)
     const { chainId } = contract
     tx.afterCommit(() => deps.relayer?.wake(chainId))

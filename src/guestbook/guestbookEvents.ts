@@ -34,13 +34,13 @@ export function createGuestbookEvent(
     if (await tx.guestbook.findEventInContract(p.contractId, p.tokenId))
       throw new ConflictError('event_exists', `The contract already has an event for tokenId ${p.tokenId}`)
     const id = await tx.guestbook.insertEvent({
-          teamId: p.teamId,
-          contractId: p.contractId,
-          name: p.name,
-          tokenId: p.tokenId,
-          metadata: JSON.stringify(metadata),
-          now: p.now,
-        })
+      teamId: p.teamId,
+      contractId: p.contractId,
+      name: p.name,
+      tokenId: p.tokenId,
+      metadata: JSON.stringify(metadata),
+      now: p.now,
+    })
     return { id }
   })
 }
@@ -74,9 +74,9 @@ export async function updateGuestbookEventMetadata(
 ): Promise<void> {
   const metadata = parseJsonField(p.metadata, GuestbookMetadata, 'metadata')
   await store.tx(async (tx) => {
-        const event = await findGuestbookEvent(tx, p.teamId, p.selector)
-        await tx.guestbook.setEventMetadata(event.id, JSON.stringify(metadata), p.now)
-      })
+    const event = await findGuestbookEvent(tx, p.teamId, p.selector)
+    await tx.guestbook.setEventMetadata(event.id, JSON.stringify(metadata), p.now)
+  })
 }
 
 /**
@@ -88,12 +88,12 @@ export async function assignGuestbookEvent(
   p: { teamId: number; eventId: number; uids: string[]; now: number },
 ): Promise<void> {
   await store.tx(async (tx) => {
-        const event = await tx.guestbook.getEvent(p.eventId)
-        if (!event || event.teamId !== p.teamId) throw eventNotFound()
+    const event = await tx.guestbook.getEvent(p.eventId)
+    if (!event || event.teamId !== p.teamId) throw eventNotFound()
         const unknown: string[] = []
         for (const uid of p.uids) if ((await tx.chips.get(uid))?.teamId !== p.teamId) unknown.push(uid)
-        if (unknown.length > 0)
-          throw new NotFoundError('chip_not_found', `No chip registered to this team has UID ${[...new Set(unknown)].join(', ')}`)
-        for (const uid of p.uids) await tx.guestbook.assignChip(event.id, uid, p.now)
-      })
+    if (unknown.length > 0)
+      throw new NotFoundError('chip_not_found', `No chip registered to this team has UID ${[...new Set(unknown)].join(', ')}`)
+    for (const uid of p.uids) await tx.guestbook.assignChip(event.id, uid, p.now)
+  })
 }

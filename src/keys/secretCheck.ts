@@ -45,13 +45,13 @@ export async function openGatewaySecret(store: Repositories, source: GatewaySecr
  */
 export async function checkGatewaySecret(store: Store, secret: Buffer, source: GatewaySecretSource): Promise<void> {
   await store.tx(async (tx) => {
-        const stored = await tx.gatewayMeta.get('secret_check')
-        if (stored !== undefined && opens(secret, stored)) return
-        const sealed = await tx.sealedKeys.count()
-        if (sealed > 0 && (stored !== undefined || (await unopenableProfiles(tx, secret)).length > 0))
-          throw new GatewaySecretError('mismatch', { where: secretSourceName(source), sealed })
-        await tx.gatewayMeta.set('secret_check', sealKey(secret, LABEL, CONTEXT))
-      })
+    const stored = await tx.gatewayMeta.get('secret_check')
+    if (stored !== undefined && opens(secret, stored)) return
+    const sealed = await tx.sealedKeys.count()
+    if (sealed > 0 && (stored !== undefined || (await unopenableProfiles(tx, secret)).length > 0))
+      throw new GatewaySecretError('mismatch', { where: secretSourceName(source), sealed })
+    await tx.gatewayMeta.set('secret_check', sealKey(secret, LABEL, CONTEXT))
+  })
 }
 
 /**
@@ -61,10 +61,10 @@ export async function checkGatewaySecret(store: Store, secret: Buffer, source: G
  */
 export async function recordGatewaySecret(store: Store, secret: Buffer): Promise<void> {
   await store.tx(async (tx) => {
-        const stored = await tx.gatewayMeta.get('secret_check')
-        if (stored !== undefined && opens(secret, stored)) return
-        if ((await unopenableProfiles(tx, secret)).length === 0) await tx.gatewayMeta.set('secret_check', sealKey(secret, LABEL, CONTEXT))
-      })
+    const stored = await tx.gatewayMeta.get('secret_check')
+    if (stored !== undefined && opens(secret, stored)) return
+    if ((await unopenableProfiles(tx, secret)).length === 0) await tx.gatewayMeta.set('secret_check', sealKey(secret, LABEL, CONTEXT))
+  })
 }
 
 function opens(secret: Buffer, blob: Buffer): boolean {

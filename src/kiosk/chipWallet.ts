@@ -9,8 +9,8 @@ import { NotFoundError } from '../errors.js'
  */
 export async function setChipWallet(store: Store, p: { uid: string; teamId: number; wallet: string | null }): Promise<void> {
   await store.tx(async (tx) => {
-        const chip = await tx.chips.get(p.uid)
-        if (!chip || chip.teamId !== p.teamId) throw new NotFoundError('chip_not_found', `No chip of team ${p.teamId} has UID ${p.uid}`)
-        await tx.chips.setWallet(p.uid, p.wallet)
-      })
+    const chip = await tx.chips.get(p.uid)
+    if (!chip || chip.teamId !== p.teamId) throw new NotFoundError('chip_not_found', `No chip of team ${p.teamId} has UID ${p.uid}`)
+    await tx.chips.setWallet(p.uid, p.wallet)
+  })
 }

@@ -40,17 +40,17 @@ export async function manualCheckIn(deps: KioskDeps, p: { stationId: number; uid
   const { store } = deps
   const now = deps.now()
   const { state, summary } = await store.tx(async (tx) => {
-      const station = await freshStation(tx, p.stationId)
-      if (!isCheckInStation(station)) throw new ConflictError('station_not_checkin', 'The station is not in check-in mode: set its mode and event first')
-      const chip = await tx.chips.get(p.uid)
-      if (!chip || chip.teamId !== station.teamId) throw new NotFoundError('chip_not_found', `No chip of this station's team has UID ${p.uid}`)
-      const result = await checkInChip(tx, deps, { station, uid: p.uid, manual: true, now })
-      const summary = await appendCheckInRows(tx, station.id, result, { uid: p.uid, counter: null }, now)
-      const what = result.state === 'accepted' ? `checked in ${p.uid} by hand` : `${p.uid} was already checked in at ${summary.at} (${summary.stationName})`
-      await staffRow(tx, station.id, { action: 'manual_check_in', summary: what, checkInId: summary.id }, now)
-      announce(tx, deps, result.queued?.chainId ?? null)
-      return { state: result.state, summary }
-    })
+    const station = await freshStation(tx, p.stationId)
+    if (!isCheckInStation(station)) throw new ConflictError('station_not_checkin', 'The station is not in check-in mode: set its mode and event first')
+    const chip = await tx.chips.get(p.uid)
+    if (!chip || chip.teamId !== station.teamId) throw new NotFoundError('chip_not_found', `No chip of this station's team has UID ${p.uid}`)
+    const result = await checkInChip(tx, deps, { station, uid: p.uid, manual: true, now })
+    const summary = await appendCheckInRows(tx, station.id, result, { uid: p.uid, counter: null }, now)
+    const what = result.state === 'accepted' ? `checked in ${p.uid} by hand` : `${p.uid} was already checked in at ${summary.at} (${summary.stationName})`
+    await staffRow(tx, station.id, { action: 'manual_check_in', summary: what, checkInId: summary.id }, now)
+    announce(tx, deps, result.queued?.chainId ?? null)
+    return { state: result.state, summary }
+  })
   return { state, checkIn: summary }
 }
 
@@ -118,11 +118,11 @@ export async function startTestChip(deps: KioskDeps, p: { stationId: number; sec
   const now = deps.now()
   const testUntil = now + p.seconds * 1000
   await deps.store.tx(async (tx) => {
-        const station = await freshStation(tx, p.stationId)
-        await tx.stations.setTestUntil(station.id, testUntil)
-        await staffRow(tx, station.id, { action: 'test_chip', summary: `test-chip taps for ${p.seconds} s: they do not count` }, now)
-        announce(tx, deps, null)
-      })
+    const station = await freshStation(tx, p.stationId)
+    await tx.stations.setTestUntil(station.id, testUntil)
+    await staffRow(tx, station.id, { action: 'test_chip', summary: `test-chip taps for ${p.seconds} s: they do not count` }, now)
+    announce(tx, deps, null)
+  })
   return { testUntil }
 }
 
@@ -133,10 +133,10 @@ export async function startTestChip(deps: KioskDeps, p: { stationId: number; sec
 export async function dismissAlert(deps: KioskDeps, p: { stationId: number }): Promise<void> {
   const now = deps.now()
   await deps.store.tx(async (tx) => {
-        const station = await freshStation(tx, p.stationId)
-        await staffRow(tx, station.id, { action: 'dismiss', summary: 'dismissed the alert on the check-in screen' }, now)
-        announce(tx, deps, null)
-      })
+    const station = await freshStation(tx, p.stationId)
+    await staffRow(tx, station.id, { action: 'dismiss', summary: 'dismissed the alert on the check-in screen' }, now)
+    announce(tx, deps, null)
+  })
 }
 
 /** A token's name for staff: its metadata's, else its id. */

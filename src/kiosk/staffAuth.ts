@@ -77,10 +77,10 @@ export async function setStaffPin(store: Store, p: { stationId: number; pin: str
   if (!/^\d{4,12}$/.test(p.pin)) throw new ValidationError('A staff PIN is 4 to 12 digits', { pin: 'Must be 4 to 12 digits' }, 'invalid_pin_format')
   const pinHash = await hashPin(p.pin)
   await store.tx(async (tx) => {
-        const station = await tx.stations.get(p.stationId)
-        if (!station || station.revokedAt !== null) throw new NotFoundError('station_not_found', `No active station with id ${p.stationId}`)
-        await tx.staffAuth.setPin(station.id, pinHash, p.now)
-      })
+    const station = await tx.stations.get(p.stationId)
+    if (!station || station.revokedAt !== null) throw new NotFoundError('station_not_found', `No active station with id ${p.stationId}`)
+    await tx.staffAuth.setPin(station.id, pinHash, p.now)
+  })
 }
 
 const hashSession = (token: string) => crypto.createHash('sha256').update(token).digest('hex')
@@ -101,30 +101,30 @@ export async function openStaffSession(store: Store, p: { station: StationRow; p
   if (before.lockedUntil !== null && before.lockedUntil > p.now) throw locked(before.lockedUntil)
   const ok = /^\d{4,12}$/.test(p.pin) && (await pinMatches(p.pin, before.pinHash))
   const outcome = await store.tx(async (tx) => {
-      // Its kiosks see the login, or the wrong try, once it commits.
-      tx.afterCommit(() => p.feed?.changed())
-      const pin = (await tx.staffAuth.getPin(p.station.id))!
-      if (pin.lockedUntil !== null && pin.lockedUntil > p.now) return { error: locked(pin.lockedUntil) }
-      if (!ok) {
-        const tries = pin.failedTries + 1
-        if (tries >= MAX_PIN_TRIES) {
-          const lock = pin.consecutiveLocks + 1
-          const until = p.now + pinLockMs(lock)
-          await tx.staffAuth.setTries(p.station.id, { failedTries: 0, lockedUntil: until, consecutiveLocks: lock })
-          const summary = `${tries} wrong PINs: locked for ${lockLength(until - p.now)}${lock > 1 ? ` (lock ${lock} in a row)` : ''}`
-          await tx.stationEvents.append(p.station.id, 'staff', { action: 'locked', summary }, p.now)
-          return { error: locked(until) }
+    // Its kiosks see the login, or the wrong try, once it commits.
+    tx.afterCommit(() => p.feed?.changed())
+    const pin = (await tx.staffAuth.getPin(p.station.id))!
+    if (pin.lockedUntil !== null && pin.lockedUntil > p.now) return { error: locked(pin.lockedUntil) }
+    if (!ok) {
+      const tries = pin.failedTries + 1
+      if (tries >= MAX_PIN_TRIES) {
+        const lock = pin.consecutiveLocks + 1
+        const until = p.now + pinLockMs(lock)
+        await tx.staffAuth.setTries(p.station.id, { failedTries: 0, lockedUntil: until, consecutiveLocks: lock })
+        const summary = `${tries} wrong PINs: locked for ${lockLength(until - p.now)}${lock > 1 ? ` (lock ${lock} in a row)` : ''}`
+        await tx.stationEvents.append(p.station.id, 'staff', { action: 'locked', summary }, p.now)
+        return { error: locked(until) }
         }
         await tx.staffAuth.setTries(p.station.id, { failedTries: tries, lockedUntil: null, consecutiveLocks: pin.consecutiveLocks })
         await tx.stationEvents.append(p.station.id, 'staff', { action: 'login_failed', summary: `wrong PIN (${MAX_PIN_TRIES - tries} tries left)` }, p.now)
         return { error: new PinError(401, 'invalid_pin', 'Wrong staff PIN', { triesLeft: MAX_PIN_TRIES - tries }) }
       }
       await tx.staffAuth.setTries(p.station.id, { failedTries: 0, lockedUntil: null, consecutiveLocks: 0 })
-      const session = `tgss_${crypto.randomBytes(24).toString('base64url')}`
-      await tx.staffAuth.insertSession(hashSession(session), p.station.id, p.now)
-      await tx.stationEvents.append(p.station.id, 'staff', { action: 'login', summary: 'staff session opened' }, p.now)
-      return { session }
-    })
+    const session = `tgss_${crypto.randomBytes(24).toString('base64url')}`
+    await tx.staffAuth.insertSession(hashSession(session), p.station.id, p.now)
+    await tx.stationEvents.append(p.station.id, 'staff', { action: 'login', summary: 'staff session opened' }, p.now)
+    return { session }
+  })
   // Thrown after the commit: the wrong try and its feed row stay.
   if ('error' in outcome) throw outcome.error
   return { session: outcome.session, expiresAt: p.now + STAFF_IDLE_MS }

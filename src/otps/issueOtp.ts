@@ -14,17 +14,17 @@ export type OtpTarget = { token?: Pick<TokenRow, 'id' | 'moves'>; proofEventId?:
 export async function issueOtp(tx: Tx, ref: Pick<RefRow, 'id' | 'teamId' | 'chipUid'>, type: OtpType, target: OtpTarget, p: { now: number; ttlMs: number }): Promise<OtpRow['code']> {
   const code = newPublicId()
   await tx.otps.insert({
-        code,
-        teamId: ref.teamId,
-        refId: ref.id,
-        chipUid: ref.chipUid,
-        type,
-        tokenId: target.token?.id ?? null,
-        proofEventId: target.proofEventId ?? null,
-        guestbookEventId: target.guestbookEventId ?? null,
-        createdAt: p.now,
-        expiresAt: p.now + p.ttlMs,
-        tokenMoves: target.token?.moves ?? null,
-      })
+    code,
+    teamId: ref.teamId,
+    refId: ref.id,
+    chipUid: ref.chipUid,
+    type,
+    tokenId: target.token?.id ?? null,
+    proofEventId: target.proofEventId ?? null,
+    guestbookEventId: target.guestbookEventId ?? null,
+    createdAt: p.now,
+    expiresAt: p.now + p.ttlMs,
+    tokenMoves: target.token?.moves ?? null,
+  })
   return code
 }

@@ -112,8 +112,8 @@ export async function registerWithOtp(deps: Pick<ChainDeps, 'store' | 'chains'>,
 /** DELETE /phygitals/claim-registration: removes the recipient's unused registration. */
 export async function deleteClaimRegistration(store: Store, p: { key: TokenKey; teamId: number; recipient: string }): Promise<void> {
   await store.tx(async (tx) => {
-        const token = await findToken(tx, p.key, p.teamId)
-        if (await tx.claimRegistrations.deleteUnused(token.id, p.recipient) === 0)
-          throw new NotFoundError('claim_registration_not_found', 'This recipient has no unused claim registration for the token')
-      })
+    const token = await findToken(tx, p.key, p.teamId)
+    if (await tx.claimRegistrations.deleteUnused(token.id, p.recipient) === 0)
+      throw new NotFoundError('claim_registration_not_found', 'This recipient has no unused claim registration for the token')
+  })
 }

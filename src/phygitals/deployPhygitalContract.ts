@@ -17,13 +17,13 @@ export async function queuePhygitalDeploy(
 ): Promise<{ id: number; address: string; txHash: string }> {
   const queued = await queueDeploy(tx, chain, config, { contract: 'phygital', ...p })
   const id = await tx.phygitalContracts.insert({
-      teamId: p.teamId,
-      name: p.name,
-      symbol: p.symbol,
-      chainId: chain.chainId,
-      address: queued.contractAddress,
-      deployTxId: queued.id,
-      createdAt: p.now,
-    })
+    teamId: p.teamId,
+    name: p.name,
+    symbol: p.symbol,
+    chainId: chain.chainId,
+    address: queued.contractAddress,
+    deployTxId: queued.id,
+    createdAt: p.now,
+  })
   return { id, address: queued.contractAddress, txHash: queued.hash }
 }

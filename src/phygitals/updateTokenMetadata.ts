@@ -26,13 +26,13 @@ export function updateTokenMetadata(deps: ChainDeps, p: { key: TokenKey; teamId:
     const chain = deps.chains.findSigner(token.chainId)
     if (!ours || !chain) return { refreshTxHash: null, chainId: token.chainId }
     const queued = await queueTx(tx, chain, {
-          kind: 'metadata_refresh',
-          to: token.contractAddress as `0x${string}`,
-          data: refreshMetadataData(BigInt(token.tokenId)),
-          gas: GAS.metadataRefresh,
-          now,
-          fallbackMaxFeeGwei: deps.config.chain.fallbackMaxFeeGwei,
-        })
+      kind: 'metadata_refresh',
+      to: token.contractAddress as `0x${string}`,
+      data: refreshMetadataData(BigInt(token.tokenId)),
+      gas: GAS.metadataRefresh,
+      now,
+      fallbackMaxFeeGwei: deps.config.chain.fallbackMaxFeeGwei,
+    })
     tx.afterCommit(() => deps.relayer?.wake(token.chainId))
     return { refreshTxHash: queued.hash, chainId: token.chainId }
   }, { isolation: 'read committed' })

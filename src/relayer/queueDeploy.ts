@@ -23,12 +23,12 @@ export async function queueDeploy(
 ): Promise<QueuedTx & { contractAddress: string }> {
   const { kind, data, gas } = contracts[p.contract]
   const queued = await queueTx(tx, chain, {
-      kind,
-      to: null,
-      data: (address) => data({ name: p.name, symbol: p.symbol, signVerifier: chain.signer.address, baseUri: metadataBaseUri(config, chain.chainId, address) }),
-      gas,
-      now: p.now,
-      fallbackMaxFeeGwei: config.chain.fallbackMaxFeeGwei,
-    })
+    kind,
+    to: null,
+    data: (address) => data({ name: p.name, symbol: p.symbol, signVerifier: chain.signer.address, baseUri: metadataBaseUri(config, chain.chainId, address) }),
+    gas,
+    now: p.now,
+    fallbackMaxFeeGwei: config.chain.fallbackMaxFeeGwei,
+  })
   return { ...queued, contractAddress: queued.contractAddress! }
 }

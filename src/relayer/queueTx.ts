@@ -55,18 +55,18 @@ export async function queueTx(tx: Tx, chain: ChainSigner, p: QueueTxParameters):
     maxPriorityFeePerGas,
   })
   const id = await tx.chainTxs.insert({
-      chainId: chain.chainId,
-      sender: chain.relayer.address,
-      nonce,
-      kind: p.kind,
-      toAddress: p.to,
-      data,
-      gas: Number(p.gas),
-      maxFeePerGas: maxFeePerGas.toString(),
-      maxPriorityFeePerGas: maxPriorityFeePerGas.toString(),
-      rawTx: raw,
-      txHash: hash,
-      createdAt: p.now,
-    })
+    chainId: chain.chainId,
+    sender: chain.relayer.address,
+    nonce,
+    kind: p.kind,
+    toAddress: p.to,
+    data,
+    gas: Number(p.gas),
+    maxFeePerGas: maxFeePerGas.toString(),
+    maxPriorityFeePerGas: maxPriorityFeePerGas.toString(),
+    rawTx: raw,
+    txHash: hash,
+    createdAt: p.now,
+  })
   return { id, hash, nonce, contractAddress }
 }

@@ -69,13 +69,13 @@ export async function recoverTransfer(p: { store: Store; chain: Chain; config: C
   }
   const method = owner === null ? 'mintNFT' : 'claimNFT'
   const queued = await store.tx(async (tx) => {
-      // Transfers of this token still queued will each move it once before ours lands (they were queued first).
-      const ahead = await tx.transfers.countPendingOfToken(token.id)
-      await tx.chainTxs.setTokenNonce(chain.chainId, contract, token.tokenId, Number(onChainNonce) + ahead)
-      const signed = await signTransferTx(tx, chain, { token, recipient, method, now: p.now, config: p.config })
-      await tx.transfers.resign(transfer.id, signed.id, method)
-      return signed
-    }, { isolation: 'read committed' })
+    // Transfers of this token still queued will each move it once before ours lands (they were queued first).
+    const ahead = await tx.transfers.countPendingOfToken(token.id)
+    await tx.chainTxs.setTokenNonce(chain.chainId, contract, token.tokenId, Number(onChainNonce) + ahead)
+    const signed = await signTransferTx(tx, chain, { token, recipient, method, now: p.now, config: p.config })
+    await tx.transfers.resign(transfer.id, signed.id, method)
+    return signed
+  }, { isolation: 'read committed' })
   log.warn({ transferId: transfer.id, from: row.txHash, to: queued.hash, method }, 'transfer re-signed after a revert')
 }
 
@@ -87,13 +87,13 @@ export async function recoverTransfer(p: { store: Store; chain: Chain; config: C
 async function giveUp(p: { store: Store; log: RelayerLog; row: ChainTxRow; now: number }, transfer: TransferRow, token: TokenRow, owner: Address | null, why: string): Promise<void> {
   const { store } = p
   const returned = await store.tx(async (tx) => {
-      // A kiosk claim's transfer: its station shows "failed", and staff may retry it.
-      await recordTxStep(tx, p.row, { status: 'failed', hash: p.row.txHash, error: why, now: p.now })
-      return {
-        otp: transfer.otpCode !== null && await tx.otps.release(transfer.otpCode),
-        registration: transfer.claimRegistrationId !== null && await tx.claimRegistrations.release(transfer.claimRegistrationId),
-        unminted: owner === null && await tx.transfers.countPendingOfToken(token.id) === 0 && (await tx.tokens.setMinted(token.id, false)),
-      }
-    })
+    // A kiosk claim's transfer: its station shows "failed", and staff may retry it.
+    await recordTxStep(tx, p.row, { status: 'failed', hash: p.row.txHash, error: why, now: p.now })
+    return {
+      otp: transfer.otpCode !== null && await tx.otps.release(transfer.otpCode),
+      registration: transfer.claimRegistrationId !== null && await tx.claimRegistrations.release(transfer.claimRegistrationId),
+      unminted: owner === null && await tx.transfers.countPendingOfToken(token.id) === 0 && (await tx.tokens.setMinted(token.id, false)),
+    }
+  })
   p.log.error({ transferId: transfer.id, tx: p.row.txHash, why, gaveBack: returned }, 'transfer given up after a revert; what it used up is given back')
 }

@@ -137,13 +137,13 @@ export function createRelayer({ store, chains, config, log, now = Date.now, hold
       loop.blockAt = Date.now()
     }
     await store.chainTxs.setHead({
-            chainId,
-            blockNumber: Number(head),
-            // Twice the base fee rides out six full blocks of base-fee growth.
-            maxFeePerGas: (2n * baseFee + priority).toString(),
-            maxPriorityFeePerGas: priority.toString(),
-            updatedAt: now(),
-          })
+      chainId,
+      blockNumber: Number(head),
+      // Twice the base fee rides out six full blocks of base-fee growth.
+      maxFeePerGas: (2n * baseFee + priority).toString(),
+      maxPriorityFeePerGas: priority.toString(),
+      updatedAt: now(),
+    })
     loop.headAt = Date.now()
     return head
   }
@@ -209,21 +209,21 @@ export function createRelayer({ store, chains, config, log, now = Date.now, hold
     const timestamps = await blockTimestamps(chain, receipts.map(([, r]) => r))
     const reverted: ChainTxRow[] = []
     await store.tx(async (tx) => {
-            // settleTx appends a confirmed / failed row for each check-in's mint.
-            if (receipts.some(([row]) => row.kind === 'guestbook_mint')) tx.afterCommit(() => feed?.changed())
-            for (const [row, receipt] of receipts) {
-              const isReverted = receipt.status !== '0x1'
-              const settled = await settleTx(tx, row, {
-                              txHash: receipt.transactionHash,
-                              blockNumber: Number(BigInt(receipt.blockNumber)),
-                              blockTimestamp: timestamps.get(receipt.blockNumber) ?? 0,
-                              reverted: isReverted,
-                              contractAddress: receipt.contractAddress,
-                              now: now(),
-                            })
-              if (settled && isReverted) reverted.push(row)
-            }
-          })
+      // settleTx appends a confirmed / failed row for each check-in's mint.
+      if (receipts.some(([row]) => row.kind === 'guestbook_mint')) tx.afterCommit(() => feed?.changed())
+      for (const [row, receipt] of receipts) {
+        const isReverted = receipt.status !== '0x1'
+        const settled = await settleTx(tx, row, {
+          txHash: receipt.transactionHash,
+          blockNumber: Number(BigInt(receipt.blockNumber)),
+          blockTimestamp: timestamps.get(receipt.blockNumber) ?? 0,
+          reverted: isReverted,
+          contractAddress: receipt.contractAddress,
+          now: now(),
+        })
+        if (settled && isReverted) reverted.push(row)
+      }
+    })
     if (chain.embedded) chains.embedded?.noteMined(timestamps.size)
     for (const row of reverted) {
       log.warn({ chainId: chain.chainId, tx: row.txHash, kind: row.kind, nonce: row.nonce }, 'transaction reverted')

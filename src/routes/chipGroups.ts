@@ -11,7 +11,7 @@ const chipGroups: FastifyPluginAsyncZod = async (app) => {
     schema: { tags: ['chips'], summary: "The team's chip groups", security: security.apiKey, response: { 200: z.array(ChipGroup), ...errorResponses(401) } },
     handler: async (request) =>
       (await app.services.store.chipGroups
-                .listByTeam(teamOf(request).id))
+        .listByTeam(teamOf(request).id))
         .map((g) => ({ id: g.id, name: g.name, createdAt: iso(g.createdAt) })),
   })
 }

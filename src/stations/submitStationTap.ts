@@ -67,9 +67,9 @@ export async function submitStationTap(deps: SubmitStationTapDeps, station: TapS
   if (row?.mode === 'closed') {
     // A closed station spends nothing: the chip's counter and a ref stay for an open one.
     await store.tx(async (tx) => {
-            await tx.stationEvents.append(row.id, 'tap', { state: 'closed', uid: tap.rfUid, ...reader }, now())
-            tx.afterCommit(() => deps.feed?.changed())
-          })
+      await tx.stationEvents.append(row.id, 'tap', { state: 'closed', uid: tap.rfUid, ...reader }, now())
+      tx.afterCommit(() => deps.feed?.changed())
+    })
     log.info({ ...context, uid: tap.rfUid, reason: 'station_closed' }, 'station tap refused')
     const message = 'This station is closed; staff can open it again'
     return { accepted: false, statusCode: 409, reason: 'station_closed', message, detail: `station ${row.id} is closed`, uid: null }
@@ -94,9 +94,9 @@ export async function submitStationTap(deps: SubmitStationTapDeps, station: TapS
     if (row) {
       const data = { state: refusedTapState(error.reason), uid: error.uid, reason: error.reason, detail: error.detail, ...reader }
       await store.tx(async (tx) => {
-                await tx.stationEvents.append(row.id, 'tap', data, now())
-                tx.afterCommit(() => deps.feed?.changed())
-              })
+        await tx.stationEvents.append(row.id, 'tap', data, now())
+        tx.afterCommit(() => deps.feed?.changed())
+      })
     }
     return { accepted: false, statusCode: error.statusCode, reason: error.reason, message: error.message, detail: error.detail, uid: error.uid }
   }
@@ -124,11 +124,11 @@ async function claimKnownAddress(deps: SubmitStationTapDeps, known: NonNullable<
       if (!(error instanceof BaseError)) throw error
       const now = deps.now()
       await store.tx(async (tx) => {
-                const claim = (await tx.claims.get(known.claimId))!
-                const detail = `the known address ${known.recipient} was refused: ${error.code}: ${error.message}`
-                await tx.stationEvents.append(claim.stationId, 'tap', { ...known.tapRow, state: 'product', detail, claim: await claimSummary(tx, claim, now) }, now)
-                tx.afterCommit(() => deps.feed?.changed())
-              })
+        const claim = (await tx.claims.get(known.claimId))!
+        const detail = `the known address ${known.recipient} was refused: ${error.code}: ${error.message}`
+        await tx.stationEvents.append(claim.stationId, 'tap', { ...known.tapRow, state: 'product', detail, claim: await claimSummary(tx, claim, now) }, now)
+        tx.afterCommit(() => deps.feed?.changed())
+      })
     }
   }
 }

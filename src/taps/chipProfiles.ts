@@ -240,34 +240,34 @@ export type SetChipVerificationParameters = {
  */
 export async function setChipVerification(store: Transactional, secret: Buffer, p: SetChipVerificationParameters): Promise<void> {
   await store.tx(async (tx) => {
-        const chip = await tx.chips.get(p.uid)
-        if (!chip || chip.teamId !== p.teamId) throw new NotFoundError('chip_not_found', `No chip with UID ${p.uid} in this team`)
-        const profile = p.profileName === null ? null : await tx.chipProfiles.getByName(p.teamId, p.profileName)
-        if (profile === undefined) throw new NotFoundError('profile_not_found', `No chip profile named ${JSON.stringify(p.profileName)} in this team`)
-        const errors: Record<string, string> = {}
-        const fileKey = hexKey(p.fileKey, 'fileKey', errors)
-        if (profile && chip.kind === 'ntag21x') errors.profile = `Chip ${chip.uid} is an NTAG 21x: its mirrors carry no MAC, so no keys apply`
-        if (p.fileKey !== undefined && profile?.keyScheme !== 'per_chip')
-          errors.fileKey ??= profile
-            ? `Profile ${profile.name} (key scheme ${profile.keyScheme}) does not keep keys per chip`
-            : 'A chip file key needs a profile with key scheme per_chip'
-        // A stored key from another profile would silently carry over: keep it only when the profile is unchanged.
-        const storedKey = profile && chip.profileId === profile.id ? chip.fileKey : null
-        if (profile?.keyScheme === 'per_chip' && p.fileKey === undefined && !storedKey)
-          errors.fileKey = `Profile ${profile.name} keeps keys per chip: give the chip's fileKey`
-        if (p.keyVersion !== undefined && (!Number.isInteger(p.keyVersion) || p.keyVersion < 0 || p.keyVersion > 0xffffffff))
-          errors.keyVersion = 'Must be an integer 0…4294967295'
-        if (storedKey && p.fileKey === undefined && !opens(secret, storedKey, chipKeyContext(chip.uid)))
-          errors.fileKey = 'The stored fileKey does not open under this gateway secret (it was sealed under another one): give the key again'
-        if (Object.keys(errors).length > 0) throw new ValidationError(`Chip ${chip.uid} cannot use this profile`, errors)
-        await tx.chips.setVerification({
-                uid: chip.uid,
-                profileId: profile?.id ?? null,
-                randomUid: p.randomUid ?? chip.randomUid === 1,
-                fileKey: profile?.keyScheme !== 'per_chip' ? null : fileKey ? sealKey(secret, fileKey, chipKeyContext(chip.uid)) : storedKey,
-                keyVersion: p.keyVersion ?? chip.keyVersion,
-              })
-      })
+    const chip = await tx.chips.get(p.uid)
+    if (!chip || chip.teamId !== p.teamId) throw new NotFoundError('chip_not_found', `No chip with UID ${p.uid} in this team`)
+    const profile = p.profileName === null ? null : await tx.chipProfiles.getByName(p.teamId, p.profileName)
+    if (profile === undefined) throw new NotFoundError('profile_not_found', `No chip profile named ${JSON.stringify(p.profileName)} in this team`)
+    const errors: Record<string, string> = {}
+    const fileKey = hexKey(p.fileKey, 'fileKey', errors)
+    if (profile && chip.kind === 'ntag21x') errors.profile = `Chip ${chip.uid} is an NTAG 21x: its mirrors carry no MAC, so no keys apply`
+    if (p.fileKey !== undefined && profile?.keyScheme !== 'per_chip')
+      errors.fileKey ??= profile
+        ? `Profile ${profile.name} (key scheme ${profile.keyScheme}) does not keep keys per chip`
+        : 'A chip file key needs a profile with key scheme per_chip'
+    // A stored key from another profile would silently carry over: keep it only when the profile is unchanged.
+    const storedKey = profile && chip.profileId === profile.id ? chip.fileKey : null
+    if (profile?.keyScheme === 'per_chip' && p.fileKey === undefined && !storedKey)
+      errors.fileKey = `Profile ${profile.name} keeps keys per chip: give the chip's fileKey`
+    if (p.keyVersion !== undefined && (!Number.isInteger(p.keyVersion) || p.keyVersion < 0 || p.keyVersion > 0xffffffff))
+      errors.keyVersion = 'Must be an integer 0…4294967295'
+    if (storedKey && p.fileKey === undefined && !opens(secret, storedKey, chipKeyContext(chip.uid)))
+      errors.fileKey = 'The stored fileKey does not open under this gateway secret (it was sealed under another one): give the key again'
+    if (Object.keys(errors).length > 0) throw new ValidationError(`Chip ${chip.uid} cannot use this profile`, errors)
+    await tx.chips.setVerification({
+      uid: chip.uid,
+      profileId: profile?.id ?? null,
+      randomUid: p.randomUid ?? chip.randomUid === 1,
+      fileKey: profile?.keyScheme !== 'per_chip' ? null : fileKey ? sealKey(secret, fileKey, chipKeyContext(chip.uid)) : storedKey,
+      keyVersion: p.keyVersion ?? chip.keyVersion,
+    })
+  })
 }
 
 /**

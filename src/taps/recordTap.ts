@@ -109,15 +109,15 @@ async function tapTransaction<T>(tx: Tx, p: RecordTapParameters, consequence?: T
   }
   const refId = newPublicId()
   await tx.refs.insert({
-        id: refId,
-        chipUid: chip.uid,
-        teamId: chip.teamId,
-        source: p.source,
-        authenticated: p.authenticated,
-        linksModule: p.linksModule ?? false,
-        counter,
-        now: p.now,
-      })
+    id: refId,
+    chipUid: chip.uid,
+    teamId: chip.teamId,
+    source: p.source,
+    authenticated: p.authenticated,
+    linksModule: p.linksModule ?? false,
+    counter,
+    now: p.now,
+  })
   await tx.tapLog.insert({ ...log, teamId: chip.teamId, accepted: true, reason: 'accepted', refId, detail: p.detail ?? null })
   const ok = { refId, teamId: chip.teamId, chip }
   return { ok: consequence ? { ...ok, caused: await consequence({ ...ok, counter }, tx) } : ok }

@@ -107,32 +107,32 @@ async function screenTap(store: Repositories, keyring: Keyring, p: VerifyTapPara
     // Keys that do not open (wrong gateway secret) refuse every tap they would judge: log it, answer 503, never a bare crash.
     if (error instanceof SealedKeyError)
       await store.tapLog.insert({
-                at: p.now,
-                source: p.source,
-                chipUid: null,
-                teamId: null,
-                accepted: false,
-                authenticated: false,
-                reason: 'keys_unavailable',
-                counter: null,
-                refId: null,
-                detail: error.message,
-              })
+        at: p.now,
+        source: p.source,
+        chipUid: null,
+        teamId: null,
+        accepted: false,
+        authenticated: false,
+        reason: 'keys_unavailable',
+        counter: null,
+        refId: null,
+        detail: error.message,
+      })
     throw error
   }
   if (!verdict.ok) {
     await store.tapLog.insert({
-            at: p.now,
-            source: p.source,
-            chipUid: verdict.uid,
-            teamId: verdict.uid === null ? null : ((await store.chips.get(verdict.uid))?.teamId ?? null),
-            accepted: false,
-            authenticated: false,
-            reason: verdict.reason,
-            counter: null,
-            refId: null,
-            detail: verdict.detail,
-          })
+      at: p.now,
+      source: p.source,
+      chipUid: verdict.uid,
+      teamId: verdict.uid === null ? null : ((await store.chips.get(verdict.uid))?.teamId ?? null),
+      accepted: false,
+      authenticated: false,
+      reason: verdict.reason,
+      counter: null,
+      refId: null,
+      detail: verdict.detail,
+    })
     throw new TapRejectedError(verdict.reason, verdict.detail, verdict.uid)
   }
   return verdict

@@ -57,7 +57,7 @@ export async function refreshTokenMoves(deps: Pick<ChainDeps, 'chains' | 'store'
   const nonce = await readTokenNonce(deps, token)
   if (nonce === null) return
   await deps.store.tx(async (tx) => {
-        const fresh = await tx.tokens.get(token.id)
-        if (fresh) await noteChainNonce(tx, fresh, nonce)
-      }, { isolation: 'read committed' })
+    const fresh = await tx.tokens.get(token.id)
+    if (fresh) await noteChainNonce(tx, fresh, nonce)
+  }, { isolation: 'read committed' })
 }

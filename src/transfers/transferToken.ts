@@ -38,16 +38,16 @@ function accept(
     const method = token.minted ? 'claimNFT' : 'mintNFT'
     const signed = await signTransferTx(tx, chain, { token, recipient: p.recipient, method, now, config })
     const transferId = await tx.transfers.insert({
-          tokenId: token.id,
-          teamId: token.teamId,
-          recipient: p.recipient,
-          method,
-          via: p.via,
-          otpCode,
-          claimRegistrationId: registration?.id ?? null,
-          chainTxId: signed.id,
-          createdAt: now,
-        })
+      tokenId: token.id,
+      teamId: token.teamId,
+      recipient: p.recipient,
+      method,
+      via: p.via,
+      otpCode,
+      claimRegistrationId: registration?.id ?? null,
+      chainTxId: signed.id,
+      createdAt: now,
+    })
     await tx.tokens.setMinted(token.id, true)
     const moves = await tx.tokens.addMove(token.id)
     // Given back (its transfer given up, src/relayer/recoverTransfer.ts), this OTP works again until the token's next move.

@@ -11,12 +11,12 @@ export async function run(positionals: string[], flags: Flags) {
   await withStore(flags, async (store) => {
     // Operator-entered: nobody proved the chip was present, so the ref is not authenticated.
     const { refId } = await recordTap(store, {
-          uid: parsed.data,
-          source: linksModule ? 'links' : 'operator',
-          authenticated: false,
-          linksModule,
-          now: Date.now(),
-        })
+      uid: parsed.data,
+      source: linksModule ? 'links' : 'operator',
+      authenticated: false,
+      linksModule,
+      now: Date.now(),
+    })
     if (flags.json) printJson({ refId, uid: parsed.data })
     else console.log(refId)
   })

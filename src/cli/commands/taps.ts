@@ -77,12 +77,12 @@ export async function run(positionals: string[], flags: Flags) {
     const counter = counterFlag(flags)
     await withStore(flags, async (store) => {
       const result = await store.tx(async (tx) => {
-              const chip = await tx.chips.get(parsed.data)
-              // Another team's chip answers like a missing one.
-              if (!chip || chip.teamId !== teamId) throw new NotFoundError('chip_not_found', `No chip ${parsed.data} in team ${teamId}`)
-              await tx.chips.setLastCounter(chip.uid, counter)
-              return { uid: chip.uid, previousCounter: chip.lastCounter, counter }
-            })
+        const chip = await tx.chips.get(parsed.data)
+        // Another team's chip answers like a missing one.
+        if (!chip || chip.teamId !== teamId) throw new NotFoundError('chip_not_found', `No chip ${parsed.data} in team ${teamId}`)
+        await tx.chips.setLastCounter(chip.uid, counter)
+        return { uid: chip.uid, previousCounter: chip.lastCounter, counter }
+      })
       printJson(result)
     })
     return

@@ -111,19 +111,19 @@ async function startRun(p: ProvisionChipParameters, uid: string, reading: ChipRe
   if (how === 'reprovisioned' && keys[FILE_SLOT].equals(old[FILE_SLOT])) refuse(`chip ${uid}: the new file key equals the old one; refusing (old URLs would verify again)`)
   const stored: StoredPlan = { ...plan, startVersions: [...reading.keyVersions] }
   const runId = await store.tx(async (tx) => {
-      const id = await tx.provisioning.insert({
-            uid,
-            teamId: p.teamId,
-            profileId: p.profile.id,
-            kind: 'provision',
-            state: 'pending',
-            mode: p.profile.mode,
-            randomId: p.randomId ?? false,
-            keyVersion,
-            targetVersions: targetVersions(keyVersion),
-            slotVersions: [...reading.keyVersions] as SlotVersions,
-            plan: JSON.stringify(stored),
-            now,
+    const id = await tx.provisioning.insert({
+      uid,
+      teamId: p.teamId,
+      profileId: p.profile.id,
+      kind: 'provision',
+      state: 'pending',
+      mode: p.profile.mode,
+      randomId: p.randomId ?? false,
+      keyVersion,
+      targetVersions: targetVersions(keyVersion),
+      slotVersions: [...reading.keyVersions] as SlotVersions,
+      plan: JSON.stringify(stored),
+      now,
           })
       const sealed = sealRunKeys(p.secret, id, keys, old)
       await tx.provisioning.setKeys(id, sealed.keys, sealed.old, now)

@@ -77,25 +77,25 @@ export async function resetChip(p: ResetChipParameters): Promise<ResetResult> {
     const current = reading.keyVersions.map((v, i) => currentKey(i, v, latest, from)) as SlotKeys
     const at = now()
     const id = await store.tx(async (tx) => {
-          const id = await tx.provisioning.insert({
-                  uid: p.uid,
-                  teamId: latest.teamId,
-                  profileId: latest.profileId,
-                  kind: 'reset',
-                  state: 'resetting',
-                  mode: latest.mode,
-                  randomId: latest.randomId,
-                  keyVersion: 0,
-                  targetVersions: [0, 0, 0, 0, 0],
-                  slotVersions: [...reading.keyVersions] as SlotVersions,
-                  plan: JSON.stringify({ reset: true, startVersions: reading.keyVersions, cannotUndo: RESET_CANNOT_UNDO }),
-                  now: at,
-                })
-          const sealed = sealRunKeys(p.secret, id, factoryKeys(), current)
-          await tx.provisioning.setKeys(id, sealed.keys, sealed.old, at)
-          await tx.provisioning.setState(latest.id, latest.state === 'provisioned' ? 'provisioned' : 'failed', latest.state === 'provisioned' ? null : `superseded by reset run ${id}`, at)
-          return id
-        })
+      const id = await tx.provisioning.insert({
+        uid: p.uid,
+        teamId: latest.teamId,
+        profileId: latest.profileId,
+        kind: 'reset',
+        state: 'resetting',
+        mode: latest.mode,
+        randomId: latest.randomId,
+        keyVersion: 0,
+        targetVersions: [0, 0, 0, 0, 0],
+        slotVersions: [...reading.keyVersions] as SlotVersions,
+        plan: JSON.stringify({ reset: true, startVersions: reading.keyVersions, cannotUndo: RESET_CANNOT_UNDO }),
+        now: at,
+      })
+      const sealed = sealRunKeys(p.secret, id, factoryKeys(), current)
+      await tx.provisioning.setKeys(id, sealed.keys, sealed.old, at)
+      await tx.provisioning.setState(latest.id, latest.state === 'provisioned' ? 'provisioned' : 'failed', latest.state === 'provisioned' ? null : `superseded by reset run ${id}`, at)
+      return id
+    })
     run = (await store.provisioning.get(id))!
   } else if (verdict.kind === 'factory') {
     throw new ProvisioningStopped('refused', `chip ${p.uid} is already at factory keys and settings`)
@@ -120,10 +120,10 @@ export async function resetChip(p: ResetChipParameters): Promise<ResetResult> {
     if (!isFactoryNdef(settings)) throw new ProvisioningStopped('card_error', 'after the reset the NDEF file settings are not the factory ones')
     await p.link.run('WriteData NLEN 0000', writeData({ fileNo: NTAG424_FILES.ndef.fileNo, offset: 0, data: Buffer.alloc(2), commMode: 'plain' }, check))
     await store.tx(async (tx) => {
-            const chip = await tx.chips.get(p.uid)
-            if (chip) await tx.chips.setVerification({ uid: p.uid, profileId: null, randomUid: run.randomId, fileKey: null, keyVersion: chip.keyVersion })
-            await tx.provisioning.setState(run.id, 'factory', null, now())
-          })
+      const chip = await tx.chips.get(p.uid)
+      if (chip) await tx.chips.setVerification({ uid: p.uid, profileId: null, randomUid: run.randomId, fileKey: null, keyVersion: chip.keyVersion })
+      await tx.provisioning.setState(run.id, 'factory', null, now())
+    })
     return { uid: p.uid, runId: run.id, resumed, cannotUndo: RESET_CANNOT_UNDO }
   } catch (error) {
     const removed = error instanceof CardRemovedError
