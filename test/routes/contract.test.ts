@@ -17,7 +17,7 @@ import { createKioskToken } from '../../src/kiosk/kioskTokens.js'
 import { setStaffPin } from '../../src/kiosk/staffAuth.js'
 import { setStationMode } from '../../src/kiosk/stationModes.js'
 import { createStation } from '../../src/stations/stations.js'
-import { ALICE, BOB, CONTRACT, createTestGateway, GUESTBOOK, metadata, seedTeam, tapChip, type TestGateway } from '../helpers/gateway.js'
+import { ALICE, type BackendGateway, BOB, CONTRACT, createBackendGateway, GUESTBOOK, metadata, seedTeam, tapChip } from '../helpers/gateway.js'
 import { seededRandom } from '../helpers/seededRandom.js'
 
 const SEED = Number(process.env.CONTRACT_SEED ?? 20261121)
@@ -45,7 +45,7 @@ let generated = 0
 const fake = (schema: Schema): unknown =>
   generateSync(schema as JsonSchema, { seed: SEED * 1000 + generated++, optionalsProbability: 0.6, maxItems: 3 })
 
-let gw: TestGateway
+let gw: BackendGateway
 let doc: Doc
 // Not strict: the document's schemas carry OpenAPI keywords (example) that are no JSON Schema keywords.
 const ajv = new AjvDraft04.default({ strict: false })
@@ -79,7 +79,7 @@ const pathOtps: string[] = []
 const refIds: string[] = []
 
 beforeAll(async () => {
-  gw = await createTestGateway({ config: { rateLimit: { max: 1_000_000, windowMs: 60_000 } } })
+  gw = await createBackendGateway({ config: { rateLimit: { max: 1_000_000, windowMs: 60_000 } } })
   const a = await seedTeam(gw, {
     name: 'A',
     chipGroups: [{ name: 'Desk' }],
