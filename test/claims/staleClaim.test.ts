@@ -2,17 +2,19 @@ import type { Address } from 'viem'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { phygitalTokenAbi } from '../../contracts/artifacts/PhygitalToken.js'
 import { transferWithApiKey } from '../../src/transfers/transferToken.js'
-import { type ChainGateway, contractOf, createChainGateway, OTHER, USER } from '../helpers/chainGateway.js'
+import type { PostgresStore, SqliteStore } from '../../src/db/store.js'
+import { type ChainGateway, contractOf, createBackendChainGateway, OTHER, USER } from '../helpers/chainGateway.js'
+import { queryRows } from '../helpers/gateway.js'
 import { CAP, type ClaimStation, MUG, setUpClaimStation, TEE, TWO_TAP } from '../helpers/claimStation.js'
 
 // Issue 17 §2: a claim (and its OTP) is bound to the token's state at its tap. Once the token
 // moved, an older open claim is refused (409 token_moved) with nothing spent, and shows "moved".
 
-let gw: ChainGateway
+let gw: ChainGateway<SqliteStore | PostgresStore>
 let shop: ClaimStation
 
 beforeAll(async () => {
-  gw = await createChainGateway()
+  gw = await createBackendChainGateway()
   shop = await setUpClaimStation(gw, { listen: false })
 }, 60_000)
 afterAll(async () => {
@@ -23,7 +25,7 @@ const post = (url: string, payload?: object) => shop.post(url, payload)
 const kiosk = (url: string, payload?: object) => shop.kiosk(url, payload)
 const ownerOf = async (tokenId: bigint) =>
   gw.publicClient.readContract({ address: await contractOf(gw, shop.teamId), abi: phygitalTokenAbi, functionName: 'ownerOf', args: [tokenId] }) as Promise<Address>
-const count = (table: 'transfers' | 'chain_txs' | 'claim_registrations') => (gw.store.db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n
+const count = async (table: 'transfers' | 'chain_txs' | 'claim_registrations') => (await queryRows<{ n: number }>(gw.store, `SELECT count(*) AS n FROM ${table}`))[0]!.n
 const linkToken = (url: string) => new URL(url).pathname.split('/')[2]!
 
 /** A product tap at the station: the claim it opened. */
@@ -48,12 +50,12 @@ describe('a stale claim cannot take a token from the customer who claimed it', (
     const claim2 = await tapClaim(TEE, 2)
     expect(await kiosk(`/kiosk/claims/${claim2}/recipient`, { recipient: USER })).toMatchObject({ status: 200, body: { claim: { step: 'claimed' } } })
 
-    const before = { transfers: count('transfers'), txs: count('chain_txs') }
+    const before = { transfers: await count('transfers'), txs: await count('chain_txs') }
     const late = await post(`/c/${phone.token}/recipient`, { session: phone.session, recipient: OTHER })
     expect(late).toMatchObject({ status: 409, body: { error: 'token_moved' } })
     expect(late.body.message).toMatch(/claimed meanwhile/)
     // Nothing spent, nothing queued: the claim stays as it was, its OTP unused.
-    expect({ transfers: count('transfers'), txs: count('chain_txs') }).toEqual(before)
+    expect({ transfers: await count('transfers'), txs: await count('chain_txs') }).toEqual(before)
     const stale = (await gw.store.claims.get(claim1))!
     expect(stale.step).toBe('opened')
     expect((await gw.store.otps.get(stale.otpCode))!.usedAt).toBeNull()
@@ -106,9 +108,9 @@ describe('a stale claim cannot take a token from the customer who claimed it', (
       expect(await gw.store.claims.get(second)).toMatchObject({ step: 'claimed', recipient: USER })
       await gw.settle()
       expect(await ownerOf(5n)).toBe(USER)
-      const registrations = count('claim_registrations')
+      const registrations = await count('claim_registrations')
       expect(await kiosk(`/kiosk/claims/${stale}/recipient`, { recipient: OTHER })).toMatchObject({ status: 409, body: { error: 'token_moved' } })
-      expect(count('claim_registrations')).toBe(registrations)
+      expect(await count('claim_registrations')).toBe(registrations)
     } finally {
       gw.clock.offsetMs = 0
     }

@@ -8,10 +8,10 @@ import { buildApp } from '../../src/app.js'
 import { type Chains, createChains } from '../../src/chain/chains.js'
 import { startEmbeddedChain } from '../../src/chain/embeddedChain.js'
 import { ConfigSchema, type Config, type ConfigInput } from '../../src/config.js'
-import { openStore, type SqliteStore } from '../../src/db/store.js'
+import { openStore, type PostgresStore, type SqliteStore, type Store } from '../../src/db/store.js'
 import { createRelayer, type Relayer } from '../../src/relayer/relayer.js'
 import { restoreEmbeddedChain } from '../../src/relayer/restoreEmbeddedChain.js'
-import { makeTempDir, metadata, type TeamSeed } from './gateway.js'
+import { makeTempDir, metadata, openBackendStore, TEST_BACKEND, type TeamSeed } from './gateway.js'
 
 /** anvil's dev accounts 1 and 2: funded, used as users who submit their own transactions. */
 export const USER_KEY: Hex = '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d'
@@ -19,9 +19,9 @@ export const OTHER_KEY: Hex = '0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870f
 export const USER = privateKeyToAccount(USER_KEY).address
 export const OTHER = privateKeyToAccount(OTHER_KEY).address
 
-export type ChainGateway = {
+export type ChainGateway<S extends SqliteStore | PostgresStore = SqliteStore> = {
   app: FastifyInstance
-  store: SqliteStore
+  store: S
   config: Config
   dataDir: string
   chains: Chains
@@ -43,14 +43,30 @@ export type ChainGateway = {
  * listen. Start one per test file (beforeAll): anvil and the relayer are the
  * slow parts.
  */
-export async function createChainGateway(opts: { config?: ConfigInput; env?: NodeJS.ProcessEnv } = {}): Promise<ChainGateway> {
+export function createChainGateway(opts: ChainGatewayOptions = {}): Promise<ChainGateway> {
+  // As createTestGateway: a file listed to run on both engines must not run on SQLite twice.
+  if (TEST_BACKEND === 'postgres') throw new Error('this run is PostgreSQL\'s (TAPGATE_TEST_BACKEND): use createBackendChainGateway()')
+  return startChainGateway(opts, (dataDir) => openStore({ dataDir }))
+}
+
+/** createChainGateway on TEST_BACKEND (test/helpers/gateway.ts), its store empty: `store.backend` says which. */
+export function createBackendChainGateway(opts: ChainGatewayOptions = {}): Promise<ChainGateway<SqliteStore | PostgresStore>> {
+  return startChainGateway(opts, openBackendStore)
+}
+
+type ChainGatewayOptions = { config?: ConfigInput; env?: NodeJS.ProcessEnv }
+
+async function startChainGateway<S extends SqliteStore | PostgresStore>(
+  opts: ChainGatewayOptions,
+  open: (dataDir: string) => S | Promise<S>,
+): Promise<ChainGateway<S>> {
   const dataDir = makeTempDir('tapgate-chain-')
   // No idle blocks unless a test asks: tests compare block numbers read moments apart.
   const config = ConfigSchema.parse({ logLevel: 'silent', demo: false, ...opts.config, dataDir, chain: { pollIntervalMs: 100, idleBlockSeconds: 0, ...opts.config?.chain } })
   const clock = { offsetMs: 0 }
   const now = () => Date.now() + clock.offsetMs
   const embedded = config.chain.embedded ? await startEmbeddedChain({ dataDir }) : undefined
-  const store = openStore({ dataDir })
+  const store = await open(dataDir)
   const chains = createChains({ config, embedded, env: opts.env })
   const log = { info() {}, warn() {}, error(obj: object, msg?: string) { console.error('relayer:', msg, obj) } }
   const relayer = createRelayer({ store, chains, config, log, now })
@@ -104,7 +120,7 @@ export function phygitalTeam(name: string, tokens: { tokenId: string; chips: str
 }
 
 /** The address of a team's phygital contract (known before its deploy is mined). */
-export async function contractOf(gw: Pick<ChainGateway, 'store'>, teamId: number): Promise<Address> {
+export async function contractOf(gw: { store: Store }, teamId: number): Promise<Address> {
   const [contract] = await gw.store.phygitalContracts.list(teamId)
   if (!contract) throw new Error(`team ${teamId} has no phygital contract`)
   return contract.address as Address

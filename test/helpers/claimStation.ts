@@ -4,8 +4,9 @@ import { createKioskToken } from '../../src/kiosk/kioskTokens.js'
 import { setStaffPin } from '../../src/kiosk/staffAuth.js'
 import { setStationMode } from '../../src/kiosk/stationModes.js'
 import { createStation } from '../../src/stations/stations.js'
+import type { PostgresStore, SqliteStore } from '../../src/db/store.js'
 import type { ChainGateway } from './chainGateway.js'
-import { seedSunChip, seedSunProfile, sunTapUrl } from './gateway.js'
+import { queryRows, seedSunChip, seedSunProfile, sunTapUrl } from './gateway.js'
 
 export const SHOP_META = '3B5E1F0A9C8D7E6F5A4B3C2D1E0F9A8B'
 export const SHOP_FILE = 'C0FFEE00C0FFEE00C0FFEE00C0FFEE00'
@@ -43,7 +44,7 @@ export type ClaimStation = {
   /** A product tap through the real station path (POST /station/taps) with the SUN URL the chip writes. */
   tap(uid: string, counter: number): Promise<{ status: number; body: Record<string, unknown> }>
   /** The newest claim opened at the station. */
-  lastClaimId(): number
+  lastClaimId(): Promise<number>
   /** POST /kiosk/claims/:id/handoff as the kiosk does. */
   handoff(claimId: number): Promise<{ status: number; body: { url: string; svg: string; expiresAt: string } & Record<string, unknown> }>
   /** A JSON POST through inject (the phone's /c/* calls), its status and parsed body. */
@@ -58,7 +59,7 @@ export type ClaimStation = {
  * staff PIN. The gateway listens on 127.0.0.1 (the browser and the phone need a real socket).
  * Waits for the contract's deploy.
  */
-export async function setUpClaimStation(gw: ChainGateway, p: { image?: string; listen?: boolean } = {}): Promise<ClaimStation> {
+export async function setUpClaimStation(gw: ChainGateway<SqliteStore | PostgresStore>, p: { image?: string; listen?: boolean } = {}): Promise<ClaimStation> {
   const { store, app } = gw
   const now = Date.now()
   const secret = loadGatewaySecret({ dataDir: gw.dataDir })
@@ -111,9 +112,10 @@ export async function setUpClaimStation(gw: ChainGateway, p: { image?: string; l
       const res = await app.inject({ method: 'POST', url: '/station/taps', headers: { 'x-station-token': station.token }, payload: { rfUid: uid, url, readerName: 'ACS ACR1252 PICC' } })
       return { status: res.statusCode, body: JSON.parse(res.body) as Record<string, unknown> }
     },
-    lastClaimId() {
-      const row = store.db.prepare('SELECT max(id) AS id FROM claims WHERE station_id = ?').get(station.stationId) as { id: number | null }
-      if (row.id === null) throw new Error('no claim was opened at the station')
+    async lastClaimId() {
+      // stationId is the gateway's own integer: no parameter needed for queryRows' either engine.
+      const [row] = await queryRows<{ id: number | null }>(store, `SELECT max(id) AS id FROM claims WHERE station_id = ${Number(station.stationId)}`)
+      if (row?.id == null) throw new Error('no claim was opened at the station')
       return row.id
     },
     async handoff(claimId) {

@@ -82,10 +82,19 @@ const postgresDatabase = postgresHelpers?.testDatabase()
  */
 export async function createBackendGateway(opts: TestGatewayOptions = {}): Promise<BackendGateway> {
   if (!postgresHelpers || !postgresDatabase) return { ...(await createTestGateway(opts)), databaseUrl: null }
-  const databaseUrl = postgresDatabase.url()
-  const store = createPostgresStore(connectPostgres({ url: databaseUrl }))
+  const store = await openBackendStore('')
+  return { ...(await startGateway(opts, () => store)), databaseUrl: postgresDatabase.url() }
+}
+
+/**
+ * A store on TEST_BACKEND, for a gateway built elsewhere (createBackendChainGateway): `dataDir`'s SQLite
+ * file, or this file's PostgreSQL database emptied (so, as for createBackendGateway, one at a time).
+ */
+export async function openBackendStore(dataDir: string): Promise<SqliteStore | PostgresStore> {
+  if (!postgresHelpers || !postgresDatabase) return openStore({ dataDir })
+  const store = createPostgresStore(connectPostgres({ url: postgresDatabase.url() }))
   await postgresHelpers.emptyTables(store.sql)
-  return { ...(await startGateway(opts, () => store)), databaseUrl }
+  return store
 }
 
 async function startGateway<S extends SqliteStore | PostgresStore>(opts: TestGatewayOptions, open: (dataDir: string) => S): Promise<TestGateway<S>> {

@@ -276,7 +276,7 @@ describe.skipIf(!HAS_CHROMIUM)('the kiosk at a claim station', () => {
     await page.keyboard.type(USER)
     await page.keyboard.press('Enter')
     await expect.poll(() => state(page)).toBe('registered')
-    const claimId = shop.lastClaimId()
+    const claimId = await shop.lastClaimId()
     const registered = (await gw.store.stationEvents.after(shop.stationId, 0)).flatMap((e) => (e.kind === 'claim' && e.data.claim.id === claimId ? [e.data.claim] : []))
     const allowedAt = registered.at(-1)?.allowedAt
     expect(allowedAt).toBeTruthy()
@@ -370,7 +370,7 @@ describe.skipIf(!HAS_CHROMIUM)('the kiosk at a claim station', () => {
     await p.clock.fastForward(warnMs)
     await expect.poll(() => state(p)).toBe('idle')
     expect(await still.isVisible()).toBe(false)
-    expect((await gw.store.claims.get(shop.lastClaimId()))!.step).toBe('open')
+    expect((await gw.store.claims.get(await shop.lastClaimId()))!.step).toBe('open')
     await p.close()
   })
 

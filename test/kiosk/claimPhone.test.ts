@@ -51,7 +51,7 @@ async function phone(options: BrowserContextOptions = {}): Promise<KioskContext>
 async function linkFor(uid: string, counter: number): Promise<string> {
   const tap = await shop.tap(uid, counter)
   expect(tap.status, JSON.stringify(tap.body)).toBe(200)
-  const handoff = await shop.handoff(shop.lastClaimId())
+  const handoff = await shop.handoff(await shop.lastClaimId())
   expect(handoff.status, JSON.stringify(handoff.body)).toBe(200)
   // The kiosk's request named its own host; the phone reaches the gateway where the test listens.
   return `${shop.origin}${new URL(handoff.body.url).pathname}`
@@ -76,7 +76,7 @@ async function checkScreen(page: Page, name: string): Promise<void> {
 describe.skipIf(!HAS_CHROMIUM)('the phone page of a claim link (/c/<token>)', () => {
   test('shows the product, refuses a bad checksum and a name as typed, and a good address ends confirmed with the token on chain', async () => {
     const url = await linkFor(TEE, 1)
-    const claimId = shop.lastClaimId()
+    const claimId = await shop.lastClaimId()
     const ctx = await phone()
     const page = await ctx.newPage()
     const sends: string[] = []
@@ -208,7 +208,7 @@ describe.skipIf(!HAS_CHROMIUM)('the phone page of a claim link (/c/<token>)', ()
     await page.clock.install()
     await page.goto(url)
     await expect.poll(() => state(page)).toBe('form')
-    const expiresAt = (await gw.store.claims.get(shop.lastClaimId()))!.expiresAt
+    const expiresAt = (await gw.store.claims.get(await shop.lastClaimId()))!.expiresAt
     expect(await page.locator('#paste').isVisible()).toBe(false)
     await expect.poll(() => page.locator('#picture').getAttribute('data-picture')).toBe('none')
     expect(await page.locator('#picture').innerText()).toBe('No picture')
@@ -227,7 +227,7 @@ describe.skipIf(!HAS_CHROMIUM)('the phone page of a claim link (/c/<token>)', ()
 
     // A link first opened after its tap expired: the gateway refuses it (410), the page says expired.
     const late = await linkFor(LAMP, 1)
-    gw.clock.offsetMs = (await gw.store.claims.get(shop.lastClaimId()))!.expiresAt - Date.now() + 1000
+    gw.clock.offsetMs = (await gw.store.claims.get(await shop.lastClaimId()))!.expiresAt - Date.now() + 1000
     const other = await (await phone()).newPage()
     await other.goto(late)
     await expect.poll(() => state(other)).toBe('expired')
@@ -241,7 +241,7 @@ describe.skipIf(!HAS_CHROMIUM)('the phone page of a claim link (/c/<token>)', ()
     await expect.poll(() => state(page)).toBe('form')
     // Meanwhile the product is tapped again and claimed at the kiosk.
     expect((await shop.tap(LAMP, 11)).status).toBe(200)
-    const claimed = await gw.app.inject({ method: 'POST', url: `/kiosk/claims/${shop.lastClaimId()}/recipient`, headers: { 'x-kiosk-token': shop.kioskToken }, payload: { recipient: newAddress() } })
+    const claimed = await gw.app.inject({ method: 'POST', url: `/kiosk/claims/${await shop.lastClaimId()}/recipient`, headers: { 'x-kiosk-token': shop.kioskToken }, payload: { recipient: newAddress() } })
     expect(claimed.statusCode, claimed.body).toBe(200)
     await field(page).fill(newAddress())
     await send(page).click()
@@ -258,7 +258,7 @@ describe.skipIf(!HAS_CHROMIUM)('the phone page of a claim link (/c/<token>)', ()
 
   test('a transfer that fails on chain says so, and sends the customer to staff', async () => {
     const url = await linkFor(CAP, 2)
-    const claimId = shop.lastClaimId()
+    const claimId = await shop.lastClaimId()
     const page = await (await phone()).newPage()
     await page.goto(url)
     await expect.poll(() => state(page)).toBe('form')
@@ -310,7 +310,7 @@ describe.skipIf(!HAS_CHROMIUM)('the phone page of a claim link (/c/<token>)', ()
 
   test('a 2-tap token: the address is registered, with when to tap again and a live countdown', async () => {
     const url = await linkFor(TWO_TAP, 1)
-    const claimId = shop.lastClaimId()
+    const claimId = await shop.lastClaimId()
     const ctx = await phone({ permissions: ['clipboard-read', 'clipboard-write'] })
     const page = await ctx.newPage()
     await page.clock.install()

@@ -27,7 +27,7 @@ const request = (remoteAddress: string, method: 'GET' | 'POST', url: string, pay
 /** A claim link opened on a phone, as the kiosk's QR code and the page give it. */
 async function openedLink(counter: number): Promise<{ token: string; session: string }> {
   expect((await shop.tap(TEE, counter)).status).toBe(200)
-  const { body } = await shop.handoff(shop.lastClaimId())
+  const { body } = await shop.handoff(await shop.lastClaimId())
   const token = new URL(body.url).pathname.split('/')[2]!
   const opened = await gw.app.inject({ method: 'POST', url: `/c/${token}/open`, remoteAddress: PHONE, payload: {} })
   expect(opened.statusCode).toBe(200)
