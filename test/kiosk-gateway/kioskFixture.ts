@@ -1,9 +1,14 @@
+import type { FastifyInstance } from 'fastify'
 import WebSocket from 'ws'
+import { buildApp } from '../../src/app.js'
+import { connectPostgres } from '../../src/db/pg/connect.js'
+import { createPostgresStore } from '../../src/db/pg/store.js'
+import { openStore, type Store } from '../../src/db/store.js'
 import type { KioskServerMessage } from '../../src/feed/protocol.js'
 import { createKioskToken } from '../../src/kiosk/kioskTokens.js'
 import { setStationMode } from '../../src/kiosk/stationModes.js'
 import { createStation } from '../../src/stations/stations.js'
-import { call, GUESTBOOK, metadata, seedSunChip, seedSunProfile, seedTeam, sunTapUrl, type GatewayParts, type TestGateway } from '../helpers/gateway.js'
+import { type BackendGateway, call, GUESTBOOK, metadata, seedSunChip, seedSunProfile, seedTeam, sunTapUrl, type GatewayParts, type TestGateway } from '../helpers/gateway.js'
 
 export const META = '5ACE7E50AB65D5D51FD5BF5A16B8205B'
 export const FILE = '97D1F3FCC8A6B3A4F1AE6F1E3B4BD5A0'
@@ -34,6 +39,29 @@ export async function seedCheckInTeam(gw: Gw, opts: { externalGuestbook?: boolea
   for (const s of [door, side]) await setStationMode(gw.store, { stationId: s.stationId, mode: 'checkin', eventId: event!.id, now: gw.clock.now })
   const kiosk = (await createKioskToken(gw.store, { stationId: door.stationId, now: gw.clock.now })).token
   return { teamId, apiKey, eventId: event!.id, otherEventId: other!.id, door, side, kiosk }
+}
+
+/**
+ * A second gateway process on `gw`'s storage (another gateway, or `gw` after a restart): its own store
+ * on the same SQLite file or PostgreSQL database, its own app on `gw`'s clock. Close it before `gw`.
+ * @example
+ * const other = await secondGateway(gw)
+ * try { await stationTap(other, token, uid, 1) } finally { await other.close() }
+ */
+export async function secondGateway(gw: Pick<BackendGateway, 'config' | 'clock' | 'dataDir' | 'databaseUrl'>): Promise<{ app: FastifyInstance; store: Store; close: () => Promise<void> }> {
+  const store = gw.databaseUrl ? createPostgresStore(connectPostgres({ url: gw.databaseUrl })) : openStore({ dataDir: gw.dataDir })
+  const app = await buildApp({ config: gw.config, store, now: () => gw.clock.now }).catch(async (error: unknown) => {
+    await store.close()
+    throw error
+  })
+  return {
+    app,
+    store,
+    close: async () => {
+      await app.close()
+      await store.close()
+    },
+  }
 }
 
 export const tapUrl = (uid: string, counter: number, keys: { metaKey?: string; fileKey?: string } = {}) =>
