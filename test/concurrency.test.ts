@@ -1,14 +1,13 @@
 // Issue 2 acceptance: "exactly one winner" must hold across two real server
-// processes sharing one data dir, and while the CLI writes to the same file.
-// Everything here is real: two `tapgate serve` children, loopback HTTP, one SQLite file.
+// processes sharing one data dir, and while the CLI writes to the same store.
+// Everything here is real: two `tapgate serve` children, loopback HTTP, one store: the data dir's
+// SQLite file, or on PostgreSQL's run (TAPGATE_TEST_BACKEND) one database given to every process.
 import { spawn, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
-import path from 'node:path'
-import Database from 'better-sqlite3'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { ConfigSchema } from '../src/config.js'
-import { openStore } from '../src/db/store.js'
-import { ALICE, CONTRACT, GUESTBOOK, makeTempDir, metadata, seedTeam, tapChip } from './helpers/gateway.js'
+import { openPostgresStore, openStore, type PostgresStore, type SqliteStore } from '../src/db/store.js'
+import { ALICE, CONTRACT, GUESTBOOK, makeTempDir, metadata, queryRows, seedTeam, tapChip, TEST_BACKEND } from './helpers/gateway.js'
 import { cliPath, startServe, stopChild, type Server } from './helpers/processes.js'
 
 
@@ -29,8 +28,10 @@ type RefBody = {
 }
 
 
+// On PostgreSQL's run a database of this file's own (imported only then: the module asks for the run's server).
+const database = TEST_BACKEND === 'postgres' ? (await import('./helpers/postgres.js')).testDatabase() : undefined
+
 let dataDir: string
-let dbFile: string
 let tokenRowId: number
 let raceRefs: string[]
 let claimRef: string
@@ -47,6 +48,10 @@ function childEnv(): NodeJS.ProcessEnv {
     TAPGATE_DEMO: 'false',
     TAPGATE_RATE_LIMIT_MAX: '100000',
     TAPGATE_LOG_LEVEL: 'warn',
+    // Nothing here needs a chain (a token's nonce read finds none and goes on with the gateway's own
+    // moves), and with a database URL each gateway's embedded anvil would be a chain of its own: refused.
+    TAPGATE_EMBEDDED_CHAIN: 'false',
+    ...(database ? { TAPGATE_DATABASE_URL: database.url() } : {}),
   }
   // Only the settings above apply; the children run in the data dir, so no ./tapgate.config.json either.
   delete env.TAPGATE_CONFIG
@@ -129,23 +134,30 @@ const codesOf = (body: RefBody): string[] =>
     (code): code is string => code !== undefined,
   )
 
-/** A read-only view of the shared SQLite file, as a third process would see it. */
-function withDb<T>(fn: (db: Database.Database) => T): T {
-  const db = new Database(dbFile, { readonly: true, fileMustExist: true })
+/** The store every process here shares: the data dir's SQLite file, or this file's PostgreSQL database. */
+const openSharedStore = (): SqliteStore | Promise<PostgresStore> => (database ? openPostgresStore(database.url()) : openStore({ dataDir }))
+
+/** Opens the shared store for one look at it, as a third process would. */
+async function withStore<T>(fn: (store: SqliteStore | PostgresStore) => Promise<T>): Promise<T> {
+  const store = await openSharedStore()
   try {
-    return fn(db)
+    return await fn(store)
   } finally {
-    db.close()
+    await store.close()
   }
 }
 
+// Constant SQL (queryRows), filtered here: no repository lists a ref's codes.
 const otpCodesOfRef = (refId: string) =>
-  withDb((db) =>
-    (db.prepare('SELECT code FROM otps WHERE ref_id = ? ORDER BY code').all(refId) as { code: string }[]).map((r) => r.code),
+  withStore(async (store) =>
+    (await queryRows<{ code: string; ref: string }>(store, 'SELECT code, ref_id AS ref FROM otps'))
+      .filter((r) => r.ref === refId)
+      .map((r) => r.code)
+      .sort(),
   )
 
 /** Exactly one 200 response carries isValidRef: true and its codes are exactly the stored ones. */
-function expectOneWinner(refId: string, responses: { status: number; body: RefBody }[]) {
+async function expectOneWinner(refId: string, responses: { status: number; body: RefBody }[]) {
   expect(responses.map((r) => r.status)).toEqual(responses.map(() => 200))
   const winners = responses.filter((r) => r.body.isValidRef)
   expect(winners).toHaveLength(1)
@@ -156,16 +168,15 @@ function expectOneWinner(refId: string, responses: { status: number; body: RefBo
     expect(loser.body.uid).toBe(CHIP)
     expect(codesOf(loser.body)).toEqual([])
   }
-  expect(otpCodesOfRef(refId)).toEqual([...winnerCodes].sort())
-  const consumedAt = withDb((db) => (db.prepare('SELECT consumed_at AS c FROM refs WHERE id = ?').get(refId) as { c: number | null }).c)
-  expect(consumedAt).not.toBeNull()
+  expect(await otpCodesOfRef(refId)).toEqual([...winnerCodes].sort())
+  const consumedAt = await withStore(async (store) => (await store.refs.get(refId))?.consumedAt)
+  expect(consumedAt).toEqual(expect.any(Number))
 }
 
 beforeAll(async () => {
   dataDir = makeTempDir('tapgate-concurrency-')
-  dbFile = path.join(dataDir, 'tapgate.sqlite')
   const config = ConfigSchema.parse({ dataDir, demo: false, logLevel: 'silent' })
-  const store = openStore({ dataDir })
+  const store = await openSharedStore()
   try {
     const seed = { store, config, clock: { now: Date.now() } }
     await seedTeam(seed, {
@@ -215,7 +226,7 @@ describe('two server processes on one data dir', () => {
   })
 
   test(`200 concurrent first queries of one ref yield exactly one isValidRef: true (${REFS_PER_RACE} refs)`, async () => {
-    for (const refId of raceRefs) expectOneWinner(refId, await raceRef(refId, 200))
+    for (const refId of raceRefs) await expectOneWinner(refId, await raceRef(refId, 200))
     // Neither process logged a warning or an error (pino levels 40+, on stdout) or wrote to stderr.
     for (const server of servers) {
       expect(server.stdout()).not.toMatch(/"level":(40|50|60)/)
@@ -247,9 +258,9 @@ describe('two server processes on one data dir', () => {
       expect(loser.body).toMatchObject({ success: false, error: 'otp_used' })
     }
 
-    const rows = withDb((db) => db.prepare('SELECT token_id AS tokenId, recipient FROM claim_registrations').all())
-    expect(rows).toEqual([{ tokenId: tokenRowId, recipient: ALICE }])
-    const otp = withDb((db) => db.prepare('SELECT used_at AS usedAt, used_for AS usedFor FROM otps WHERE code = ?').get(code))
+    const rows = await withStore((store) => queryRows(store, 'SELECT token_id AS token, recipient FROM claim_registrations'))
+    expect(rows).toEqual([{ token: tokenRowId, recipient: ALICE }])
+    const otp = await withStore((store) => store.otps.get(code!))
     expect(otp).toMatchObject({ usedAt: expect.any(Number), usedFor: 'claim-registration' })
   })
 
@@ -275,11 +286,10 @@ describe('two server processes on one data dir', () => {
     expect(refId).toMatch(/^[\w-]{21}$/)
     expect(loaded.length).toBeGreaterThan(0)
 
-    const logged = withDb((db) =>
-      db.prepare('SELECT chip_uid AS chipUid, source, accepted, authenticated FROM tap_log WHERE ref_id = ?').all(refId),
-    )
-    expect(logged).toEqual([{ chipUid: CHIP, source: 'operator', accepted: 1, authenticated: 0 }])
+    // The CLI's is the chip's newest tap.
+    const logged = (await withStore((store) => store.tapLog.byChip(CHIP))).filter((row) => row.refId === refId)
+    expect(logged).toMatchObject([{ chipUid: CHIP, source: 'operator', accepted: 1, authenticated: 0 }])
 
-    expectOneWinner(refId, await raceRef(refId, 200))
+    await expectOneWinner(refId, await raceRef(refId, 200))
   })
 })
