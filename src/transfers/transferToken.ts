@@ -70,7 +70,9 @@ export async function checkRecipient(deps: ChainDeps, token: TokenRow, recipient
   const signer = deps.chains.signer(token.chainId)
   const chain = deps.chains.get(token.chainId)
   const check = { standard: 'erc721', contract: token.contractAddress as Address, operator: signer.relayer.address, tokenId: BigInt(token.tokenId), recipient } as const
-  if (chain) await Promise.all([checkRecipientCanReceive(chain.rpc, check), await refreshTokenMoves(deps, token)])
+  // Both started before either is awaited: an `await` inside the array let the check reject before
+  // Promise.all held it (an unhandled rejection, and the two reads no longer ran side by side).
+  if (chain) await Promise.all([checkRecipientCanReceive(chain.rpc, check), refreshTokenMoves(deps, token)])
 }
 
 /** POST /phygitals/transfer: the team's token, by its on-chain key. */

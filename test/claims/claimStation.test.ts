@@ -5,17 +5,19 @@ import { phygitalTokenAbi } from '../../contracts/artifacts/PhygitalToken.js'
 import { importData, parseImportFile } from '../../src/importer/importData.js'
 import { loadGatewaySecret } from '../../src/keys/gatewaySecret.js'
 import type { ClaimSummary, StationEvent } from '../../src/feed/protocol.js'
-import { type ChainGateway, contractOf, createChainGateway, OTHER, USER } from '../helpers/chainGateway.js'
+import type { PostgresStore, SqliteStore } from '../../src/db/store.js'
+import { type ChainGateway, contractOf, createBackendChainGateway, OTHER, USER } from '../helpers/chainGateway.js'
 import { BLANK, CAP, type ClaimStation, LAMP, MUG, setUpClaimStation, SHOP_PIN, TEE, TWO_TAP, TWO_TAP_DELAY_S } from '../helpers/claimStation.js'
+import { queryRows } from '../helpers/gateway.js'
 import { BADGES, kioskTeam, setUpKiosk } from '../kiosk/kioskGateway.js'
 
-let gw: ChainGateway
+let gw: ChainGateway<SqliteStore | PostgresStore>
 let shop: ClaimStation
 
 beforeAll(async () => {
   // The limits of /c/* have tests of their own (claimLinksRateLimit); here 200 parallel submissions
   // of one link must each reach the single-use check.
-  gw = await createChainGateway({ config: { rateLimit: { max: 10_000 } } })
+  gw = await createBackendChainGateway({ config: { rateLimit: { max: 10_000 } } })
   shop = await setUpClaimStation(gw, { listen: false })
 }, 60_000)
 afterAll(async () => {
@@ -35,14 +37,14 @@ const txSteps = async (claimId: number, stationId = shop.stationId) =>
   (await feed(stationId)).flatMap((e) => (e.kind === 'tx' && e.data.claimId === claimId ? [e.data.status] : []))
 const ownerOf = async (tokenId: bigint) =>
   gw.publicClient.readContract({ address: await contractOf(gw, shop.teamId), abi: phygitalTokenAbi, functionName: 'ownerOf', args: [tokenId] }) as Promise<Address>
-const transfers = () => (gw.store.db.prepare('SELECT count(*) AS n FROM transfers').get() as { n: number }).n
+const transfers = async () => (await queryRows<{ n: number }>(gw.store, 'SELECT count(*) AS n FROM transfers'))[0]!.n
 const linkToken = (url: string) => new URL(url).pathname.split('/')[2]!
 
 describe('a claim station on the embedded chain', () => {
   test('a product tap opens a claim: the card from metadata on the feed, the ref taken by the gateway, no OTP anywhere outside it', async () => {
     const tap = await shop.tap(TEE, 1)
     expect(tap.status).toBe(200)
-    const claimId = shop.lastClaimId()
+    const claimId = await shop.lastClaimId()
     const [row] = (await feed()).filter((e) => e.kind === 'tap').slice(-1)
     expect(row).toMatchObject({ kind: 'tap', data: { state: 'product', uid: TEE } })
     const claim = (row!.data as { claim: ClaimSummary }).claim
@@ -65,7 +67,7 @@ describe('a claim station on the embedded chain', () => {
 
   test('the phone hand-off: a hashed one-time link, taken by the first phone; a bad checksum refused; a good address transfers on chain; reopened: used', async () => {
     await shop.tap(CAP, 1)
-    const claimId = shop.lastClaimId()
+    const claimId = await shop.lastClaimId()
     const link = await shop.handoff(claimId)
     expect(link.status).toBe(200)
     expect(link.body.url).toMatch(/^http:\/\/[^/]+\/c\/[A-Za-z0-9_-]{22}$/)
@@ -73,7 +75,7 @@ describe('a claim station on the embedded chain', () => {
     const token = linkToken(link.body.url)
     const stored = (await gw.store.claims.get(claimId))!
     expect(stored.linkHash).toBe(createHash('sha256').update(token).digest('hex'))
-    expect(JSON.stringify(gw.store.db.prepare('SELECT * FROM claims').all())).not.toContain(token)
+    expect(JSON.stringify(await queryRows(gw.store, 'SELECT * FROM claims'))).not.toContain(token)
 
     const page = await gw.app.inject({ method: 'GET', url: `/c/${token}` })
     expect(page.statusCode).toBe(200)
@@ -108,22 +110,22 @@ describe('a claim station on the embedded chain', () => {
 
   test('200 parallel submissions of one link give exactly one transfer', async () => {
     await shop.tap(MUG, 1)
-    const claimId = shop.lastClaimId()
+    const claimId = await shop.lastClaimId()
     const token = linkToken((await shop.handoff(claimId)).body.url)
     const session = (await post(`/c/${token}/open`, {})).body.session as string
-    const before = transfers()
+    const before = await transfers()
     const results = await Promise.all(Array.from({ length: 200 }, () => post(`/c/${token}/recipient`, { session, recipient: OTHER })))
     const statuses = results.map((r) => r.status)
     expect(statuses.filter((s) => s === 200)).toHaveLength(1)
     expect(results.filter((r) => r.status !== 200).every((r) => r.status === 409 && r.body.error === 'claim_link_used')).toBe(true)
-    expect(transfers()).toBe(before + 1)
+    expect(await transfers()).toBe(before + 1)
     await gw.settle()
     expect(await ownerOf(3n)).toBe(OTHER)
   })
 
   test('a link past the OTP lifetime is expired (410), and so is the kiosk entry; a new tap opens a new claim', async () => {
     await shop.tap(LAMP, 1)
-    const claimId = shop.lastClaimId()
+    const claimId = await shop.lastClaimId()
     const token = linkToken((await shop.handoff(claimId)).body.url)
     gw.clock.offsetMs += gw.config.otpTtlSeconds * 1000
     try {
@@ -137,7 +139,7 @@ describe('a claim station on the embedded chain', () => {
 
   test('at the kiosk: a scanner-typed EIP-681 URI claims; the zero address is refused before anything is spent', async () => {
     await shop.tap(LAMP, 2)
-    const claimId = shop.lastClaimId()
+    const claimId = await shop.lastClaimId()
     const zero = await kiosk(`/kiosk/claims/${claimId}/recipient`, { recipient: '0x0000000000000000000000000000000000000000' })
     expect(zero).toMatchObject({ status: 400, body: { error: 'recipient_cannot_receive' } })
     const { otpCode } = (await gw.store.claims.get(claimId))!
@@ -152,7 +154,7 @@ describe('a claim station on the embedded chain', () => {
 
   test('a 2-tap token: the first tap registers the address, a tap too early is `early`, a tap in time claims to the registered address', async () => {
     await shop.tap(TWO_TAP, 1)
-    const first = shop.lastClaimId()
+    const first = await shop.lastClaimId()
     expect((await claimRows(first))[0]).toMatchObject({ twoTap: true, step: 'open' })
     const registered = await kiosk(`/kiosk/claims/${first}/recipient`, { recipient: OTHER })
     expect(registered).toMatchObject({ status: 200, body: { claim: { step: 'registered' } } })
@@ -160,13 +162,13 @@ describe('a claim station on the embedded chain', () => {
     expect(allowedAt - Date.now()).toBeGreaterThan((TWO_TAP_DELAY_S - 5) * 1000)
 
     await shop.tap(TWO_TAP, 2)
-    const early = shop.lastClaimId()
+    const early = await shop.lastClaimId()
     expect((await claimRows(early))[0]).toMatchObject({ step: 'early', allowedAt: new Date(allowedAt).toISOString() })
 
     gw.clock.offsetMs += (TWO_TAP_DELAY_S + 1) * 1000
     try {
       await shop.tap(TWO_TAP, 3)
-      const second = shop.lastClaimId()
+      const second = await shop.lastClaimId()
       const rows = await claimRows(second)
       // The gateway knew the address: one tap row, already claimed.
       expect(rows).toHaveLength(1)
@@ -183,7 +185,7 @@ describe('a claim station on the embedded chain', () => {
     const refuser = getAddress(keccak256(toHex('claim refuser')).slice(0, 42))
     await gw.testClient.setCode({ address: refuser, bytecode: '0x60006000fd' })
     await shop.tap(TWO_TAP, 10)
-    const claimId = shop.lastClaimId()
+    const claimId = await shop.lastClaimId()
     const refused = await kiosk(`/kiosk/claims/${claimId}/recipient`, { recipient: refuser })
     expect(refused).toMatchObject({ status: 400, body: { error: 'recipient_cannot_receive' } })
     expect((await gw.store.otps.get((await gw.store.claims.get(claimId))!.otpCode))!.usedAt).toBeNull()
@@ -194,25 +196,25 @@ describe('a claim station on the embedded chain', () => {
   test("a chip with a wallet on record claims at once; a chip linked to no token is 'nothing'", async () => {
     await gw.store.chips.setWallet(TEE, USER)
     await shop.tap(TEE, 2)
-    const claimId = shop.lastClaimId()
+    const claimId = await shop.lastClaimId()
     expect(await claimRows(claimId)).toEqual([expect.objectContaining({ step: 'claimed', via: 'known' })])
     await gw.settle()
     expect(await ownerOf(1n)).toBe(USER)
 
-    const before = shop.lastClaimId()
+    const before = await shop.lastClaimId()
     await shop.tap(BLANK, 1)
-    expect(shop.lastClaimId()).toBe(before)
+    expect(await shop.lastClaimId()).toBe(before)
     expect((await feed()).at(-1)).toMatchObject({ kind: 'tap', data: { state: 'nothing', reason: 'chip_not_linked' } })
   })
 
   test('bad input: unknown claim, another station, a broken link token, no kiosk token', async () => {
     expect(await kiosk('/kiosk/claims/999999/handoff')).toMatchObject({ status: 404, body: { error: 'claim_not_found' } })
     expect(await kiosk('/kiosk/claims/abc/handoff')).toMatchObject({ status: 400 })
-    expect(await post(`/kiosk/claims/${shop.lastClaimId()}/handoff`)).toMatchObject({ status: 401 })
+    expect(await post(`/kiosk/claims/${await shop.lastClaimId()}/handoff`)).toMatchObject({ status: 401 })
     expect(await post('/c/not-a-token/open', {})).toMatchObject({ status: 404, body: { error: 'claim_link_not_found' } })
     expect(await post(`/c/${'B'.repeat(22)}/open`, {})).toMatchObject({ status: 404, body: { error: 'claim_link_not_found' } })
-    expect(await kiosk(`/kiosk/claims/${shop.lastClaimId()}/recipient`, { recipient: 'not an address' })).toMatchObject({ status: 400, body: { error: 'invalid_recipient' } })
-    expect(await kiosk(`/kiosk/claims/${shop.lastClaimId()}/recipient`, { recipient: 'alice.eth' })).toMatchObject({ status: 400 })
+    expect(await kiosk(`/kiosk/claims/${await shop.lastClaimId()}/recipient`, { recipient: 'not an address' })).toMatchObject({ status: 400, body: { error: 'invalid_recipient' } })
+    expect(await kiosk(`/kiosk/claims/${await shop.lastClaimId()}/recipient`, { recipient: 'alice.eth' })).toMatchObject({ status: 400 })
   })
 })
 
@@ -250,7 +252,7 @@ describe('the staff view of a claim station', () => {
     expect(byName['Tapgate cap']).toMatchObject({ kind: 'token', tokenId: '2', taps: 1, claimed: 1, linksShown: 1, linksOpened: 1, linksUsed: 1, linksExpired: 0 })
     expect(byName['Tapgate lamp']).toMatchObject({ taps: 2, claimed: 1, linksShown: 1, linksOpened: 0, linksUsed: 0 })
     expect(byName['Signed print']).toMatchObject({ taps: 4, registered: 1, claimed: 1 })
-    const confirmed = (await gw.store.claims.get(shop.lastClaimId() - 1))!.chainTxId
+    const confirmed = (await gw.store.claims.get((await shop.lastClaimId()) - 1))!.chainTxId
     const retry = await post('/kiosk/staff/retry', { txId: confirmed ?? 1 }, headers)
     expect(retry.status).toBeGreaterThanOrEqual(400)
     expect(['tx_not_failed', 'tx_not_found']).toContain(retry.body.error)
