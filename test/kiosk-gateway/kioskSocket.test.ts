@@ -1,17 +1,15 @@
 import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, test } from 'vitest'
-import { buildApp } from '../../src/app.js'
-import { openStore } from '../../src/db/store.js'
 import { KIOSK_CLOSE } from '../../src/feed/protocol.js'
 import { setStaffPin } from '../../src/kiosk/staffAuth.js'
 import { revokeStation } from '../../src/stations/stations.js'
-import { createTestGateway, type TestGateway } from '../helpers/gateway.js'
-import { openKiosk, seedCheckInTeam, stationTap, UIDS, type KioskClient } from './kioskFixture.js'
+import { type BackendGateway, createBackendGateway } from '../helpers/gateway.js'
+import { openKiosk, secondGateway, seedCheckInTeam, stationTap, UIDS, type KioskClient } from './kioskFixture.js'
 
 // Issue 10: GET /kiosk/ws follows a station's durable feed: resume by id, same events on every
 // kiosk, counts from the database, the public projection for a kiosk and whole events for staff.
 
-let gw: TestGateway
+let gw: BackendGateway
 const clients: KioskClient[] = []
 afterEach(async () => {
   for (const c of clients.splice(0)) c.ws.terminate()
@@ -19,7 +17,7 @@ afterEach(async () => {
 })
 
 async function listening() {
-  gw = await createTestGateway()
+  gw = await createBackendGateway()
   await gw.app.listen({ host: '127.0.0.1', port: 0 })
   return `http://127.0.0.1:${(gw.app.server.address() as AddressInfo).port}`
 }
@@ -89,14 +87,12 @@ describe('GET /kiosk/ws', () => {
     const s = await seedCheckInTeam(gw)
     const page = await kiosk(base, { token: s.kiosk })
     await page.waitFor((m) => m.type === 'welcome')
-    const store2 = openStore({ dataDir: gw.dataDir })
-    const app2 = await buildApp({ config: gw.config, store: store2, now: () => gw.clock.now })
+    const other = await secondGateway(gw)
     try {
-      await stationTap({ app: app2 }, s.door.token, UIDS[0]!, 1)
+      await stationTap(other, s.door.token, UIDS[0]!, 1)
       await page.waitFor((m) => m.type === 'event' && m.event.kind === 'tap' && m.counts.station === 1, 3000)
     } finally {
-      await app2.close()
-      await store2.close()
+      await other.close()
     }
   })
 

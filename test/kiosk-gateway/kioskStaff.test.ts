@@ -1,19 +1,19 @@
 import { afterEach, describe, expect, test } from 'vitest'
 import { setStaffPin } from '../../src/kiosk/staffAuth.js'
-import { call, createTestGateway, type TestGateway } from '../helpers/gateway.js'
+import { type BackendGateway, call, createBackendGateway, queryRows } from '../helpers/gateway.js'
 import { seedCheckInTeam, stationTap, UIDS } from './kioskFixture.js'
 
 // Issue 10: the staff view's API. Every request carries the kiosk token; actions a staff session
 // that ends after a minute idle; the PIN locks for 5 minutes after 5 wrong tries; each action is
 // logged to the station's feed.
 
-let gw: TestGateway
+let gw: BackendGateway
 afterEach(async () => gw?.close())
 
 const PIN = '482913'
 
 async function setup() {
-  gw = await createTestGateway()
+  gw = await createBackendGateway()
   const s = await seedCheckInTeam(gw)
   await setStaffPin(gw.store, { stationId: s.door.stationId, pin: PIN, now: gw.clock.now })
   return s
@@ -43,11 +43,11 @@ describe('staff PIN and session', () => {
     expect(session).toMatch(/^tgss_[\w-]{32}$/)
     expect(await staffRows(s.door.stationId)).toEqual(['login_failed', 'login_failed', 'login_failed', 'login_failed', 'locked', 'login'])
     // Only a hash of the session is stored.
-    expect(JSON.stringify(gw.store.db.prepare('SELECT * FROM staff_sessions').all())).not.toContain(session)
+    expect(JSON.stringify(await queryRows(gw.store, 'SELECT * FROM staff_sessions'))).not.toContain(session)
   })
 
   test('no PIN set is 409 pin_not_set; no or a wrong kiosk token is 401', async () => {
-    gw = await createTestGateway()
+    gw = await createBackendGateway()
     const s = await seedCheckInTeam(gw)
     expect(await staff(s.kiosk, null, 'POST', '/kiosk/staff/session', { pin: '1234' })).toMatchObject({ status: 409, body: { error: 'pin_not_set' } })
     expect(await call(gw, { method: 'POST', url: '/kiosk/staff/session', payload: { pin: '1234' } })).toMatchObject({ status: 401, body: { error: 'kiosk_token_missing' } })
@@ -89,7 +89,7 @@ describe('staff actions', () => {
     const again = await stationTap(gw, s.door.token, UIDS[0]!, 2)
     expect(again.body.checkIn).toMatchObject({ state: 'accepted', checkIn: { tx: { id: first.body.checkIn.checkIn.tx.id } } })
     expect(again.body.checkIn.checkIn.id).not.toBe(undo.body.checkInId)
-    expect(gw.store.db.prepare('SELECT count(*) AS n FROM guestbook_mints').get()).toEqual({ n: 1 })
+    expect(await queryRows(gw.store, 'SELECT count(*) AS n FROM guestbook_mints')).toEqual([{ n: 1 }])
 
     await stationTap(gw, s.door.token, UIDS[1]!, 1) // no wallet
     gw.clock.now += 60_000
@@ -113,7 +113,8 @@ describe('staff actions', () => {
     expect(res).toMatchObject({ status: 200, body: { success: true, state: 'accepted', checkIn: { manual: true, stationName: 'Door A', tx: null } } })
     expect(await staff(s.kiosk, session, 'POST', '/kiosk/staff/check-in', { uid: UIDS[2] })).toMatchObject({ status: 200, body: { state: 'already', checkIn: { id: res.body.checkIn.id } } })
     expect(await staff(s.kiosk, session, 'POST', '/kiosk/staff/check-in', { uid: '04FFFFFFFFFFFF' })).toMatchObject({ status: 404, body: { error: 'chip_not_found' } })
-    expect(gw.store.db.prepare('SELECT manual FROM check_ins').all()).toEqual([{ manual: 1 }])
+    // 0/1 on both engines (a boolean column on PostgreSQL).
+    expect(await queryRows(gw.store, 'SELECT CAST(manual AS INTEGER) AS manual FROM check_ins')).toEqual([{ manual: 1 }])
     expect(await staffRows(s.door.stationId)).toEqual(['login', 'manual_check_in', 'manual_check_in'])
     const state = await staff(s.kiosk, session, 'GET', '/kiosk/staff/state')
     expect(state.body).toMatchObject({
@@ -157,7 +158,7 @@ describe('staff actions', () => {
     const res = await staff(s.kiosk, session, 'POST', '/kiosk/staff/test-chip', { seconds: 20 })
     expect(res.body).toEqual({ success: true, testUntil: new Date(gw.clock.now + 20_000).toISOString() })
     expect((await stationTap(gw, s.door.token, UIDS[0]!, 1)).body.checkIn).toMatchObject({ test: true })
-    expect(gw.store.db.prepare('SELECT count(*) AS n FROM check_ins').get()).toEqual({ n: 0 })
+    expect(await queryRows(gw.store, 'SELECT count(*) AS n FROM check_ins')).toEqual([{ n: 0 }])
     gw.clock.now += 20_001
     const tap = await stationTap(gw, s.door.token, UIDS[0]!, 2)
     const txId = tap.body.checkIn.checkIn.tx.id
@@ -167,7 +168,7 @@ describe('staff actions', () => {
   })
 
   test('the staff routes are in the OpenAPI document with their credentials', async () => {
-    gw = await createTestGateway()
+    gw = await createBackendGateway()
     const doc = (await call(gw, { url: '/openapi.json' })).body
     for (const path of ['/kiosk/staff/session', '/kiosk/staff/state', '/kiosk/staff/mode', '/kiosk/staff/check-in', '/kiosk/staff/undo', '/kiosk/staff/retry', '/kiosk/staff/test-chip', '/kiosk/staff/end'])
       expect(Object.keys(doc.paths)).toContain(path)

@@ -3,14 +3,14 @@ import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, test } from 'vitest'
 import { authenticateKiosk, createKioskToken, KIOSK_SEEN_RESOLUTION_MS } from '../../src/kiosk/kioskTokens.js'
 import { KIOSK_CLOSE } from '../../src/feed/protocol.js'
-import { createTestGateway, type TestGateway } from '../helpers/gateway.js'
+import { type BackendGateway, createBackendGateway } from '../helpers/gateway.js'
 import { cliPath, collectOutput, repoRoot } from '../helpers/processes.js'
 import { openKiosk, seedCheckInTeam, stationTap, UIDS, type KioskClient } from './kioskFixture.js'
 
 // Issue 17 §6: one kiosk token is revoked alone (a lost tablet), `station kiosk-tokens` lists a
 // station's tokens with when each was last seen, and a revoked token's open page closes.
 
-let gw: TestGateway
+let gw: BackendGateway
 const clients: KioskClient[] = []
 afterEach(async () => {
   for (const c of clients.splice(0)) c.ws.terminate()
@@ -18,7 +18,7 @@ afterEach(async () => {
 })
 
 async function listening() {
-  gw = await createTestGateway()
+  gw = await createBackendGateway()
   await gw.app.listen({ host: '127.0.0.1', port: 0 })
   return `http://127.0.0.1:${(gw.app.server.address() as AddressInfo).port}`
 }
@@ -29,10 +29,12 @@ async function kiosk(base: string, hello: Record<string, unknown>) {
   return client
 }
 
-/** The CLI as staff run it, on the running gateway's data dir (WAL lets both work). */
+/** The CLI as staff run it, on the running gateway's store: its data dir (WAL lets both work), or its PostgreSQL database. */
 async function tapgate(args: string[]) {
   const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(PORT|HOST|TAPGATE_)/.test(name)))
-  const child = spawn(process.execPath, [cliPath, ...args, '--data-dir', gw.dataDir], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  // Gateways sharing one database must not each embed a chain.
+  const database = gw.databaseUrl ? { TAPGATE_DATABASE_URL: gw.databaseUrl, TAPGATE_EMBEDDED_CHAIN: 'false' } : {}
+  const child = spawn(process.execPath, [cliPath, ...args, '--data-dir', gw.dataDir], { cwd: repoRoot, env: { ...env, ...database }, stdio: ['ignore', 'pipe', 'pipe'] })
   const output = collectOutput(child)
   const { code } = await output.exited
   return { code, stdout: output.stdout(), stderr: output.stderr() }
@@ -110,7 +112,7 @@ describe('tapgate station kiosk-tokens', () => {
   }, 30_000)
 
   test('last seen moves with use, at most once a minute, and not on a check without seenAt', async () => {
-    gw = await createTestGateway()
+    gw = await createBackendGateway()
     const s = await seedCheckInTeam(gw)
     const lastSeen = async () => (await gw.store.kioskTokens.listByStation(s.door.stationId))[0]!.lastSeenAt
     expect(await lastSeen()).toBeNull()

@@ -1,15 +1,13 @@
 import { afterEach, describe, expect, test } from 'vitest'
-import { buildApp } from '../../src/app.js'
-import { openStore } from '../../src/db/store.js'
 import { PIN_LOCK_MAX_MS, PIN_LOCK_MS, setStaffPin } from '../../src/kiosk/staffAuth.js'
-import { call, createTestGateway, type TestGateway } from '../helpers/gateway.js'
-import { seedCheckInTeam } from './kioskFixture.js'
+import { type BackendGateway, call, createBackendGateway, type TestGateway } from '../helpers/gateway.js'
+import { secondGateway, seedCheckInTeam } from './kioskFixture.js'
 
 // Issue 17 §6: a staff PIN lock that reset after 5 minutes let 1,440 guesses a day through. Each
 // lock in a row now lasts twice the one before (up to a day) until the right PIN, survives a
 // restart, and each lock is in the staff feed. The gateway's clock is injected (gw.clock).
 
-let gw: TestGateway
+let gw: BackendGateway
 afterEach(async () => gw?.close())
 
 const PIN = '482913'
@@ -31,7 +29,7 @@ const lockSummaries = async (stationId: number) =>
 
 describe('staff PIN locks grow', () => {
   test('each lock in a row doubles (5, 10, 20 minutes); each is in the staff feed; the right PIN starts over at 5', async () => {
-    gw = await createTestGateway()
+    gw = await createBackendGateway()
     const s = await seedCheckInTeam(gw)
     await setStaffPin(gw.store, { stationId: s.door.stationId, pin: PIN, now: gw.clock.now })
     const lengths: number[] = []
@@ -57,25 +55,23 @@ describe('staff PIN locks grow', () => {
   }, 30_000)
 
   test('a restart keeps the lock and its count: the next lock is still twice as long', async () => {
-    gw = await createTestGateway()
+    gw = await createBackendGateway()
     const s = await seedCheckInTeam(gw)
     await setStaffPin(gw.store, { stationId: s.door.stationId, pin: PIN, now: gw.clock.now })
     expect(await lockOut(gw, s.kiosk)).toBe(5 * MIN)
-    // A second gateway process on the same data dir, as after a restart.
-    const store2 = openStore({ dataDir: gw.dataDir })
-    const app2 = await buildApp({ config: gw.config, store: store2, now: () => gw.clock.now })
+    // A second gateway process on the same store, as after a restart.
+    const restarted = await secondGateway(gw)
     try {
-      expect((await session({ app: app2 }, s.kiosk, PIN)).status).toBe(423)
+      expect((await session(restarted, s.kiosk, PIN)).status).toBe(423)
       gw.clock.now += 5 * MIN
-      expect(await lockOut({ app: app2 }, s.kiosk)).toBe(10 * MIN)
+      expect(await lockOut(restarted, s.kiosk)).toBe(10 * MIN)
     } finally {
-      await app2.close()
-      await store2.close()
+      await restarted.close()
     }
   }, 30_000)
 
   test('the lock stops growing at 24 hours; setting the PIN again clears it and the count', async () => {
-    gw = await createTestGateway()
+    gw = await createBackendGateway()
     const s = await seedCheckInTeam(gw)
     await setStaffPin(gw.store, { stationId: s.door.stationId, pin: PIN, now: gw.clock.now })
     // Eight locks in a row already (5 wrong PINs each would take 40 slow hashes to get here).
