@@ -4,14 +4,15 @@ import { phygitalTokenAbi } from '../../contracts/artifacts/PhygitalToken.js'
 import { createApiKey } from '../../src/auth/apiKeys.js'
 import { importData, parseImportFile } from '../../src/importer/importData.js'
 import { loadGatewaySecret } from '../../src/keys/gatewaySecret.js'
-import { type ChainGateway, contractOf, createChainGateway, holdRelayer, phygitalTeam, pullWithSignature } from '../helpers/chainGateway.js'
-import { ALICE, BOB, call, tapChip } from '../helpers/gateway.js'
+import type { PostgresStore, SqliteStore } from '../../src/db/store.js'
+import { type ChainGateway, contractOf, createBackendChainGateway, holdRelayer, phygitalTeam, pullWithSignature } from '../helpers/chainGateway.js'
+import { ALICE, BOB, call, queryRows, tapChip } from '../helpers/gateway.js'
 
 // Issue 17 §2: an OTP is bound to its token's state when its ref was queried. After a move of the
 // token by any path, every earlier OTP is refused with 409 token_moved on every endpoint that takes
 // one, before anything is spent; an OTP of a tap after the move works.
 
-let gw: ChainGateway
+let gw: ChainGateway<SqliteStore | PostgresStore>
 let apiKey: string
 let contract: Address
 
@@ -27,7 +28,7 @@ const CHIP = {
 const TOKEN = { otp: '1', apiKey: '2', selfService: '3', pull: '4', twoTap: '5', pullRelayed: '6', givenUp: '7' } as const
 
 beforeAll(async () => {
-  gw = await createChainGateway()
+  gw = await createBackendChainGateway()
   const secret = loadGatewaySecret({ dataDir: gw.dataDir })
   const team = phygitalTeam('M', [
     { tokenId: TOKEN.otp, chips: [CHIP.otp] },
@@ -49,8 +50,8 @@ afterAll(async () => gw?.close())
 
 const ownerOf = (tokenId: string) => gw.publicClient.readContract({ address: contract, abi: phygitalTokenAbi, functionName: 'ownerOf', args: [BigInt(tokenId)] })
 const key = (tokenId: string) => ({ contractAddress: contract, chainId: '31337', tokenId })
-const count = (table: 'chain_txs' | 'transfers' | 'claim_registrations') => (gw.store.db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n
-const counts = () => ({ chainTxs: count('chain_txs'), transfers: count('transfers'), registrations: count('claim_registrations') })
+const count = async (table: 'chain_txs' | 'transfers' | 'claim_registrations') => (await queryRows<{ n: number }>(gw.store, `SELECT count(*) AS n FROM ${table}`))[0]!.n
+const counts = async () => ({ chainTxs: await count('chain_txs'), transfers: await count('transfers'), registrations: await count('claim_registrations') })
 const otpUsedAt = async (code: string) => (await gw.store.otps.get(code))!.usedAt
 
 const pullable = (otp: string, recipient: string) =>
@@ -72,11 +73,11 @@ async function otpOf(uid: string): Promise<string> {
 
 /** The refusal every stale OTP gets, with nothing queued, recorded or spent. */
 async function expectStale(otp: string, request: () => Promise<{ status: number; body: { error?: string } }>): Promise<void> {
-  const before = counts()
+  const before = await counts()
   const res = await request()
   expect(res.status, JSON.stringify(res.body)).toBe(409)
   expect(res.body.error).toBe('token_moved')
-  expect(counts()).toEqual(before)
+  expect(await counts()).toEqual(before)
   expect(await otpUsedAt(otp)).toBeNull()
 }
 
