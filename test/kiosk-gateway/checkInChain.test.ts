@@ -2,17 +2,18 @@ import { afterAll, beforeAll, expect, test } from 'vitest'
 import { setChipWallet } from '../../src/kiosk/chipWallet.js'
 import { setStaffPin } from '../../src/kiosk/staffAuth.js'
 import type { TxEventData } from '../../src/feed/protocol.js'
-import { type ChainGateway, createChainGateway, OTHER } from '../helpers/chainGateway.js'
+import type { PostgresStore, SqliteStore } from '../../src/db/store.js'
+import { type ChainGateway, createBackendChainGateway, OTHER } from '../helpers/chainGateway.js'
 import { call } from '../helpers/gateway.js'
 import { seedCheckInTeam, stationTap, UIDS, WALLET } from './kioskFixture.js'
 
 // Issue 10: a check-in's guestbook mint on the embedded chain, followed in the station's feed
 // (queued → sent → confirmed), and a failed one retried by staff.
 
-let gw: ChainGateway
+let gw: ChainGateway<SqliteStore | PostgresStore>
 let s: Awaited<ReturnType<typeof seedCheckInTeam>>
 beforeAll(async () => {
-  gw = await createChainGateway()
+  gw = await createBackendChainGateway()
   s = await seedCheckInTeam({ ...gw, clock: { now: Date.now() } })
   await gw.settle()
 }, 60_000)
@@ -61,7 +62,7 @@ test('a mint that reverts is "failed" in the feed; staff retry queues it again a
   await until(async () => (await txRows(failedTx)).some((r) => r.status === 'failed'))
   expect((await txRows(failedTx)).map((r) => r.status)).toEqual(['queued', 'sent', 'failed'])
   // Still checked in; the reverted mint gave back what it used.
-  expect(gw.store.db.prepare('SELECT mint_id AS mintId, chain_tx_id AS txId, undone_at AS undoneAt FROM check_ins WHERE chip_uid = ?').get(UIDS[1])).toEqual({ mintId: null, txId: failedTx, undoneAt: null })
+  expect(await gw.store.checkIns.findActive(s.eventId, UIDS[1]!)).toMatchObject({ mintId: null, chainTxId: failedTx, undoneAt: null })
 
   await setStaffPin(gw.store, { stationId: s.door.stationId, pin: '1357', now: Date.now() })
   const login = await call(gw, { method: 'POST', url: '/kiosk/staff/session', headers: { 'x-kiosk-token': s.kiosk }, payload: { pin: '1357' } })
