@@ -83,7 +83,12 @@ const postgresDatabase = postgresHelpers?.testDatabase()
 export async function createBackendGateway(opts: TestGatewayOptions = {}): Promise<BackendGateway> {
   if (!postgresHelpers || !postgresDatabase) return { ...(await createTestGateway(opts)), databaseUrl: null }
   const store = await openBackendStore('')
-  return { ...(await startGateway(opts, () => store)), databaseUrl: postgresDatabase.url() }
+  return { ...(await startGateway(opts, () => store)), databaseUrl: backendDatabaseUrl() }
+}
+
+/** This file's PostgreSQL database (TAPGATE_DATABASE_URL, for a gateway process of its own); null on SQLite. */
+export function backendDatabaseUrl(): string | null {
+  return postgresDatabase?.url() ?? null
 }
 
 /**

@@ -1,17 +1,15 @@
 // Issue 3 acceptance: "a replayed URL is rejected however fast it arrives, including two
 // gateway processes on one data dir". Two real `tapgate serve` children, loopback HTTP, one
-// SQLite file; the same tap URL is fired at both at once while they are paused, then released.
+// store (the data dir's SQLite file, or one PostgreSQL database); the same tap URL is fired at both at once while they are paused, then released.
 import type { ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
-import path from 'node:path'
-import Database from 'better-sqlite3'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { ConfigSchema } from '../../src/config.js'
-import { openStore } from '../../src/db/store.js'
+import type { PostgresStore, SqliteStore } from '../../src/db/store.js'
 import { loadGatewaySecret } from '../../src/keys/gatewaySecret.js'
 import { setChipVerification, upsertChipProfile } from '../../src/taps/chipProfiles.js'
 import { REFUSED_TAP_VERDICT } from '../../src/taps/tapPage.js'
-import { makeTempDir, seedTeam, sunTapUrl } from '../helpers/gateway.js'
+import { backendDatabaseUrl, makeTempDir, openBackendStore, queryRows, seedTeam, sunTapUrl } from '../helpers/gateway.js'
 import { startServe, stopChild, type Server } from '../helpers/processes.js'
 
 
@@ -25,14 +23,19 @@ const settleMs = 50
 type TapResponse = { status: number; body: string; location: string | null }
 
 let dataDir: string
+/** The test's own connection to the servers' store: it seeds, then reads what they stored. */
+let store: SqliteStore | PostgresStore | undefined
 const servers: Server[] = []
 const spawned: ChildProcess[] = []
 
 function childEnv(): NodeJS.ProcessEnv {
   // Settings from the real environment must not reach the children; only these apply.
   const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(PORT|HOST|TAPGATE_)/.test(name)))
+  const databaseUrl = backendDatabaseUrl()
   return {
     ...env,
+    // Gateways on one PostgreSQL database must not each embed a chain (config refuses it); taps need none.
+    ...(databaseUrl ? { TAPGATE_DATABASE_URL: databaseUrl, TAPGATE_EMBEDDED_CHAIN: 'false' } : {}),
     TAPGATE_DATA_DIR: dataDir,
     PORT: '0',
     HOST: '127.0.0.1',
@@ -78,17 +81,8 @@ async function burst(pathAndQuery: string, count: number): Promise<TapResponse[]
   }
 }
 
-function withDb<T>(fn: (db: Database.Database) => T): T {
-  const db = new Database(path.join(dataDir, 'tapgate.sqlite'), { readonly: true, fileMustExist: true })
-  try {
-    return fn(db)
-  } finally {
-    db.close()
-  }
-}
-
 /** One winner (200 page or 302 redirect), every other response the plain refusal page; the tap log says counter_replay. */
-function expectOneWinner(responses: TapResponse[], chip: string, counter: number, winnerStatus: 200 | 302) {
+async function expectOneWinner(responses: TapResponse[], chip: string, counter: number, winnerStatus: 200 | 302) {
   const winners = responses.filter((r) => r.status < 400)
   expect(winners.map((r) => r.status)).toEqual([winnerStatus])
   const losers = responses.filter((r) => r.status >= 400)
@@ -101,22 +95,16 @@ function expectOneWinner(responses: TapResponse[], chip: string, counter: number
     winnerStatus === 302 ? new URL(winners[0]!.location!).searchParams.get('serviceRef') : /data-service-ref="([\w-]+)"/.exec(winners[0]!.body)?.[1]
   expect(refId).toMatch(/^[\w-]{21}$/)
 
-  const rows = withDb(
-    (db) =>
-      db.prepare('SELECT accepted, reason, ref_id AS refId FROM tap_log WHERE chip_uid = ? AND counter = ?').all(chip, counter) as {
-        accepted: number
-        reason: string
-        refId: string | null
-      }[],
-  )
+  const rows = (await store!.tapLog.byChip(chip, 10_000)).filter((r) => r.counter === counter)
   expect(rows).toHaveLength(REQUESTS)
-  expect(rows.filter((r) => r.accepted === 1)).toEqual([{ accepted: 1, reason: 'accepted', refId }])
-  expect(rows.filter((r) => r.reason === 'counter_replay')).toHaveLength(REQUESTS - 1)
-  const details = withDb((db) => db.prepare("SELECT DISTINCT detail FROM tap_log WHERE chip_uid = ? AND counter = ? AND reason = 'counter_replay'").pluck().all(chip, counter))
-  expect(details).toEqual([`counter ${counter} is not above the last accepted counter ${counter}`])
-  const refs = withDb((db) => db.prepare('SELECT id FROM refs WHERE chip_uid = ? AND counter = ?').all(chip, counter))
+  expect(rows.filter((r) => r.accepted === 1).map(({ accepted, reason, refId }) => ({ accepted, reason, refId }))).toEqual([{ accepted: 1, reason: 'accepted', refId }])
+  const replays = rows.filter((r) => r.reason === 'counter_replay')
+  expect(replays).toHaveLength(REQUESTS - 1)
+  expect([...new Set(replays.map((r) => r.detail))]).toEqual([`counter ${counter} is not above the last accepted counter ${counter}`])
+  // chip and counter are this file's constants (queryRows takes no parameters).
+  const refs = await queryRows(store!, `SELECT id FROM refs WHERE chip_uid = '${chip}' AND counter = ${counter}`)
   expect(refs).toEqual([{ id: refId }])
-  expect(withDb((db) => db.prepare('SELECT last_counter AS c FROM chips WHERE uid = ?').get(chip))).toEqual({ c: counter })
+  expect((await store!.chips.get(chip))?.lastCounter).toBe(counter)
 }
 
 const url = (uid: string, counter: number) => sunTapUrl({ metaKey: META, fileKey: FILE, uid, counter })
@@ -124,20 +112,16 @@ const url = (uid: string, counter: number) => sunTapUrl({ metaKey: META, fileKey
 beforeAll(async () => {
   dataDir = makeTempDir('tapgate-replay-')
   const config = ConfigSchema.parse({ dataDir, demo: false, logLevel: 'silent' })
-  const store = openStore({ dataDir })
-  try {
-    // Creates <dataDir>/secret.key, which both servers then load: the profile's keys open in each.
-    const secret = loadGatewaySecret({ dataDir })
-    const now = Date.now()
-    const { teamId } = await seedTeam(
-      { store, config, clock: { now } },
-      { name: 'Replay team', chips: [{ uid: CHIP.page }, { uid: CHIP.redirect, redirectUrl: REDIRECT }] },
-    )
-    await upsertChipProfile(store, secret, { teamId, name: 'tags', mode: 'aes', keyScheme: 'static', metaKey: META, fileKey: FILE, now })
-    for (const uid of Object.values(CHIP)) await setChipVerification(store, secret, { uid, teamId, profileName: 'tags' })
-  } finally {
-    await store.close()
-  }
+  store = await openBackendStore(dataDir)
+  // Creates <dataDir>/secret.key, which both servers then load: the profile's keys open in each.
+  const secret = loadGatewaySecret({ dataDir })
+  const now = Date.now()
+  const { teamId } = await seedTeam(
+    { store, config, clock: { now } },
+    { name: 'Replay team', chips: [{ uid: CHIP.page }, { uid: CHIP.redirect, redirectUrl: REDIRECT }] },
+  )
+  await upsertChipProfile(store, secret, { teamId, name: 'tags', mode: 'aes', keyScheme: 'static', metaKey: META, fileKey: FILE, now })
+  for (const uid of Object.values(CHIP)) await setChipVerification(store, secret, { uid, teamId, profileName: 'tags' })
   servers.push(...(await Promise.all([startServer(), startServer()])))
   await warmConnections(REQUESTS)
 })
@@ -145,6 +129,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all(spawned.map(stop))
   for (const child of spawned) expect(child.exitCode !== null || child.signalCode !== null).toBe(true)
+  await store?.close()
   if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true })
 })
 
@@ -156,7 +141,7 @@ describe('a replayed tap URL across two server processes on one data dir', () =>
   })
 
   test(`${REQUESTS} simultaneous copies of one URL: exactly one tap page, ${REQUESTS - 1} × counter_replay (several counters)`, async () => {
-    for (const counter of [0, 1, 2, 77, 0xfffffe]) expectOneWinner(await burst(url(CHIP.page, counter), REQUESTS), CHIP.page, counter, 200)
+    for (const counter of [0, 1, 2, 77, 0xfffffe]) await expectOneWinner(await burst(url(CHIP.page, counter), REQUESTS), CHIP.page, counter, 200)
     for (const server of servers) {
       expect(server.stdout()).not.toMatch(/"level":(40|50|60)/)
       expect(server.stderr()).toBe('')
@@ -166,7 +151,7 @@ describe('a replayed tap URL across two server processes on one data dir', () =>
   test('the same for a chip that redirects: exactly one 302 with serviceRef', async () => {
     for (const counter of [5, 6, 9]) {
       const responses = await burst(url(CHIP.redirect, counter), REQUESTS)
-      expectOneWinner(responses, CHIP.redirect, counter, 302)
+      await expectOneWinner(responses, CHIP.redirect, counter, 302)
       expect(responses.find((r) => r.status === 302)!.location).toMatch(/^https:\/\/shop\.example\/landing\?from=tap&serviceRef=[\w-]{21}$/)
     }
   })
@@ -174,11 +159,11 @@ describe('a replayed tap URL across two server processes on one data dir', () =>
   test('an older counter is refused by either process once a newer one was accepted', async () => {
     const older = url(CHIP.redirect, 7)
     for (const server of servers) {
-      const before = withDb((db) => db.prepare('SELECT max(id) FROM tap_log').pluck().get())
+      const [{ id: before }] = (await queryRows<{ id: number }>(store!, 'SELECT max(id) AS id FROM tap_log')) as [{ id: number }]
       const res = await getTap(server, older)
       expect(res.status).toBe(400)
-      const row = withDb((db) => db.prepare('SELECT reason, detail FROM tap_log WHERE id > ?').get(before))
-      expect(row).toEqual({ reason: 'counter_replay', detail: 'counter 7 is not above the last accepted counter 9' })
+      const rows = (await store!.tapLog.recent(10)).filter((r) => r.id > before)
+      expect(rows.map(({ reason, detail }) => ({ reason, detail }))).toEqual([{ reason: 'counter_replay', detail: 'counter 7 is not above the last accepted counter 9' }])
     }
   })
 })
