@@ -1,6 +1,6 @@
 import fs from 'node:fs'
 import { afterEach, beforeEach, describe, expect, test } from 'vitest'
-import { openStore, type Store } from '../../src/db/store.js'
+import type { Store } from '../../src/db/store.js'
 import { BaseError, ValidationError } from '../../src/errors.js'
 import { SealedKeyError } from '../../src/keys/errors.js'
 import { openKey } from '../../src/keys/sealKey.js'
@@ -14,7 +14,7 @@ import {
 } from '../../src/taps/chipProfiles.js'
 import { chipKeyContext, createKeyring, profileKeyContext } from '../../src/taps/createKeyring.js'
 import { verifyTap } from '../../src/taps/verifyTap.js'
-import { makeTempDir } from '../helpers/gateway.js'
+import { makeTempDir, openBackendStore } from '../helpers/gateway.js'
 import { rejected } from '../helpers/thrown.js'
 
 const SECRET = Buffer.alloc(32, 0x11)
@@ -30,7 +30,7 @@ let store: Store
 let teamId: number
 beforeEach(async () => {
   dataDir = makeTempDir('tapgate-profiles-')
-  store = openStore({ dataDir })
+  store = await openBackendStore(dataDir)
   teamId = await store.teams.insert({ name: 'Acme', redirectUrl: null, now: 1 })
   await store.chips.insert({ uid: UID, teamId, groupId: null, kind: 'ntag424', redirectUrl: null, now: 1 })
   await store.chips.insert({ uid: TAG, teamId, groupId: null, kind: 'ntag21x', redirectUrl: null, now: 1 })
