@@ -104,8 +104,12 @@ async function tapTransaction<T>(tx: Tx, p: RecordTapParameters, consequence?: T
       return reject('counter_replay', `counter ${counter} is not above the last accepted counter ${chip.lastCounter}`)
     const jump = counterJump(counter, chip.lastCounter, p.counterJump ?? null)
     if (jump !== null) return reject('counter_jump', jump)
-    if (!await tx.chips.advanceCounter(chip.uid, counter))
-      return reject('counter_replay', `counter ${counter} is not above the last accepted counter ${chip.lastCounter}`)
+    if (!await tx.chips.advanceCounter(chip.uid, counter)) {
+      // Another tap of this chip committed a higher counter since `chip` was read (PostgreSQL's READ
+      // COMMITTED batch): name that one, not the stale value read before it.
+      const winner = (await tx.chips.get(chip.uid))?.lastCounter ?? chip.lastCounter
+      return reject('counter_replay', `counter ${counter} is not above the last accepted counter ${winner}`)
+    }
   }
   const refId = newPublicId()
   await tx.refs.insert({

@@ -88,7 +88,8 @@ describe('check-in at a station in check-in mode', () => {
       // Which tap commits first is the engine's: SQLite runs the first to arrive to its end; on PostgreSQL
       // counter 2's may commit first, and then counter 1 is no longer above the chip's: a replay, as on any
       // engine in that order. Either way the chip is checked in once.
-      if (loser === results[0] && loser.status !== 200) expect(loser).toMatchObject({ status: 409, body: { success: false, error: 'counter_replay' } })
+      if (loser === results[0] && loser.status !== 200)
+        expect(loser).toMatchObject({ status: 409, body: { success: false, error: 'counter_replay', detail: 'counter 1 is not above the last accepted counter 2' } })
       else expect(loser).toMatchObject({ status: 200, body: { checkIn: { state: 'already', checkIn: { id: accepted[0]!.body.checkIn.checkIn.id } } } })
       expect(await count('check_ins')).toBe(1)
       expect(await count('guestbook_mints')).toBe(1)
