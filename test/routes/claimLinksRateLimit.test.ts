@@ -1,13 +1,14 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test, vi } from 'vitest'
 import { STATUS_POLL_FACTOR } from '../../src/routes/rateLimit.js'
-import { type ChainGateway, createChainGateway } from '../helpers/chainGateway.js'
+import type { PostgresStore, SqliteStore } from '../../src/db/store.js'
+import { type ChainGateway, createBackendChainGateway } from '../helpers/chainGateway.js'
 import { type ClaimStation, setUpClaimStation, TEE } from '../helpers/claimStation.js'
 
-let gw: ChainGateway
+let gw: ChainGateway<SqliteStore | PostgresStore>
 let shop: ClaimStation
 
 beforeAll(async () => {
-  gw = await createChainGateway()
+  gw = await createBackendChainGateway()
   shop = await setUpClaimStation(gw, { listen: false })
 }, 60_000)
 afterAll(async () => {
