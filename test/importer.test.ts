@@ -1,7 +1,7 @@
 import fs from 'node:fs'
 import { afterEach, beforeEach, describe, expect, test } from 'vitest'
 import { ConfigSchema } from '../src/config.js'
-import { openStore, type SqliteStore } from '../src/db/store.js'
+import type { PostgresStore, SqliteStore } from '../src/db/store.js'
 import { ValidationError } from '../src/errors.js'
 import { importData, parseImportFile, type ImportSummary } from '../src/importer/importData.js'
 import { SealedKeyError } from '../src/keys/errors.js'
@@ -9,7 +9,7 @@ import { openKey } from '../src/keys/sealKey.js'
 import { generateSunMessage } from '../src/sun/index.js'
 import { chipKeyContext, createKeyring, profileKeyContext } from '../src/taps/createKeyring.js'
 import { verifyTap } from '../src/taps/verifyTap.js'
-import { CONTRACT, GUESTBOOK, makeTempDir, metadata } from './helpers/gateway.js'
+import { CONTRACT, GUESTBOOK, makeTempDir, metadata, openBackendStore, queryRows, tableNames } from './helpers/gateway.js'
 import { rejected, thrown as thrownError } from './helpers/thrown.js'
 
 const SECRET = Buffer.alloc(32, 7)
@@ -18,10 +18,10 @@ const SECRET = Buffer.alloc(32, 7)
 const config = ConfigSchema.parse({ logLevel: 'silent', claim: { delaySeconds: 15, windowSeconds: 7200 } })
 
 let dataDir: string
-let store: SqliteStore
-beforeEach(() => {
+let store: SqliteStore | PostgresStore
+beforeEach(async () => {
   dataDir = makeTempDir('tapgate-import-')
-  store = openStore({ dataDir })
+  store = await openBackendStore(dataDir)
 })
 afterEach(async () => {
   await store.close()
@@ -34,12 +34,9 @@ const thrown = (fn: () => unknown) => thrownError(fn, ValidationError)
 const rejects = (promise: Promise<unknown>) => rejected(promise, ValidationError)
 
 /** Row counts of every table, to show that nothing was written or duplicated. */
-function countRows(): Record<string, number> {
-  const tables = store.db
-    .prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
-    .all()
-    .map((t) => t.name)
-  return Object.fromEntries(tables.map((t) => [t, store.db.prepare<[], { n: number }>(`SELECT COUNT(*) AS n FROM "${t}"`).get()!.n]))
+async function countRows(): Promise<Record<string, number>> {
+  const tables = await tableNames(store)
+  return Object.fromEntries(await Promise.all(tables.map(async (t) => [t, (await queryRows<{ n: number }>(store, `SELECT COUNT(*) AS n FROM "${t}"`))[0]!.n])))
 }
 
 const guestbookMetadata = (overrides: Record<string, unknown> = {}) => ({
@@ -184,7 +181,7 @@ describe('importData', () => {
   test('re-importing an edited file updates rows in place', async () => {
     const first = await run({ teams: [fullTeam()] }, 1_000)
     const teamId = first.teams[0]!.id
-    const counts = countRows()
+    const counts = await countRows()
     const hoodieId = (await store.tokens.findByKey(tokenKey('1')))!.id
     const launchId = (await store.proofEvents.listByChip('04AABBCCDDEE03'))[0]!.id
 
@@ -199,7 +196,7 @@ describe('importData', () => {
 
     // The pending "Draft" guestbook is found by name: no second deploy.
     expect(second).toEqual({ ...first, deploys: 0, teams: [{ id: teamId, name: 'Acme', created: false }] })
-    expect(countRows()).toEqual(counts)
+    expect(await countRows()).toEqual(counts)
 
     const hoodie = (await store.tokens.findByKey(tokenKey('1')))!
     expect(hoodie).toMatchObject({ id: hoodieId, createdAt: 1_000, updatedAt: 2_000 })
@@ -215,7 +212,7 @@ describe('importData', () => {
     delete bare.tokens[0]!.metadata
     await run({ teams: [bare] }, 3_000)
     expect(JSON.parse((await store.tokens.findByKey(tokenKey('1')))!.metadata!)).toEqual(metadata({ name: 'Hoodie, second edition' }))
-    expect(countRows()).toEqual(counts)
+    expect(await countRows()).toEqual(counts)
   })
 
   test('a re-import that omits a chip group or redirect keeps the stored one', async () => {
@@ -254,7 +251,7 @@ describe('importData', () => {
         },
       ],
     })
-    expect(store.db.prepare('SELECT uid FROM chips').all()).toEqual([{ uid: '04ABCDEF012345' }])
+    expect(await queryRows(store, 'SELECT uid FROM chips')).toEqual([{ uid: '04ABCDEF012345' }])
     expect((await store.tokens.findByChip('04ABCDEF012345'))?.tokenId).toBe('1')
     expect(await store.proofEvents.listByChip('04ABCDEF012345')).toHaveLength(1)
 
@@ -325,18 +322,18 @@ describe('importData: what another team owns is an error, and nothing is written
   ]
 
   test.each(cases)('$what', async ({ team, errors }) => {
-    const before = countRows()
+    const before = await countRows()
     const error = await rejects(run({ teams: [team] }))
     expect(error).toMatchObject({ statusCode: 400, code: 'validation_failed', message: 'The import file conflicts with stored data' })
     expect(error.errors).toEqual(errors)
-    expect(countRows()).toEqual(before)
+    expect(await countRows()).toEqual(before)
     expect(await store.teams.getByName('B')).toBeUndefined()
     expect(await store.chips.get(B_CHIP)).toBeUndefined()
     expect((await store.chips.get(A_CHIP))?.teamId).toBe((await store.teams.getByName('A'))!.id)
   })
 
   test('a conflict in a later team rolls back the earlier teams of the same file', async () => {
-    const before = countRows()
+    const before = await countRows()
     const error = await rejects(
       run({
         teams: [
@@ -347,7 +344,7 @@ describe('importData: what another team owns is an error, and nothing is written
       }),
     )
     expect(error.errors).toEqual({ 'teams.2.chips.0.uid': `Chip ${A_CHIP} belongs to another team` })
-    expect(countRows()).toEqual(before)
+    expect(await countRows()).toEqual(before)
     expect((await store.chips.get(A_CHIP))?.kind).toBe('ntag424')
     expect(await store.teams.getByName('C')).toBeUndefined()
   })
@@ -475,7 +472,7 @@ describe('importData: chip profiles and chip keys', () => {
   test('re-importing updates profiles in place; keys, mode and layout left out keep what is stored', async () => {
     await run({ teams: [team()] }, 1_000)
     const before = await store.chipProfiles.list()
-    const counts = countRows()
+    const counts = await countRows()
     const edited = team()
     edited.chipProfiles = [
       { name: 'shop', keyScheme: 'static', metaKey: FILE, fileKey: META },
@@ -484,7 +481,7 @@ describe('importData: chip profiles and chip keys', () => {
     edited.chips = [{ uid: U1 }, { uid: U2, randomUid: false }, { uid: U3, profile: null }]
     const summary = await run({ teams: [edited] }, 2_000)
     expect(summary.chipProfiles).toBe(2)
-    expect(countRows()).toEqual(counts)
+    expect(await countRows()).toEqual(counts)
 
     const [shop, own, bolt] = await store.chipProfiles.list()
     expect(shop).toMatchObject({ id: before[0]!.id, createdAt: 1_000, updatedAt: 2_000, layout: before[0]!.layout })
@@ -554,12 +551,12 @@ describe('importData: chip profiles and chip keys', () => {
 
   test.each(conflicts)('$what: the error names the path, nothing is written, no key is echoed', async ({ team: doc, errors }) => {
     await run({ teams: [{ name: 'A', chips: [{ uid: '04E1E1E1E1E101' }] }] })
-    const before = countRows()
+    const before = await countRows()
     const error = await rejects(run({ teams: [{ name: 'A', chipProfiles: [{ name: 'first', keyScheme: 'sdm_backend', masterKey: MASTER }] }, doc] }))
     expect(error).toMatchObject({ statusCode: 400, code: 'validation_failed', message: 'The import file conflicts with stored data' })
     expect(error.errors).toEqual(Object.fromEntries(Object.entries(errors).map(([k, v]) => [k.replace('teams.0', 'teams.1'), v])))
     expectNoKeys(JSON.stringify(error.errors))
-    expect(countRows()).toEqual(before)
+    expect(await countRows()).toEqual(before)
     expect(await store.chipProfiles.list()).toEqual([])
   })
 

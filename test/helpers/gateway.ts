@@ -136,6 +136,17 @@ export async function queryRows<Row extends Record<string, unknown> = Record<str
   return [...(await store.sql.unsafe<Row[]>(statement))]
 }
 
+/** The names of the store's tables (SQLite's own sqlite_* left out), in name order. */
+export async function tableNames(store: SqliteStore | PostgresStore): Promise<string[]> {
+  const rows = await queryRows<{ name: string }>(
+    store,
+    store.backend === 'sqlite'
+      ? "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name"
+      : "SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename",
+  )
+  return rows.map((row) => row.name)
+}
+
 /** One team of an import document (see README "Import file format"). */
 export type TeamSeed = Record<string, unknown> & { name: string }
 

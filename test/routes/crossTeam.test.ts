@@ -1,6 +1,6 @@
 import type { InjectOptions } from 'fastify'
 import { afterEach, beforeEach, describe, expect, test } from 'vitest'
-import { ALICE, type BackendGateway, BOB, call, CONTRACT, createBackendGateway, GUESTBOOK, metadata, queryRows, seedTeam, tapChip } from '../helpers/gateway.js'
+import { ALICE, type BackendGateway, BOB, call, CONTRACT, createBackendGateway, GUESTBOOK, metadata, queryRows, seedTeam, tableNames, tapChip } from '../helpers/gateway.js'
 
 /**
  * The cross-team matrix: team B's API key against every one of team A's
@@ -89,13 +89,8 @@ beforeEach(async () => {
 
 /** Every row of every table, in a stable order. */
 async function dumpDatabase(): Promise<Record<string, unknown[]>> {
-  const tables = await queryRows<{ name: string }>(
-    gw.store,
-    gw.store.backend === 'sqlite'
-      ? "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name"
-      : "SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename",
-  )
-  return Object.fromEntries(await Promise.all(tables.map(async ({ name }) => [name, await queryRows(gw.store, `SELECT * FROM "${name}" ORDER BY 1, 2`)])))
+  const tables = await tableNames(gw.store)
+  return Object.fromEntries(await Promise.all(tables.map(async (name) => [name, await queryRows(gw.store, `SELECT * FROM "${name}" ORDER BY 1, 2`)])))
 }
 
 /** Team A's resources as A sees them through the API. */
