@@ -1,6 +1,6 @@
 import type { Config } from '../config.js'
 import { BadRequestError, UnavailableError } from '../errors.js'
-import type { EnsResolver } from '../phygitals/resolveRecipient.js'
+import type { EnsResolver } from './resolveRecipient.js'
 import { type ChainSigner, EMBEDDED_CHAIN_ID, loadChainSigners } from './chainKeys.js'
 import type { EmbeddedChain } from './embeddedChain.js'
 import { createEnsResolver } from './ensResolver.js'

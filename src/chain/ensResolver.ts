@@ -1,4 +1,4 @@
-import type { EnsResolver } from '../phygitals/resolveRecipient.js'
+import type { EnsResolver } from './resolveRecipient.js'
 
 /**
  * Resolves ENS names through an Ethereum mainnet RPC with viem's ENS actions

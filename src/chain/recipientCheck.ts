@@ -14,7 +14,7 @@ import { ChainUnreachableError, RpcError, type Rpc } from './rpc.js'
  * `from` would cost another read, and receivers that care about it are rare).
  * A chain that cannot be read right now is not waited for: writes are
  * accepted while the RPC is down, and a transaction that reverts later gives
- * back what it spent (src/relayer/settleTx.ts, recoverTransfer.ts).
+ * back what it spent (src/outbox/settleTx.ts, src/relayer/recoverTransfer.ts).
  */
 
 const zero = '0x0000000000000000000000000000000000000000'

@@ -1,7 +1,7 @@
 import type { Address } from 'viem'
 import { refuseZeroAddress } from '../chain/recipientCheck.js'
 import { BadRequestError } from '../errors.js'
-import { type EnsResolver, resolveRecipient } from '../phygitals/resolveRecipient.js'
+import { type EnsResolver, resolveRecipient } from '../chain/resolveRecipient.js'
 import { ADDRESS_INPUT_MESSAGES, parseAddressInput } from './addressInput.js'
 
 /**

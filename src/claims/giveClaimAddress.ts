@@ -8,6 +8,7 @@ import { BaseError, ConflictError, ForbiddenError, GoneError, NotFoundError } fr
 import { mintGuestbookEventSelf } from '../guestbook/guestbookChain.js'
 import type { FeedHub } from '../feed/feedHub.js'
 import type { TapEventData } from '../feed/protocol.js'
+import { watchTx } from '../feed/txProgress.js'
 import { createClaimRegistrationWithOtp } from '../phygitals/claimRegistrations.js'
 import type { Relayer } from '../relayer/relayer.js'
 import { checkClaimRegistration } from '../transfers/claimGate.js'
@@ -122,7 +123,7 @@ async function claimed(
     throw new ConflictError('claim_used', 'This claim was already used')
   const claim = (await tx.claims.get(p.claimId))!
   await appendClaimRow(tx, claim, p.tapRow, now)
-  await tx.stationEvents.append(claim.stationId, 'tx', { txId: t.txId, checkInId: claim.checkInId, claimId: claim.id, status: 'queued', hash: t.hash }, now)
+  await watchTx(tx, t.txId, { stationId: claim.stationId, checkInId: claim.checkInId, claimId: claim.id }, { hash: t.hash, now })
   // The transfer's (or mint's) own transaction wakes the relayer after the same commit.
   tx.afterCommit(() => deps.feed?.changed())
 }

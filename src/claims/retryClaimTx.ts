@@ -1,5 +1,6 @@
 import type { Address } from 'viem'
 import { ConflictError, NotFoundError, UnavailableError } from '../errors.js'
+import { watchTx } from '../feed/txProgress.js'
 import { txStatusOf } from '../kiosk/checkIns.js'
 import type { KioskDeps } from '../kiosk/staffActions.js'
 import { transferWithOtp } from '../transfers/transferToken.js'
@@ -31,7 +32,7 @@ export async function retryClaimTx(deps: KioskDeps, p: { stationId: number; txId
       onAccepted: async (a, tx) => {
         const now = deps.now()
         await tx.claims.setRetried(claim.id, { transferId: a.transferId, guestbookMintId: null, chainTxId: a.txId })
-        await tx.stationEvents.append(claim.stationId, 'tx', { txId: a.txId, checkInId: null, claimId: claim.id, status: 'queued', hash: a.initialTxHash }, now)
+        await watchTx(tx, a.txId, { stationId: claim.stationId, checkInId: claim.checkInId, claimId: claim.id }, { hash: a.initialTxHash, now })
         await tx.stationEvents.append(claim.stationId, 'staff', { action: 'retry', summary: `retried claim ${claim.id}'s transaction ${p.txId} as ${a.txId}`, txId: a.txId }, now)
         tx.afterCommit(() => deps.feed.changed())
         tx.afterCommit(() => deps.relayer?.wake(a.token.chainId))

@@ -26,7 +26,13 @@ export type ChainTxRow = {
   sentAt: number | null
   minedAt: number | null
   lastError: string | null
-}
+} & TxWatcher
+
+/**
+ * The station that shows a transaction's progress, for which of its check-ins or claims (both null
+ * when the transaction is a station's but neither, never today). All null: nobody watches it.
+ */
+export type TxWatcher = { stationId: number | null; checkInId: number | null; claimId: number | null }
 
 export type ChainTxInsert = Pick<
   ChainTxRow,
@@ -48,7 +54,8 @@ const columns = `id, chain_id AS chainId, sender, nonce, kind, to_address AS toA
   max_fee_per_gas AS maxFeePerGas, max_priority_fee_per_gas AS maxPriorityFeePerGas, raw_tx AS rawTx,
   tx_hash AS txHash, initial_tx_hash AS initialTxHash, status, reverted, block_number AS blockNumber,
   block_timestamp AS blockTimestamp, contract_address AS contractAddress, created_at AS createdAt,
-  sent_at AS sentAt, mined_at AS minedAt, last_error AS lastError`
+  sent_at AS sentAt, mined_at AS minedAt, last_error AS lastError, station_id AS stationId, check_in_id AS checkInId,
+  claim_id AS claimId`
 
 /**
  * The relayer's outbox and the per-chain counters that go with it: relayer
@@ -98,6 +105,7 @@ export function createChainTxsRepository(db: Db) {
   const attemptRaw = db.prepare<[string], { rawTx: string }>('SELECT raw_tx AS rawTx FROM chain_tx_attempts WHERE tx_hash = ?')
   const requeue = db.prepare<[number]>("UPDATE chain_txs SET status = 'queued' WHERE id = ? AND status = 'sent'")
   const setError = db.prepare<[string, number]>('UPDATE chain_txs SET last_error = ? WHERE id = ?')
+  const watch = db.prepare('UPDATE chain_txs SET station_id = @stationId, check_in_id = @checkInId, claim_id = @claimId WHERE id = @id')
   const countOpen = db.prepare<[number], { n: number }>("SELECT count(*) AS n FROM chain_txs WHERE chain_id = ? AND status <> 'mined'")
 
   const nextNonce = db.prepare<[number, string], { nonce: number }>(
@@ -162,6 +170,8 @@ export function createChainTxsRepository(db: Db) {
     /** Sent, but the chain lost it (a restored embedded chain): send it again. */
     requeue: (id: number) => requeue.run(id).changes === 1,
     setError: (id: number, message: string) => setError.run(message.slice(0, 500), id),
+    /** Who shows the transaction's progress from now on (a check-in's mint, a claim's transfer, a re-sent one's successor). */
+    watch: (id: number, watcher: TxWatcher) => watch.run({ ...watcher, id }),
     countOpen: (chainId: number) => countOpen.get(chainId)!.n,
 
     /** Allocates the sender's next nonce; `floor` is the lowest acceptable (e.g. the chain's count). */

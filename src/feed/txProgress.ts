@@ -1,40 +1,59 @@
-import type { ChainTxRow } from '../db/chainTxs.js'
-import type { Store, Repositories } from '../db/store.js'
+import type { ChainTxRow, TxWatcher } from '../db/chainTxs.js'
+import type { Tx } from '../db/types.js'
 import type { TxStatus } from './protocol.js'
 
+/** A station's check-in or claim whose chain transaction its kiosk follows. */
+export type StationTxWatcher = { stationId: number; checkInId: number | null; claimId: number | null }
+
 /**
- * Appends a `tx` row to the feed of the station whose check-in or claim this transaction is for,
- * inside the relayer's store.tx (so the step and its feed row commit together). A claim's transfer
- * is found through its transfer row, so a re-signed transfer's new transaction is followed too.
- * Other transactions have no station: nothing is appended.
- *
- * @returns true when a row was appended (the caller then tells the feed hub)
+ * A station's check-in or claim just queued chain transaction `txId` (a mint, a transfer, a staff
+ * retry's new one): the outbox row records who watches it, and the station's feed gets its `queued`
+ * row, in the caller's transaction. Every later step (recordTxStep) is written from the row alone.
  */
-export async function recordTxStep(store: Repositories, row: Pick<ChainTxRow, 'id' | 'kind'>, step: { status: TxStatus; hash: string | null; error?: string; now: number }): Promise<boolean> {
-  let checkIn = undefined
-  let claim = undefined
-  if (row.kind === 'guestbook_mint') {
-    checkIn = await store.checkIns.findByTx(row.id)
-    claim = await store.claims.findByTx(row.id)
-  } else if (row.kind === 'transfer') {
-    const transfer = await store.transfers.findByTx(row.id)
-    claim = transfer && await store.claims.findByTransfer(transfer.id)
-    if (claim && claim.chainTxId !== row.id) await store.claims.setTx(claim.id, row.id)
-  }
-  const stationId = checkIn?.stationId ?? claim?.stationId
-  if (stationId === undefined) return false
-  await store.stationEvents.append(
-    stationId,
+export async function watchTx(tx: Tx, txId: number, watcher: StationTxWatcher, step: { hash: string; now: number }): Promise<void> {
+  await tx.chainTxs.watch(txId, watcher)
+  await appendStep(tx, txId, watcher, { status: 'queued', hash: step.hash, now: step.now })
+}
+
+/**
+ * A relayed transfer was re-signed as a new transaction: whoever watched the old one follows the new
+ * one, and a claim points at it (its retry and its page read the claim's transaction).
+ */
+export async function passWatch(tx: Tx, from: TxWatcher, toTxId: number): Promise<void> {
+  if (from.stationId === null) return
+  await tx.chainTxs.watch(toTxId, from)
+  if (from.claimId !== null) await tx.claims.setTx(from.claimId, toTxId)
+}
+
+/**
+ * Appends a step of the transaction (sent, replaced, confirmed, failed) to the feed of the station
+ * that watches it, inside the relayer's transaction, so the step and its feed row commit together.
+ * A transaction nobody watches (an API mint, a deploy) appends nothing.
+ *
+ * @returns true when a row was appended (the caller then tells the feed hub after the commit)
+ */
+export async function recordTxStep(
+  tx: Tx,
+  row: Pick<ChainTxRow, 'id' | keyof TxWatcher>,
+  step: { status: Exclude<TxStatus, 'queued'>; hash: string | null; error?: string; now: number },
+): Promise<boolean> {
+  if (row.stationId === null) return false
+  await appendStep(tx, row.id, { stationId: row.stationId, checkInId: row.checkInId, claimId: row.claimId }, step)
+  return true
+}
+
+async function appendStep(tx: Tx, txId: number, w: StationTxWatcher, step: { status: TxStatus; hash: string | null; error?: string; now: number }): Promise<void> {
+  await tx.stationEvents.append(
+    w.stationId,
     'tx',
     {
-      txId: row.id,
-      checkInId: checkIn?.id ?? claim?.checkInId ?? null,
-      ...(claim ? { claimId: claim.id } : {}),
+      txId,
+      checkInId: w.checkInId,
+      ...(w.claimId !== null ? { claimId: w.claimId } : {}),
       status: step.status,
       hash: step.hash,
       ...(step.error ? { error: step.error } : {}),
     },
     step.now,
   )
-  return true
 }

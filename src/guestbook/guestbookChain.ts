@@ -9,8 +9,8 @@ import { isUniqueViolation } from '../db/storeErrors.js'
 import type { Tx } from '../db/types.js'
 import { ConflictError, NotFoundError } from '../errors.js'
 import { checkOtp, spendOtp } from '../otps/spendOtp.js'
-import { queueDeploy } from '../relayer/queueDeploy.js'
-import { queueTx } from '../relayer/queueTx.js'
+import { queueDeploy } from '../outbox/queueDeploy.js'
+import { queueTx } from '../outbox/queueTx.js'
 import { type EventSelector, findGuestbookEvent, teamContract } from './guestbookEvents.js'
 
 /**

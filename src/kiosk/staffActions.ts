@@ -8,6 +8,7 @@ import { type CheckInDeps, checkInChip, txStatusOf } from './checkIns.js'
 import type { FeedHub } from '../feed/feedHub.js'
 import { kioskCounts, kioskStation, teamCounts } from './kioskViews.js'
 import type { CheckInSummary, StaffEventData } from '../feed/protocol.js'
+import { watchTx } from '../feed/txProgress.js'
 import { appendCheckInRows, isCheckInStation } from './tapFeed.js'
 
 export type KioskDeps = CheckInDeps & { feed: FeedHub; relayer?: Relayer }
@@ -106,7 +107,7 @@ export function retryCheckInTx(deps: KioskDeps, p: { stationId: number; txId: nu
     const mint = await queueMint(tx, chainDeps, (await tx.guestbook.getEvent(checkIn.eventId))!, wallet as Address, checkIn.chipUid, null, now)
     await tx.checkIns.setMint(checkIn.id, mint.mintId, mint.txId)
     if (claim) await tx.claims.setRetried(claim.id, { transferId: null, guestbookMintId: mint.mintId, chainTxId: mint.txId })
-    await tx.stationEvents.append(station.id, 'tx', { txId: mint.txId, checkInId: checkIn.id, status: 'queued', hash: mint.txnHash }, now)
+    await watchTx(tx, mint.txId, { stationId: station.id, checkInId: checkIn.id, claimId: claim?.id ?? null }, { hash: mint.txnHash, now })
     await staffRow(tx, station.id, { action: 'retry', summary: `retried transaction ${p.txId} as ${mint.txId}`, checkInId: checkIn.id, txId: mint.txId }, now)
     announce(tx, deps, mint.chainId)
     return { txId: mint.txId, txnHash: mint.txnHash }

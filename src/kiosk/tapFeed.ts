@@ -5,6 +5,7 @@ import type { StationRow } from '../db/stations.js'
 import type { Tx } from '../db/types.js'
 import { type CheckInDeps, type CheckInResult, checkInChip, checkInSummary } from './checkIns.js'
 import type { CheckInSummary, TapEventData } from '../feed/protocol.js'
+import { watchTx } from '../feed/txProgress.js'
 
 /** A copied or cloned URL, not a second visit: an alert for staff. */
 const REPLAY_REASONS = new Set(['counter_replay', 'uid_mismatch', 'mac_mismatch'])
@@ -20,13 +21,12 @@ export type TapCheckIn = { state: 'accepted' | 'already'; test: boolean; checkIn
 
 /**
  * The feed rows of a check-in (a tap's or a manual one): the `tap` row with its summary, and the
- * mint's `queued` step when one was queued. Inside the caller's transaction (`tx`).
+ * mint's `queued` step when one was queued (the outbox row then names this station as its watcher). Inside the caller's transaction (`tx`).
  */
 export async function appendCheckInRows(tx: Tx, stationId: number, result: CheckInResult, tap: Omit<TapEventData, 'state' | 'checkIn'>, now: number): Promise<CheckInSummary> {
   const summary = await checkInSummary(tx, result.checkIn)
   await tx.stationEvents.append(stationId, 'tap', { ...tap, state: result.state, checkIn: summary, ...(result.mintSkipped ? { detail: result.mintSkipped } : {}) }, now)
-  if (result.queued)
-    await tx.stationEvents.append(stationId, 'tx', { txId: result.queued.txId, checkInId: result.checkIn.id, status: 'queued', hash: result.queued.hash }, now)
+  if (result.queued) await watchTx(tx, result.queued.txId, { stationId, checkInId: result.checkIn.id, claimId: null }, { hash: result.queued.hash, now })
   return summary
 }
 

@@ -1,7 +1,7 @@
 import type { ChainSigner } from '../chain/chainKeys.js'
 import type { Config } from '../config.js'
 import type { Tx } from '../db/types.js'
-import { queueDeploy } from '../relayer/queueDeploy.js'
+import { queueDeploy } from '../outbox/queueDeploy.js'
 
 /**
  * Queues the deploy of a team's phygital (ERC-721) contract and registers it.

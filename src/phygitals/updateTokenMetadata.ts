@@ -1,7 +1,7 @@
 import type { ChainDeps } from '../chain/chainDeps.js'
 import { GAS, refreshMetadataData } from '../chain/contractCalls.js'
 import type { TokenKey } from '../db/tokens.js'
-import { queueTx } from '../relayer/queueTx.js'
+import { queueTx } from '../outbox/queueTx.js'
 import { PhygitalMetadata } from '../schemas/metadata.js'
 import { parseJsonField } from '../validation/issuesToErrors.js'
 import { findToken } from './findTeamToken.js'

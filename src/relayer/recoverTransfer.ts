@@ -9,7 +9,7 @@ import type { Store } from '../db/store.js'
 import type { TokenRow } from '../db/tokens.js'
 import type { TransferRow } from '../db/transfers.js'
 import { BaseError } from '../errors.js'
-import { recordTxStep } from '../feed/txProgress.js'
+import { passWatch, recordTxStep } from '../feed/txProgress.js'
 import { signTransferTx } from '../transfers/signTransferTx.js'
 import type { RelayerLog } from './relayerLog.js'
 
@@ -74,6 +74,7 @@ export async function recoverTransfer(p: { store: Store; chain: Chain; config: C
     await tx.chainTxs.setTokenNonce(chain.chainId, contract, token.tokenId, Number(onChainNonce) + ahead)
     const signed = await signTransferTx(tx, chain, { token, recipient, method, now: p.now, config: p.config })
     await tx.transfers.resign(transfer.id, signed.id, method)
+    await passWatch(tx, row, signed.id)
     return signed
   }, { isolation: 'read committed' })
   log.warn({ transferId: transfer.id, from: row.txHash, to: queued.hash, method }, 'transfer re-signed after a revert')

@@ -10,7 +10,7 @@ import { recordTxStep } from '../feed/txProgress.js'
 import { createSenderLease, type SenderLease } from './lease.js'
 import { recoverTransfer } from './recoverTransfer.js'
 import type { RelayerLog } from './relayerLog.js'
-import { settleTx } from './settleTx.js'
+import { settleTx } from '../outbox/settleTx.js'
 
 export type ChainStatus = { chainId: number; reachable: boolean; lastError: string | null; open: number }
 
@@ -209,8 +209,8 @@ export function createRelayer({ store, chains, config, log, now = Date.now, hold
     const timestamps = await blockTimestamps(chain, receipts.map(([, r]) => r))
     const reverted: ChainTxRow[] = []
     await store.tx(async (tx) => {
-      // settleTx appends a confirmed / failed row for each check-in's mint.
-      if (receipts.some(([row]) => row.kind === 'guestbook_mint')) tx.afterCommit(() => feed?.changed())
+      // settleTx appends a confirmed / failed row for each transaction a station watches.
+      if (receipts.some(([row]) => row.stationId !== null)) tx.afterCommit(() => feed?.changed())
       for (const [row, receipt] of receipts) {
         const isReverted = receipt.status !== '0x1'
         const settled = await settleTx(tx, row, {

@@ -2,7 +2,7 @@ import type { FastifyReply } from 'fastify'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { claimOfPhone, openClaimLink, phoneClaim, sendFromPhone } from '../claims/claimLinks.js'
 import { claimRecipient } from '../claims/claimRecipient.js'
-import { resolveRecipient } from '../phygitals/resolveRecipient.js'
+import { resolveRecipient } from '../chain/resolveRecipient.js'
 import { CLAIM_HTML } from '../kiosk/web/claimPage.js'
 import { KIOSK_CSP } from '../kiosk/web/pages.js'
 import {

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { refuseZeroAddress } from '../chain/recipientCheck.js'
 import { editChipsBySelfService } from '../phygitals/selfServiceEdit.js'
-import { resolveRecipient } from '../phygitals/resolveRecipient.js'
+import { resolveRecipient } from '../chain/resolveRecipient.js'
 import { otpCodeOf, teamOf } from '../plugins/auth.js'
 import { BODY_ERRORS, errorResponses, security } from '../schemas/common.js'
 import {

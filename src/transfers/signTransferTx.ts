@@ -5,7 +5,7 @@ import { GAS, transferData, type TransferMethod } from '../chain/contractCalls.j
 import type { Config } from '../config.js'
 import type { Tx } from '../db/types.js'
 import type { TokenRow } from '../db/tokens.js'
-import { type QueuedTx, queueTx } from '../relayer/queueTx.js'
+import { type QueuedTx, queueTx } from '../outbox/queueTx.js'
 
 export type SignTransferTxParameters = {
   token: TokenRow

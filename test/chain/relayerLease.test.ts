@@ -9,7 +9,7 @@ import { type Chains, createChains } from '../../src/chain/chains.js'
 import { startEmbeddedChain } from '../../src/chain/embeddedChain.js'
 import { openStore, type SqliteStore } from '../../src/db/store.js'
 import { createSenderLease } from '../../src/relayer/lease.js'
-import { queueTx } from '../../src/relayer/queueTx.js'
+import { queueTx } from '../../src/outbox/queueTx.js'
 import { createRelayer, type Relayer } from '../../src/relayer/relayer.js'
 import { createChainGateway, OTHER, type ChainGateway } from '../helpers/chainGateway.js'
 

@@ -156,18 +156,31 @@ export async function pullWithSignature(
   gw: Pick<ChainGateway, 'app' | 'wallet' | 'publicClient'>,
   p: { apiKey: string; contract: Address; tokenId: string; recipient: Address; functionName?: 'mintNFT' | 'claimNFT' },
 ): Promise<void> {
+  await (await signPull(gw, p))()
+}
+
+/**
+ * The signature of a user's pull, fetched now; the returned function submits it (later, e.g. once
+ * the gateway has queued a transfer of its own that the pull should overtake).
+ */
+export async function signPull(
+  gw: Pick<ChainGateway, 'app' | 'wallet' | 'publicClient'>,
+  p: { apiKey: string; contract: Address; tokenId: string; recipient: Address; functionName?: 'mintNFT' | 'claimNFT' },
+): Promise<() => Promise<void>> {
   const query = new URLSearchParams({ contractAddress: p.contract, chainId: '31337', tokenId: p.tokenId, recipient: p.recipient })
   const res = await gw.app.inject({ method: 'GET', url: `/phygitals/transfer-signature?${query}`, headers: { 'x-service-api-key': p.apiKey } })
   if (res.statusCode !== 200) throw new Error(`transfer-signature: ${res.statusCode} ${res.body}`)
   const sig = JSON.parse(res.body) as { signature: Hex; blockExpiry: string }
-  const hash = await gw.wallet(USER_KEY).writeContract({
-    address: p.contract,
-    abi: phygitalTokenAbi,
-    functionName: p.functionName ?? 'mintNFT',
-    args: [sig.signature, BigInt(sig.blockExpiry), p.recipient, BigInt(p.tokenId)],
-    account: privateKeyToAccount(USER_KEY),
-    chain: foundry,
-  })
-  const receipt = await gw.publicClient.waitForTransactionReceipt({ hash })
-  if (receipt.status !== 'success') throw new Error(`${p.functionName ?? 'mintNFT'} reverted`)
+  return async () => {
+    const hash = await gw.wallet(USER_KEY).writeContract({
+      address: p.contract,
+      abi: phygitalTokenAbi,
+      functionName: p.functionName ?? 'mintNFT',
+      args: [sig.signature, BigInt(sig.blockExpiry), p.recipient, BigInt(p.tokenId)],
+      account: privateKeyToAccount(USER_KEY),
+      chain: foundry,
+    })
+    const receipt = await gw.publicClient.waitForTransactionReceipt({ hash })
+    if (receipt.status !== 'success') throw new Error(`${p.functionName ?? 'mintNFT'} reverted`)
+  }
 }

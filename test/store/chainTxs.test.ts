@@ -19,7 +19,7 @@ const outboxRow = (nonce: number, over: Partial<ChainTxInsert> = {}): ChainTxIns
 /** The row `insert` should give back: queued, nothing sent or mined yet. */
 const queuedRow = (id: number, t: ChainTxInsert): ChainTxRow => ({
   id, ...t, initialTxHash: t.txHash, status: 'queued', reverted: null, blockNumber: null, blockTimestamp: null, contractAddress: null,
-  sentAt: null, minedAt: null, lastError: null,
+  sentAt: null, minedAt: null, lastError: null, stationId: null, checkInId: null, claimId: null,
 })
 
 describeStores('chainTxs', ({ store }) => {
@@ -36,6 +36,25 @@ describeStores('chainTxs', ({ store }) => {
     const error = await s.chainTxs.insert(outboxRow(0, { txHash: hash(77, 9) })).catch((e: unknown) => e)
     expect(isUniqueViolation(error)).toBe(true)
     expect(await s.chainTxs.all(CHAIN)).toHaveLength(1)
+  })
+
+  it('records which station watches a transaction, for which check-in or claim, and passes it on', async () => {
+    const s = store()
+    const teamId = await s.teams.insert({ name: 'Team', redirectUrl: null, now: 1 })
+    const door = await s.stations.insert({ teamId, name: 'Door', prefix: 'tgst_d', hash: 'h-d', now: 1 })
+    const mint = await s.chainTxs.insert(outboxRow(0, { kind: 'guestbook_mint' }))
+    const transfer = await s.chainTxs.insert(outboxRow(1))
+    await s.chainTxs.watch(mint, { stationId: door, checkInId: 7, claimId: null })
+    await s.chainTxs.watch(transfer, { stationId: door, checkInId: null, claimId: 3 })
+    expect(await s.chainTxs.get(mint)).toMatchObject({ stationId: door, checkInId: 7, claimId: null })
+    expect(await s.chainTxs.get(transfer)).toMatchObject({ stationId: door, checkInId: null, claimId: 3 })
+    // Every list the relayer reads carries the watcher, so a step needs no other lookup.
+    expect((await s.chainTxs.withStatus(CHAIN, 'queued', 10)).map((r) => [r.id, r.stationId, r.checkInId, r.claimId])).toEqual([
+      [mint, door, 7, null],
+      [transfer, door, null, 3],
+    ])
+    await s.chainTxs.watch(transfer, { stationId: null, checkInId: null, claimId: null })
+    expect(await s.chainTxs.get(transfer)).toMatchObject({ stationId: null, checkInId: null, claimId: null })
   })
 
   it('lists open, all, by status and from a nonce in byte order of sender, then nonce', async () => {

@@ -5,7 +5,7 @@ import type { PgQuery } from './connect.js'
 // reverted keeps SQLite's 0/1 in the row type (see types.ts).
 const columns = `id, chain_id, sender, nonce, kind, to_address, data, gas, max_fee_per_gas, max_priority_fee_per_gas, raw_tx,
   tx_hash, initial_tx_hash, status, reverted::int AS reverted, block_number, block_timestamp, contract_address, created_at,
-  sent_at, mined_at, last_error`
+  sent_at, mined_at, last_error, station_id, check_in_id, claim_id`
 
 // SQLite orders text by its bytes (BINARY); the database's default collation may not (e.g. en_US puts 'a' before 'B').
 const bySenderNonce = 'ORDER BY sender COLLATE "C", nonce'
@@ -92,6 +92,9 @@ export function createPgChainTxsRepository(sql: PgQuery): AsyncRepository<Return
     },
     async setError(id, message) {
       await sql`UPDATE chain_txs SET last_error = ${message.slice(0, 500)} WHERE id = ${id}`
+    },
+    async watch(id, w) {
+      await sql`UPDATE chain_txs SET station_id = ${w.stationId}, check_in_id = ${w.checkInId}, claim_id = ${w.claimId} WHERE id = ${id}`
     },
     async countOpen(chainId) {
       const [row] = await sql<{ n: number }[]>`SELECT count(*) AS n FROM chain_txs WHERE chain_id = ${chainId} AND status <> 'mined'`
