@@ -16,9 +16,12 @@ import { promisify } from 'node:util'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { cliPath, collectOutput, repoRoot, type Server, startServe, stopChild, stopGroup } from '../helpers/processes.js'
+import { HAS_POSTGRES, testDatabase } from '../helpers/postgres.js'
 import { closeKioskContext, HAS_CHROMIUM, kioskContext, type KioskContext, launchChromium, phoneContext, shot } from './browser.js'
 
 const run = promisify(execFile)
+// The installed package's move to PostgreSQL, in the last test.
+const postgresDatabase = testDatabase()
 const PIN = '824613'
 const DEMO_HOODIE = '04DE5F1EACC040'
 // NXP's published AN12196 tap, which the demo's hoodie chip verifies (README, Quick start).
@@ -174,5 +177,23 @@ describe.skipIf(!HAS_CHROMIUM)('the kiosk pages, as a user starts tapgate', () =
     expect(server.stdout()).toContain('(data: ./data)')
     expect(fs.existsSync(path.join(app, 'data/tapgate.sqlite'))).toBe(true)
     await kioskPagesWork(commandRunner(['npx', '--no-install', 'tapgate'], app, env), server, 'installed')
+    if (!HAS_POSTGRES) return
+    await stopGroup(server.child)
+
+    // The same installed package moves to PostgreSQL (README, "Several gateways on PostgreSQL"): its
+    // driver and its migrations for PostgreSQL ship too. The data dir it just used is copied, and a
+    // gateway on the copy serves the kiosk's assets with no data dir of its own to fall back on.
+    const tapgate = commandRunner(['npx', '--no-install', 'tapgate'], app, env)
+    const copied = await tapgate(['db', 'copy', '--to', postgresDatabase.url()])
+    expect(copied).toMatch(/^stations\s+1\s+1$/m)
+    const pgEnv = { ...env, TAPGATE_DATABASE_URL: postgresDatabase.url(), TAPGATE_EMBEDDED_CHAIN: 'false' }
+    const status = JSON.parse(await commandRunner(['npx', '--no-install', 'tapgate'], app, pgEnv)(['db', 'status', '--json'])) as { backend: string; schemaVersion: number }
+    expect(status.backend).toBe('postgres')
+    const pg = await startServe({ cwd: app, env: userEnv(pgEnv), command: ['npx', '--no-install', 'tapgate', 'serve'], detached: true, track: (child) => groups.push(child) })
+    expect(pg.stdout()).not.toMatch(/tg_/) // the copied demo team: no new one, no new key printed
+    expect((await fetch(`${pg.url}/health`)).status).toBe(200)
+    expect((await fetch(`${pg.url}/kiosk/assets/kiosk.js`)).status).toBe(200)
+    const kioskUrl = (await commandRunner(['npx', '--no-install', 'tapgate'], app, pgEnv)(['station', 'kiosk-url', '--station', '1', '--base-url', pg.url])).trim()
+    expect(kioskUrl).toMatch(new RegExp(`^${pg.url}/kiosk#token=`))
   })
 })
