@@ -6,7 +6,7 @@ import { importData, parseImportFile } from '../../src/importer/importData.js'
 import { loadGatewaySecret } from '../../src/keys/gatewaySecret.js'
 import type { ClaimSummary, StationEvent } from '../../src/feed/protocol.js'
 import type { PostgresStore, SqliteStore } from '../../src/db/store.js'
-import { type ChainGateway, contractOf, createBackendChainGateway, OTHER, USER } from '../helpers/chainGateway.js'
+import { type ChainGateway, contractOf, createBackendChainGateway, holdRelayer, OTHER, USER } from '../helpers/chainGateway.js'
 import { BLANK, CAP, type ClaimStation, LAMP, MUG, setUpClaimStation, SHOP_PIN, TEE, TWO_TAP, TWO_TAP_DELAY_S } from '../helpers/claimStation.js'
 import { queryRows } from '../helpers/gateway.js'
 import { BADGES, kioskTeam, setUpKiosk } from '../kiosk/kioskGateway.js'
@@ -95,7 +95,10 @@ describe('a claim station on the embedded chain', () => {
     const typo = USER.slice(0, 2) + USER.slice(2, 10).toLowerCase() + USER.slice(10, 20).toUpperCase() + USER.slice(20)
     expect(await post(`/c/${token}/recipient`, { session, recipient: typo })).toMatchObject({ status: 400, body: { error: 'invalid_recipient' } })
     expect(await post(`/c/${token}/recipient`, { session: 'A'.repeat(22), recipient: USER })).toMatchObject({ status: 403, body: { error: 'claim_session_mismatch' } })
-    const sent = await post(`/c/${token}/recipient`, { session, recipient: USER })
+    // Held: the answer reads the transaction after the commit that woke the relayer, and on the embedded
+    // chain a free relayer had it mined first now and then (PostgreSQL, 2 runs in 14: 'confirmed').
+    const relayer = await holdRelayer(gw)
+    const sent = await post(`/c/${token}/recipient`, { session, recipient: USER }).finally(() => relayer.release())
     expect(sent).toMatchObject({ status: 200, body: { claim: { step: 'claimed', tx: { status: 'queued' } } } })
     await gw.settle()
     expect(await ownerOf(2n)).toBe(USER)
