@@ -23,6 +23,22 @@ const bothEngines = [
   'test/routes/metadataDepth.test.ts',
   'test/routes/meta.test.ts',
   'test/routes/errorStatuses.test.ts',
+  'test/routes/contract.test.ts',
+  'test/concurrency.test.ts',
+  'test/kiosk-gateway/checkIn.test.ts',
+  'test/kiosk-gateway/checkInChain.test.ts',
+  'test/kiosk-gateway/kioskStaff.test.ts',
+  'test/kiosk-gateway/kioskSocket.test.ts',
+  'test/kiosk-gateway/kioskTokens.test.ts',
+  'test/kiosk-gateway/pinLock.test.ts',
+  'test/claims/claimResign.test.ts',
+  'test/claims/staleClaim.test.ts',
+  'test/claims/claimStation.test.ts',
+  'test/otps/tokenOtp.test.ts',
+  'test/taps/replay.test.ts',
+  'test/taps/chipProfiles.test.ts',
+  'test/routes/claimLinksRateLimit.test.ts',
+  'test/importer.test.ts',
 ]
 
 export default defineConfig({
