@@ -1,8 +1,9 @@
+import path from 'node:path'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest'
 import { PIN_LOCK_MS } from '../../src/kiosk/staffAuth.js'
 import { createTestGateway, GUESTBOOK, seedTeam, type TestGateway } from '../helpers/gateway.js'
-import { audit, closeKioskContext, HAS_CHROMIUM, kioskContext, type KioskContext, launchChromium, shot } from './browser.js'
+import { ARTIFACTS, audit, closeKioskContext, HAS_CHROMIUM, kioskContext, type KioskContext, launchChromium, shot } from './browser.js'
 import { BADGES, type Kiosk, kioskTeam, PIN, setUpKiosk } from './kioskGateway.js'
 
 let browser: Browser
@@ -40,6 +41,31 @@ async function expectAccessible(page: Page, name: string) {
   expect(a.checked, name).toBeGreaterThan(3)
   expect(a.lowContrast, `${name}: contrast`).toEqual([])
   expect(a.smallTargets, `${name}: targets`).toEqual([])
+}
+
+/** A phone and a portrait tablet: the sizes door staff carry (issue 19). */
+const STAFF_SIZES = [
+  { width: 390, height: 844 },
+  { width: 768, height: 1024 },
+]
+
+/**
+ * Nothing scrolls sideways, no element pokes out of the viewport, and the quick actions sit in the
+ * bottom fifth of the screen, where a thumb reaches them.
+ */
+async function expectFits(page: Page, name: string) {
+  const fit = await page.evaluate(() => {
+    const width = document.documentElement.clientWidth
+    const wide = [...document.querySelectorAll<HTMLElement>('#panel *')]
+      .filter((el) => el.getClientRects().length > 0 && el.getBoundingClientRect().right > width + 0.5)
+      .map((el) => `${el.tagName.toLowerCase()}#${el.id}.${el.className}`)
+    const buttons = [...document.querySelectorAll('.thumb-buttons button')].map((b) => b.getBoundingClientRect())
+    return { scrollWidth: document.documentElement.scrollWidth, width, wide, height: innerHeight, buttonTops: buttons.map((r) => r.top) }
+  })
+  expect(fit.scrollWidth, `${name}: horizontal scroll`).toBeLessThanOrEqual(fit.width)
+  expect(fit.wide, `${name}: wider than the screen`).toEqual([])
+  expect(fit.buttonTops.length).toBe(4)
+  for (const top of fit.buttonTops) expect(top, `${name}: quick actions at the bottom`).toBeGreaterThan(fit.height * 0.8)
 }
 
 describe.skipIf(!HAS_CHROMIUM)('the staff view (/kiosk/staff)', () => {
@@ -108,6 +134,13 @@ describe.skipIf(!HAS_CHROMIUM)('the staff view (/kiosk/staff)', () => {
     await expect.poll(() => page.locator('#station-mode').innerText()).toContain('closed')
     await expectAccessible(page, 'staff-panel')
     await shot(page, 'staff-panel')
+    for (const size of STAFF_SIZES) {
+      await page.setViewportSize(size)
+      await expectFits(page, `staff-panel-${size.width}`)
+      await expectAccessible(page, `staff-panel-${size.width}`)
+      await shot(page, `staff-panel-${size.width}x${size.height}`)
+      await page.screenshot({ path: path.join(ARTIFACTS, `staff-panel-${size.width}-full.png`), fullPage: true })
+    }
 
     // A minute without a touch: back to the PIN pad.
     await page.clock.fastForward(61_000)

@@ -103,7 +103,7 @@ export const ATTENDEE_HTML = `${head('Check-in', 'kiosk.js')}
 
 export const STAFF_HTML = `${head('Staff', 'staff.js')}
 <body class="staff">
-<header>
+<header class="staff-top">
   <h1>Staff view<span id="station-name"></span> <span id="station-mode" class="muted"></span></h1>
   <a id="back" class="button" href="/kiosk">Kiosk screen</a>
 </header>
@@ -120,7 +120,51 @@ export const STAFF_HTML = `${head('Staff', 'staff.js')}
   </div>
 </section>
 <section id="panel" hidden>
+  <div id="attention" class="attention" role="alert" hidden>
+    <div><p class="attention-title">Needs attention</p><ul id="attention-list"></ul></div>
+    <button id="attention-seen" type="button">Seen</button>
+  </div>
   <div class="grid">
+    <section id="door" class="card door" aria-labelledby="door-title" hidden>
+      <h2 id="door-title">Guests</h2>
+      <form id="ticket-form" class="stack">
+        <label for="ticket" id="ticket-label">Ticket code</label>
+        <div class="field-row">
+          <input id="ticket" name="ticket" autocomplete="off" autocapitalize="off" spellcheck="false" enterkeyhint="go" placeholder="Scan or type the ticket code">
+          <button id="ticket-go" type="submit" data-action="ticket">Find</button>
+        </div>
+      </form>
+      <div id="armed" class="armed" role="status" hidden>
+        <p><span id="armed-what">Ready to bind</span>: <b id="armed-name"></b> <span id="armed-type" class="pill"></span></p>
+        <p class="muted">Tap the wristband on the reader now <span id="armed-left"></span></p>
+        <button id="armed-cancel" type="button" data-action="bind-cancel">Cancel</button>
+      </div>
+      <form id="search-form" class="stack" role="search">
+        <label for="search">Find a guest</label>
+        <div class="field-row">
+          <input id="search" name="search" type="search" autocomplete="off" autocapitalize="off" spellcheck="false" placeholder="Name, email or ticket code">
+          <button type="submit" data-action="search">Search</button>
+        </div>
+      </form>
+      <p id="door-message" role="status"></p>
+      <ul id="results" class="results" aria-label="Guests found"></ul>
+      <button id="export" type="button" data-action="export" class="quiet">Download the guest list (CSV)</button>
+    </section>
+    <section id="numbers" class="card numbers" aria-labelledby="numbers-title" hidden>
+      <h2 id="numbers-title">Numbers (every door)</h2>
+      <div class="big-counts">
+        <div><b id="stat-checked">0</b><span id="stat-of">checked in</span></div>
+        <div><b id="stat-inside">0</b>inside now</div>
+        <div><b id="stat-refused">0</b>refused</div>
+      </div>
+      <div id="stat-progress" class="progress" role="progressbar" aria-label="Checked in of expected" aria-valuemin="0" aria-valuemax="100" aria-valuenow="0"><div></div></div>
+      <ul id="per-type" class="per-type" aria-label="Per ticket type"></ul>
+      <dl id="refused-detail"></dl>
+      <figure id="chart" class="chart">
+        <figcaption>Arrivals per 5 minutes</figcaption>
+        <div id="chart-body"></div>
+      </figure>
+    </section>
     <section class="card" aria-labelledby="counts-title">
       <h2 id="counts-title">Counts</h2>
       <div class="big-counts">
@@ -136,10 +180,10 @@ export const STAFF_HTML = `${head('Staff', 'staff.js')}
       <dl id="health"></dl>
     </section>
     <section class="card" aria-labelledby="actions-title">
-      <h2 id="actions-title">Actions</h2>
+      <h2 id="actions-title">Station</h2>
       <form id="mode-form">
         <label for="mode">Mode</label>
-        <select id="mode" data-action="mode"><option value="checkin">check-in</option><option value="claim">claim (products)</option><option value="closed">closed</option></select>
+        <select id="mode" data-action="mode"><option value="checkin">check-in</option><option value="bind">bind wristbands</option><option value="exit">exit</option><option value="claim">claim (products)</option><option value="closed">closed</option></select>
         <label for="event-id">Event</label>
         <select id="event-id" data-action="mode"></select>
         <button type="submit" data-action="mode">Apply</button>
@@ -149,29 +193,31 @@ export const STAFF_HTML = `${head('Staff', 'staff.js')}
         <input id="uid" autocomplete="off" spellcheck="false" placeholder="04AABBCCDDEE01">
         <button type="submit" data-action="check-in">Check in by hand</button>
       </form>
-      <div class="row">
-        <button id="undo" type="button" data-action="undo">Undo last check-in</button>
-        <button id="test-chip" type="button" data-action="test-chip">Test chip (60 s)</button>
-        <button id="dismiss" type="button" data-action="dismiss">Dismiss alert</button>
-        <button id="end" type="button" data-action="end">End session</button>
-      </div>
-      <p id="action-result" role="status"></p>
     </section>
   </div>
   <section class="card" aria-labelledby="claims-title">
     <h2 id="claims-title">Claims</h2>
-    <table id="claims-table">
+    <table id="claims-table" class="cards">
       <thead><tr><th>Product</th><th>Taps</th><th>Claimed</th><th>2-tap registered</th><th>Links shown</th><th>Opened</th><th>Used</th><th>Links expired</th><th>Expired</th></tr></thead>
       <tbody id="claims"></tbody>
     </table>
   </section>
   <section class="card" aria-labelledby="feed-title">
     <h2 id="feed-title">Live feed</h2>
-    <table>
+    <table id="feed-table" class="cards">
       <thead><tr><th>Time</th><th>Kind</th><th>Reader</th><th>Verdict</th><th>UID</th><th>Reason</th><th>Counter</th><th>Transaction</th></tr></thead>
       <tbody id="feed"></tbody>
     </table>
   </section>
+  <nav class="thumb-bar" aria-label="Quick actions">
+    <p id="action-result" role="status"></p>
+    <div class="thumb-buttons">
+      <button id="undo" type="button" data-action="undo">Undo last</button>
+      <button id="dismiss" type="button" data-action="dismiss">Dismiss alert</button>
+      <button id="test-chip" type="button" data-action="test-chip">Test chip 60 s</button>
+      <button id="end" type="button" data-action="end">End session</button>
+    </div>
+  </nav>
 </section>
 </body>
 </html>

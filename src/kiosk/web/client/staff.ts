@@ -224,20 +224,26 @@ type ClaimStats = {
   expired: number
 }
 
+/**
+ * A table row whose cells carry their column's header (`data-label`): below a desktop's width the
+ * stylesheet shows each row as a card of label: value lines instead of columns one letter wide.
+ */
+function labelledRow(table: HTMLElement, cells: (string | Node)[]): HTMLTableRowElement {
+  const headers = [...table.querySelectorAll('thead th')].map((th) => th.textContent ?? '')
+  const tr = document.createElement('tr')
+  cells.forEach((cell, i) => {
+    const td = document.createElement('td')
+    td.dataset.label = headers[i] ?? ''
+    if (cell !== '') td.append(cell)
+    tr.append(td)
+  })
+  return tr
+}
+
 /** One row per product (or event, for check-ins collected later): how its claims went. */
 function renderClaims(claims: ClaimStats[]): void {
   const keys = ['taps', 'claimed', 'registered', 'linksShown', 'linksOpened', 'linksUsed', 'linksExpired', 'expired'] as const
-  $('claims').replaceChildren(
-    ...claims.map((c) => {
-      const tr = document.createElement('tr')
-      for (const value of [c.product, ...keys.map((k) => String(c[k]))]) {
-        const td = document.createElement('td')
-        td.textContent = value
-        tr.append(td)
-      }
-      return tr
-    }),
-  )
+  $('claims').replaceChildren(...claims.map((c) => labelledRow($('claims-table'), [c.product, ...keys.map((k) => String(c[k]))])))
 }
 
 const yesNo = (v: boolean | null) => (v === null ? 'unknown' : v ? 'yes' : 'NO')
@@ -277,14 +283,12 @@ const shortHash = (h: string | null | undefined) => (h ? `${h.slice(0, 10)}…${
 function addFeedRow(event: StationEvent): void {
   const feed = $('feed')
   if (feed.querySelector(`tr[data-event-id="${event.id}"]`)) return
-  const tr = document.createElement('tr')
-  tr.dataset.eventId = String(event.id)
-  tr.dataset.kind = event.kind
   const cells: (string | Node)[] = [clockTime(event.at, true), event.kind]
+  let state: string | undefined
   switch (event.kind) {
     case 'tap': {
       const d = event.data
-      tr.dataset.state = d.state
+      state = d.state
       const tx = d.checkIn?.tx ?? d.claim?.tx
       cells.push(
         d.readerName ?? '',
@@ -330,11 +334,10 @@ function addFeedRow(event: StationEvent): void {
       cells.push('', 'undo', '', `check-in ${event.data.checkInId}${event.data.tokenStays ? '; its token stays' : ''}`, '', '')
       break
   }
-  for (const c of cells) {
-    const td = document.createElement('td')
-    td.append(c)
-    tr.append(td)
-  }
+  const tr = labelledRow($('feed-table'), cells)
+  tr.dataset.eventId = String(event.id)
+  tr.dataset.kind = event.kind
+  if (state) tr.dataset.state = state
   feed.prepend(tr)
   while (feed.children.length > FEED_LENGTH) feed.lastElementChild!.remove()
 }
