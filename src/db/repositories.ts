@@ -1,4 +1,6 @@
 import { createApiKeysRepository } from './apiKeys.js'
+import { createAttendeeChipsRepository } from './attendeeChips.js'
+import { createAttendeesRepository } from './attendees.js'
 import { createChainTxsRepository } from './chainTxs.js'
 import { createChipGroupsRepository } from './chipGroups.js'
 import { createChipProfilesRepository } from './chipProfiles.js'
@@ -16,6 +18,7 @@ import { createRelayerLeasesRepository } from './relayerLeases.js'
 import { createSealedKeysRepository } from './sealedKeys.js'
 import { createStationEventsRepository } from './stationEvents.js'
 import { createCheckInsRepository } from './checkIns.js'
+import { createDoorLogRepository } from './doorLog.js'
 import { createKioskTokensRepository } from './kioskTokens.js'
 import { createMediaRepository } from './media.js'
 import { createStaffAuthRepository } from './staffAuth.js'
@@ -45,6 +48,9 @@ export function createRepositories(db: Db) {
     stations: createStationsRepository(db),
     stationEvents: createStationEventsRepository(db),
     checkIns: createCheckInsRepository(db),
+    attendees: createAttendeesRepository(db),
+    attendeeChips: createAttendeeChipsRepository(db),
+    doorLog: createDoorLogRepository(db),
     claims: createClaimsRepository(db),
     kioskTokens: createKioskTokensRepository(db),
     media: createMediaRepository(db),

@@ -21,6 +21,7 @@ import { HAS_POSTGRES, testDatabase } from '../helpers/postgres.js'
  * other INTEGER is bigint; transfers.resigned is a count, not a flag.
  */
 const BOOLEAN_COLUMNS = [
+  'attendees.needs_attention',
   'chain_txs.reverted',
   'check_ins.manual',
   'chip_provisioning.random_id',
@@ -28,8 +29,10 @@ const BOOLEAN_COLUMNS = [
   'chips.counter_mirror',
   'chips.random_uid',
   'guestbook_contracts.paused',
+  'guestbook_events.reentry',
   'refs.authenticated',
   'refs.links_module',
+  'stations.bind_rebind',
   'stations.in_process',
   'tap_log.accepted',
   'tap_log.authenticated',

@@ -42,7 +42,7 @@ test('014 records the watcher of the transactions a data dir already has', () =>
       INSERT INTO claims (id, station_id, kind, chip_uid, token_id, otp_code, step, transfer_id, chain_tx_id, created_at, expires_at)
         VALUES (31, 11, 'token', 'C', 1, 'otp-c', 'claimed', 40, 3, 1, 9);
     `)
-    expect(migrate(db, migrations)).toEqual([14])
+    expect(migrate(db, migrations.slice(0, v14 + 1))).toEqual([14])
     const watchers = db.prepare('SELECT id, station_id AS s, check_in_id AS c, claim_id AS k FROM chain_txs ORDER BY id').all()
     expect(watchers).toEqual([
       { id: 1, s: 10, c: 20, k: null },

@@ -1,6 +1,9 @@
 import type { Repositories } from '../types.js'
 import type { PgQuery } from './connect.js'
 import { createPgApiKeysRepository } from './apiKeys.js'
+import { createPgAttendeeChipsRepository } from './attendeeChips.js'
+import { createPgAttendeesRepository } from './attendees.js'
+import { createPgDoorLogRepository } from './doorLog.js'
 import { createPgChainTxsRepository } from './chainTxs.js'
 import { createPgGatewayMetaRepository } from './gatewayMeta.js'
 import { createPgPhygitalContractsRepository } from './phygitalContracts.js'
@@ -57,6 +60,9 @@ export function createPgRepositories(sql: PgQuery): Repositories {
     stations: createPgStationsRepository(sql),
     stationEvents: createPgStationEventsRepository(sql),
     checkIns: createPgCheckInsRepository(sql),
+    attendees: createPgAttendeesRepository(sql),
+    attendeeChips: createPgAttendeeChipsRepository(sql),
+    doorLog: createPgDoorLogRepository(sql),
     kioskTokens: createPgKioskTokensRepository(sql),
     staffAuth: createPgStaffAuthRepository(sql),
     tapLog: createPgTapLogRepository(sql),
