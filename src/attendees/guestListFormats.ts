@@ -1,0 +1,255 @@
+import type { Cell, Columns } from './csvColumns.js'
+import type { CsvRow } from './readCsv.js'
+
+/**
+ * A guest as a row of some tool's export says it, before validation: each value with the column it
+ * came from, so a bad value is reported as "line 7, column Email".
+ */
+export type RawAttendee = {
+  line: number
+  name: Cell
+  email: Cell | null
+  ticket: Cell
+  type: Cell | null
+  chip: Cell | null
+  wallet: Cell | null
+  /** A wallet the guest typed into the tool (Luma's eth_address): used when it is an address, else only warned about. */
+  walletIsOptional?: boolean
+  note: Cell | null
+  needsAttention: boolean
+  /** Why the tool's own status says this ticket admits no one (cancelled, void, declined…); null: import it. */
+  skip: string | null
+}
+
+export type FormatId = 'pretix-checkin' | 'pretix-positions' | 'eventbrite' | 'luma' | 'hievents' | 'tito' | 'map'
+
+export type GuestListFormat = {
+  id: FormatId
+  label: string
+  /** Headers that must all be present; a group of several is satisfied by any one of them. */
+  signature: readonly (readonly string[])[]
+  read(columns: Columns, rows: readonly CsvRow[]): RawAttendee[]
+}
+
+// Columns a file of any format may carry besides the tool's own (added by the organiser in a sheet).
+const CHIP_COLUMNS = ['chip', 'chip uid', 'chip_uid']
+const WALLET_COLUMNS = ['wallet', 'wallet address']
+
+const present = (cell: Cell): Cell | null => (cell.value === '' ? null : cell)
+
+/** `first last`, named after both columns: where a tool has only name parts. */
+export function joinName(first: Cell, last: Cell): Cell {
+  return { value: [first.value, last.value].filter((part) => part !== '').join(' '), column: `${first.column} + ${last.column}` }
+}
+
+const extras = (c: Columns, row: CsvRow) => ({ chip: present(c.cell(row, ...CHIP_COLUMNS)), wallet: present(c.cell(row, ...WALLET_COLUMNS)) })
+
+const YES = /^(yes|ja|oui|true|1)$/i
+
+// pretix writes its exports through defusedcsv: a cell starting with @ + - = | % arrives as '-Ann, and | as \|.
+const pretixCell = (cell: Cell): Cell =>
+  /^'[@+\-=|%]/.test(cell.value) ? { ...cell, value: cell.value.slice(1).replaceAll('\\|', '|') } : cell
+
+function pretixName(c: Columns, row: CsvRow): Cell {
+  const full = c.cell(row, 'Attendee name')
+  if (full.value !== '') return pretixCell(full)
+  return pretixCell(joinName(c.cell(row, 'Attendee name: Given name'), c.cell(row, 'Attendee name: Family name')))
+}
+
+/**
+ * pretix check-in list (`checkinlists/exporters.py`, CSVCheckinList). The ticket code is the QR
+ * code's `Secret`, a column only there when "Include QR-code secret" was ticked; without it, the order
+ * code, and for an order of several tickets the order code and the ticket's place among the order's
+ * rows in the file (`Q7PFR-2`): the same file gives the same codes, a reordered one may not.
+ */
+const pretixCheckin: GuestListFormat = {
+  id: 'pretix-checkin',
+  label: 'pretix check-in list',
+  signature: [['Order code'], ['Attendee name'], ['Product'], ['Checked in']],
+  read(c, rows) {
+    const hasSecret = c.has('Secret')
+    const perOrder = new Map<string, number>()
+    if (!hasSecret) for (const row of rows) perOrder.set(c.cell(row, 'Order code').value, (perOrder.get(c.cell(row, 'Order code').value) ?? 0) + 1)
+    const seen = new Map<string, number>()
+    return rows.map((row) => {
+      let ticket = c.cell(row, 'Secret')
+      if (!hasSecret) {
+        const order = c.cell(row, 'Order code')
+        const n = (seen.get(order.value) ?? 0) + 1
+        seen.set(order.value, n)
+        ticket = order.value !== '' && (perOrder.get(order.value) ?? 0) > 1 ? { value: `${order.value}-${n}`, column: order.column } : order
+      }
+      return {
+        line: row.line,
+        name: pretixName(c, row),
+        email: present(pretixCell(c.cell(row, 'Email', 'E-mail'))),
+        ticket: pretixCell(ticket),
+        type: present(pretixCell(c.cell(row, 'Product'))),
+        note: present(pretixCell(c.cell(row, 'Comment'))),
+        needsAttention: YES.test(c.cell(row, 'Requires special attention').value),
+        skip: YES.test(c.cell(row, 'Blocked').value) ? 'blocked in pretix' : null,
+        ...extras(c, row),
+      }
+    })
+  },
+}
+
+/** pretix "Order data", sheet "Order positions" (`base/exporters/orderlist.py`): one row per ticket. */
+const pretixPositions: GuestListFormat = {
+  id: 'pretix-positions',
+  label: 'pretix order positions',
+  signature: [['Event slug'], ['Order code'], ['Position ID'], ['Attendee name'], ['Attendee email']],
+  read: (c, rows) =>
+    rows.map((row) => {
+      const secret = c.cell(row, 'Ticket secret')
+      const order = c.cell(row, 'Order code')
+      const position = c.cell(row, 'Position ID')
+      const product = pretixCell(c.cell(row, 'Product'))
+      const variation = pretixCell(c.cell(row, 'Variation')).value
+      const status = c.cell(row, 'Status').value
+      return {
+        line: row.line,
+        name: pretixName(c, row),
+        // The buyer's address when the ticket has none of its own: pretix mails the buyer then too.
+        email: present(pretixCell(c.cell(row, 'Attendee email'))) ?? present(pretixCell(c.cell(row, 'Email'))),
+        ticket: pretixCell(secret.value !== '' ? secret : { value: order.value && position.value ? `${order.value}-${position.value}` : '', column: `${order.column} + ${position.column}` }),
+        type: present(variation === '' ? product : { value: `${product.value} – ${variation}`, column: product.column }),
+        note: present(pretixCell(c.cell(row, 'Order comment'))),
+        needsAttention: false,
+        skip: /cancel|expired/i.test(status) ? `order ${status.toLowerCase()}` : YES.test(c.cell(row, 'Blocked').value) ? 'blocked in pretix' : null,
+        ...extras(c, row),
+      }
+    }),
+}
+
+/**
+ * Eventbrite attendee report (US and UK headers). It has no barcode column: the ticket's barcode is
+ * the order number, the attendee number and `001` (derived from Eventbrite's API documentation, not
+ * confirmed by an export), which is what a scanner types at the door.
+ */
+const eventbrite: GuestListFormat = {
+  id: 'eventbrite',
+  label: 'Eventbrite attendee report',
+  signature: [['Order #', 'Order no.'], ['Attendee #', 'Attendee no.'], ['Ticket Type'], ['Attendee Status']],
+  read: (c, rows) =>
+    rows.map((row) => {
+      const order = c.cell(row, 'Order #', 'Order no.')
+      const attendee = c.cell(row, 'Attendee #', 'Attendee no.')
+      const status = c.cell(row, 'Attendee Status').value
+      return {
+        line: row.line,
+        name: joinName(c.cell(row, 'First Name'), c.cell(row, 'Last Name', 'Surname')),
+        email: present(c.cell(row, 'Email')),
+        ticket:
+          order.value === '' ? order : attendee.value === '' ? attendee : { value: `${order.value}${attendee.value}001`, column: `${order.column} + ${attendee.column}` },
+        type: present(c.cell(row, 'Ticket Type')),
+        note: null,
+        needsAttention: false,
+        skip: /not attending|refund|cancel|delet|transfer/i.test(status) ? status.toLowerCase() : null,
+        ...extras(c, row),
+      }
+    }),
+}
+
+/** The key Luma's check-in QR carries (`…/check-in/evt-…?pk=KEY`); null when the cell is no such URL. */
+function lumaKey(url: string): string | null {
+  try {
+    return new URL(url).searchParams.get('pk') || null
+  } catch {
+    return null
+  }
+}
+
+/**
+ * Luma guest export. The ticket code is the `pk` of `qr_code_url` (the ticket key: Luma's help says the
+ * CSV carries ticket keys), else the guest's `api_id`/`guest_id`. Only approved guests are let in.
+ */
+const luma: GuestListFormat = {
+  id: 'luma',
+  label: 'Luma guest list',
+  signature: [['api_id', 'guest_id'], ['approval_status'], ['qr_code_url'], ['ticket_name']],
+  read: (c, rows) =>
+    rows.map((row) => {
+      const qr = c.cell(row, 'qr_code_url')
+      const key = lumaKey(qr.value)
+      const name = c.cell(row, 'name')
+      const status = c.cell(row, 'approval_status').value
+      const wallet = present(c.cell(row, ...WALLET_COLUMNS)) ?? present(c.cell(row, 'eth_address'))
+      return {
+        line: row.line,
+        name: name.value !== '' ? name : joinName(c.cell(row, 'first_name'), c.cell(row, 'last_name')),
+        email: present(c.cell(row, 'email')),
+        ticket: key !== null ? { value: key, column: qr.column } : c.cell(row, 'api_id', 'guest_id'),
+        type: present(c.cell(row, 'ticket_name')),
+        note: null,
+        needsAttention: false,
+        skip: status !== '' && status.toLowerCase() !== 'approved' ? `approval status ${status}` : null,
+        chip: present(c.cell(row, ...CHIP_COLUMNS)),
+        wallet,
+        walletIsOptional: wallet?.column === c.find('eth_address'),
+      }
+    }),
+}
+
+/**
+ * Hi.Events attendees (its export is .xlsx; this is that sheet saved as CSV). The QR code is the
+ * `Public ID`. Older versions name no product, only its `Ticket ID`.
+ */
+const hiEvents: GuestListFormat = {
+  id: 'hievents',
+  label: 'Hi.Events attendees',
+  signature: [['First Name'], ['Last Name'], ['Public ID'], ['Short ID'], ['Product Name', 'Ticket ID']],
+  read: (c, rows) =>
+    rows.map((row) => {
+      const product = c.cell(row, 'Product Name')
+      const ticketId = c.cell(row, 'Ticket ID')
+      const status = c.cell(row, 'Status').value
+      return {
+        line: row.line,
+        name: joinName(c.cell(row, 'First Name'), c.cell(row, 'Last Name')),
+        email: present(c.cell(row, 'Email')),
+        ticket: c.cell(row, 'Public ID'),
+        type: present(product) ?? (ticketId.value === '' ? null : { value: `Ticket ${ticketId.value}`, column: ticketId.column }),
+        note: present(c.cell(row, 'Notes')),
+        needsAttention: false,
+        skip: /cancel/i.test(status) ? status.toLowerCase() : null,
+        ...extras(c, row),
+      }
+    }),
+}
+
+/** Tito tickets export. The ticket code is the `Ticket Reference` (`GIAO-1`); a void ticket is skipped. */
+const tito: GuestListFormat = {
+  id: 'tito',
+  label: 'Tito tickets',
+  signature: [['Ticket Reference'], ['Ticket Full Name'], ['Unique Ticket URL'], ['Void Status']],
+  read: (c, rows) =>
+    rows.map((row) => {
+      const full = c.cell(row, 'Ticket Full Name')
+      const voided = c.cell(row, 'Void Status').value
+      return {
+        line: row.line,
+        name: full.value !== '' ? full : joinName(c.cell(row, 'Ticket First Name'), c.cell(row, 'Ticket Last Name')),
+        email: present(c.cell(row, 'Ticket Email')),
+        ticket: c.cell(row, 'Ticket Reference'),
+        type: present(c.cell(row, 'Ticket')),
+        note: null,
+        needsAttention: false,
+        skip: voided !== '' && !/^(no|false|0)$/i.test(voided) ? `void (${voided})` : null,
+        ...extras(c, row),
+      }
+    }),
+}
+
+/** The tools whose exports are read without options, in the order they are tried. */
+export const GUEST_LIST_FORMATS: readonly GuestListFormat[] = [pretixPositions, pretixCheckin, eventbrite, luma, hiEvents, tito]
+
+/**
+ * The tool that wrote a header row, from its column names alone.
+ *
+ * @example
+ * detectFormat(columnsOf(['Order code', 'Attendee name', 'Product', 'Checked in']))?.id // 'pretix-checkin'
+ */
+export function detectFormat(columns: Columns): GuestListFormat | undefined {
+  return GUEST_LIST_FORMATS.find((format) => format.signature.every((names) => columns.has(...names)))
+}

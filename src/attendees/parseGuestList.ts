@@ -1,0 +1,136 @@
+import { ValidationError } from '../errors.js'
+import { Address, ChipUid } from '../schemas/common.js'
+import { mappedFormat, parseColumnMap } from './columnMap.js'
+import { type Cell, columnsOf } from './csvColumns.js'
+import { detectFormat, type FormatId, type RawAttendee } from './guestListFormats.js'
+import { MAX_LISTED_ERRORS, readCsv } from './readCsv.js'
+
+/** A guest ready to store: checked, trimmed, the chip UID and wallet in their canonical form. */
+export type GuestListEntry = {
+  line: number
+  name: string
+  email: string | null
+  ticketType: string
+  ticketCode: string
+  wallet: string | null
+  note: string | null
+  needsAttention: boolean
+  chipUid: string | null
+}
+
+/** A row not imported on purpose: the tool says its ticket admits no one. */
+export type SkippedRow = { line: number; ticketCode: string; reason: string }
+
+/** Something in a row that was left out instead of stopping the import (a wallet a guest typed wrong into Luma). */
+export type RowWarning = { line: number; column: string; message: string }
+
+export type GuestList = { format: FormatId; formatLabel: string; entries: GuestListEntry[]; skipped: SkippedRow[]; warnings: RowWarning[] }
+
+/** The ticket type of a guest whose file names none (a `--map` without type=, an empty cell). */
+export const DEFAULT_TICKET_TYPE = 'General'
+
+const LIMITS = { name: 200, email: 254, ticketCode: 200, ticketType: 100, note: 2000 }
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
+const CONTROL = /[\u0000-\u001f\u007f]/
+
+/**
+ * Reads a guest list file: the tool from its header (pretix, Eventbrite, Luma, Hi.Events, Tito), or the
+ * columns `map` names (`name=COL,ticket=COL,…`, which wins over detection), then checks every row.
+ * Nothing is written: the caller stores all of it or, on any error, nothing.
+ *
+ * @throws ValidationError `csv_unreadable`, `csv_format_unknown`, `csv_map_invalid`, `csv_map_unknown_column`,
+ *   `csv_no_rows`, or `csv_rows_invalid` with every bad row as `"line 7, Email": "…"` (the first 50)
+ * @example
+ * const list = parseGuestList(fs.readFileSync('tito.csv'))
+ * list.format // 'tito'
+ */
+export function parseGuestList(input: Uint8Array | string, options: { map?: string } = {}): GuestList {
+  // The map first: a malformed --map is the caller's mistake whatever the file holds.
+  const map = options.map === undefined ? undefined : parseColumnMap(options.map)
+  const table = readCsv(input)
+  const columns = columnsOf(table.header)
+  const format = map ? mappedFormat(map, columns) : detectFormat(columns)
+  if (!format) {
+    const shown = table.header.slice(0, 12).map((name) => `"${name}"`).join(', ')
+    throw new ValidationError(
+      'The header row is not one of a known tool (pretix check-in list or order positions, Eventbrite, Luma, Hi.Events, Tito): name the columns with --map name=COL,ticket=COL,…',
+      { header: `${shown}${table.header.length > 12 ? `, … (${table.header.length} columns)` : ''}` },
+      'csv_format_unknown',
+    )
+  }
+  if (table.rows.length === 0) throw new ValidationError('The file has a header but no guests', { file: 'No row after the header' }, 'csv_no_rows')
+  return checkRows(format.id, format.label, format.read(columns, table.rows))
+}
+
+function checkRows(format: FormatId, formatLabel: string, raws: RawAttendee[]): GuestList {
+  const errors: Record<string, string> = {}
+  let errorCount = 0
+  const fail = (line: number, column: string, message: string) => {
+    errorCount++
+    const key = `line ${line}, ${column}`
+    if (Object.keys(errors).length < MAX_LISTED_ERRORS) errors[key] ??= message
+  }
+  const entries: GuestListEntry[] = []
+  const skipped: SkippedRow[] = []
+  const warnings: RowWarning[] = []
+  const ticketLines = new Map<string, number>()
+  const chipLines = new Map<string, number>()
+  for (const raw of raws) {
+    if (raw.skip !== null) {
+      skipped.push({ line: raw.line, ticketCode: raw.ticket.value, reason: raw.skip })
+      continue
+    }
+    const { line } = raw
+    const text = (cell: Cell | null, limit: number, what: string, required: boolean): string | null => {
+      if (cell === null || cell.value === '') {
+        if (required) fail(line, cell?.column ?? what, `The ${what} is empty`)
+        return null
+      }
+      if (cell.value.length > limit) fail(line, cell.column, `The ${what} is ${cell.value.length} characters long; at most ${limit}`)
+      return cell.value
+    }
+    // A name or a type is one line on the kiosk: a quoted line break in the sheet becomes a space.
+    const oneLine = (value: string | null) => value?.replace(/\s+/g, ' ') ?? null
+    const name = oneLine(text(raw.name, LIMITS.name, 'name', true))
+    const ticketCode = text(raw.ticket, LIMITS.ticketCode, 'ticket code', true)
+    const ticketType = oneLine(text(raw.type, LIMITS.ticketType, 'ticket type', false)) ?? DEFAULT_TICKET_TYPE
+    const email = text(raw.email, LIMITS.email, 'email', false)
+    const note = text(raw.note, LIMITS.note, 'note', false)
+    if (ticketCode !== null) {
+      if (CONTROL.test(ticketCode)) fail(line, raw.ticket.column, 'The ticket code holds a line break or another control character')
+      const first = ticketLines.get(ticketCode)
+      if (first !== undefined) fail(line, raw.ticket.column, `Ticket code "${ticketCode}" is on line ${first} too: each ticket once`)
+      else ticketLines.set(ticketCode, line)
+    }
+    if (email !== null && !EMAIL.test(email)) fail(line, raw.email!.column, `"${email}" is not an email address`)
+    let chipUid: string | null = null
+    if (raw.chip) {
+      const parsed = ChipUid.safeParse(raw.chip.value)
+      if (!parsed.success) fail(line, raw.chip.column, `"${raw.chip.value}" is not a chip UID (14 hex digits, ":" allowed)`)
+      else {
+        chipUid = parsed.data
+        const first = chipLines.get(chipUid)
+        if (first !== undefined) fail(line, raw.chip.column, `Chip ${chipUid} is on line ${first} too: a chip belongs to one guest`)
+        else chipLines.set(chipUid, line)
+      }
+    }
+    let wallet: string | null = null
+    if (raw.wallet) {
+      const parsed = Address.safeParse(raw.wallet.value)
+      if (parsed.success) wallet = parsed.data
+      else if (raw.walletIsOptional) warnings.push({ line, column: raw.wallet.column, message: `"${raw.wallet.value}" is not a 0x address: no wallet set` })
+      else fail(line, raw.wallet.column, `"${raw.wallet.value}" is not a wallet address (0x and 40 hex digits)`)
+    }
+    if (name !== null && ticketCode !== null)
+      entries.push({ line, name, email, ticketType, ticketCode, wallet, note, needsAttention: raw.needsAttention, chipUid })
+  }
+  if (errorCount > 0) {
+    if (errorCount > MAX_LISTED_ERRORS) errors.more = `${errorCount - Object.keys(errors).length} more problems not listed`
+    throw new ValidationError(
+      `${errorCount} problem${errorCount === 1 ? '' : 's'} in the ${formatLabel} file; nothing was imported`,
+      errors,
+      'csv_rows_invalid',
+    )
+  }
+  return { format, formatLabel, entries, skipped, warnings }
+}
