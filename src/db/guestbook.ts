@@ -26,12 +26,17 @@ export type GuestbookEventRow = {
   updatedAt: number
   chainId: number
   contractAddress: string | null
+  /** Migration 015: a guest who went out may come back in (1, the default) or not (0). */
+  reentry: number
+  /** What the public door screen calls a guest: the first name, or the whole name. */
+  publicNames: 'first' | 'full'
 }
 
 const contractColumns = `c.id, c.team_id AS teamId, c.name, c.symbol, c.chain_id AS chainId, c.address,
   c.status, c.paused, c.created_at AS createdAt, c.planned_address AS plannedAddress, c.deploy_tx_id AS deployTxId`
 const eventColumns = `e.id, e.team_id AS teamId, e.contract_id AS contractId, e.name, e.token_id AS tokenId,
-  e.metadata, e.created_at AS createdAt, e.updated_at AS updatedAt, c.chain_id AS chainId, c.address AS contractAddress`
+  e.metadata, e.created_at AS createdAt, e.updated_at AS updatedAt, c.chain_id AS chainId, c.address AS contractAddress,
+  e.reentry, e.public_names AS publicNames`
 const eventFrom = 'guestbook_events e JOIN guestbook_contracts c ON c.id = e.contract_id'
 
 export function createGuestbookRepository(db: Db) {
@@ -89,6 +94,10 @@ export function createGuestbookRepository(db: Db) {
   const setMetadata = db.prepare<[string, number, number]>(
     'UPDATE guestbook_events SET metadata = ?, updated_at = ? WHERE id = ?',
   )
+  const setDoor = db.prepare(
+    `UPDATE guestbook_events SET reentry = coalesce(@reentry, reentry), public_names = coalesce(@publicNames, public_names), updated_at = @now
+     WHERE id = @id`,
+  )
   const assign = db.prepare<[number, string, number]>(
     'INSERT INTO guestbook_event_chips (event_id, chip_uid, assigned_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
   )
@@ -135,6 +144,9 @@ export function createGuestbookRepository(db: Db) {
       contractId === undefined ? eventsByTeam.all(teamId) : eventsByContract.all(teamId, contractId),
     listEventsByChip: (uid: string) => eventsByChip.all(uid),
     setEventMetadata: (id: number, metadata: string, now: number) => setMetadata.run(metadata, now, id),
+    /** The event's door settings; an absent one stays as it is. */
+    setDoorSettings: (id: number, d: { reentry?: boolean; publicNames?: 'first' | 'full'; now: number }) =>
+      setDoor.run({ id, reentry: d.reentry === undefined ? null : d.reentry ? 1 : 0, publicNames: d.publicNames ?? null, now: d.now }),
     assignChip: (eventId: number, uid: string, now: number) => assign.run(eventId, uid, now),
   }
 }

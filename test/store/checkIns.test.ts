@@ -26,7 +26,7 @@ describeStores('checkIns', ({ store }) => {
     const id = await store().checkIns.insert({ eventId, chipUid: '04AABBCCDDEEFF', stationId: door, manual: true, now: 1_700_000_000_001 })
     const row = {
       id, eventId, chipUid: '04AABBCCDDEEFF', stationId: door, manual: 1, mintId: null, chainTxId: null, createdAt: 1_700_000_000_001, undoneAt: null,
-      eventName: 'Opening', stationName: 'Door',
+      attendeeId: null, leftAt: null, eventName: 'Opening', stationName: 'Door',
     }
     expect(await store().checkIns.get(id!)).toEqual(row)
     expect(await store().checkIns.get(999)).toBeUndefined()
@@ -103,6 +103,73 @@ describeStores('checkIns', ({ store }) => {
       expect((await store().checkIns.findActive(eventId, '04AABBCCDDEEFF'))?.id).toBe(winners[0])
     })
   }
+
+  const guests = async (eventId: number) => {
+    await store().attendees.upsertMany(eventId, [
+      { name: 'Ada Lovelace', email: null, ticketType: 'VIP', ticketCode: 'T1', wallet: null, note: null, needsAttention: null },
+      { name: 'Bob Byte', email: null, ticketType: 'GA', ticketCode: 'T2', wallet: null, note: null, needsAttention: null },
+    ], 1)
+    return [(await store().attendees.findByCode(eventId, 'T1'))!.id, (await store().attendees.findByCode(eventId, 'T2'))!.id] as const
+  }
+
+  it("checks a guest in once per event, with a chip or by name, and records going out and coming back once", async () => {
+    const { eventId, door, bar } = await seed()
+    const [ada, bob] = await guests(eventId)
+    const s = store()
+    // By name: no chip. Then one of her chips at another door: the guest's index refuses it.
+    const byName = (await s.checkIns.insert({ eventId, chipUid: null, attendeeId: ada, stationId: door, manual: true, now: 10 }))!
+    expect(await s.checkIns.insert({ eventId, chipUid: '04AABBCCDDEEFF', attendeeId: ada, stationId: bar, manual: false, now: 11 })).toBeNull()
+    expect(await s.checkIns.findActiveByAttendee(eventId, ada)).toMatchObject({ id: byName, chipUid: null, attendeeId: ada, leftAt: null, manual: 1 })
+    expect(await s.checkIns.findActiveByAttendee(eventId, bob)).toBeUndefined()
+    expect(await s.checkIns.markBack(byName)).toBe(false)
+    expect(await s.checkIns.markLeft(byName, 20)).toBe(true)
+    expect(await s.checkIns.markLeft(byName, 21)).toBe(false)
+    expect((await s.checkIns.get(byName))!.leftAt).toBe(20)
+    expect(await s.checkIns.markBack(byName)).toBe(true)
+    expect(await s.checkIns.markBack(byName)).toBe(false)
+    expect((await s.checkIns.get(byName))!.leftAt).toBeNull()
+    // An undone check-in neither leaves nor comes back, and the guest may check in again.
+    await s.checkIns.undo(byName, 30)
+    expect(await s.checkIns.markLeft(byName, 31)).toBe(false)
+    expect(await s.checkIns.insert({ eventId, chipUid: '04AABBCCDDEEFF', attendeeId: ada, stationId: bar, manual: false, now: 32 })).not.toBeNull()
+  })
+
+  it("counts the event's door: checked in, with a guest, inside, per ticket type, arrivals per bucket since a time", async () => {
+    const { eventId, otherEvent, door, bar } = await seed()
+    const [ada, bob] = await guests(eventId)
+    const s = store()
+    const empty = { checkedIn: 0, withAttendee: 0, inside: 0, first: null }
+    expect(await s.checkIns.doorCounts(eventId)).toEqual(empty)
+    const a = (await s.checkIns.insert({ eventId, chipUid: null, attendeeId: ada, stationId: door, manual: true, now: 600_000 }))!
+    await s.checkIns.insert({ eventId, chipUid: '04BBCCDDEEFF00', attendeeId: bob, stationId: bar, manual: false, now: 650_000 })
+    // A chip on no list (checked in before the list came), another event's.
+    await s.checkIns.insert({ eventId, chipUid: '04AABBCCDDEEFF', stationId: bar, manual: false, now: 1_000_000 })
+    await s.checkIns.insert({ eventId: otherEvent, chipUid: '04AABBCCDDEEFF', stationId: bar, manual: false, now: 5 })
+    await s.checkIns.markLeft(a, 700_000)
+    expect(await s.checkIns.doorCounts(eventId)).toEqual({ checkedIn: 3, withAttendee: 2, inside: 2, first: 600_000 })
+    expect(await s.checkIns.perTicketType(eventId)).toEqual([{ ticketType: 'GA', checkedIn: 1 }, { ticketType: 'VIP', checkedIn: 1 }])
+    expect(await s.checkIns.arrivals(eventId, 300_000, 0)).toEqual([{ at: 600_000, count: 2 }, { at: 900_000, count: 1 }])
+    expect(await s.checkIns.arrivals(eventId, 300_000, 640_000)).toEqual([{ at: 600_000, count: 1 }, { at: 900_000, count: 1 }])
+    await s.checkIns.undo(a, 800_000)
+    expect(await s.checkIns.doorCounts(eventId)).toEqual({ checkedIn: 2, withAttendee: 1, inside: 2, first: 650_000 })
+    expect(await s.checkIns.perTicketType(eventId)).toEqual([{ ticketType: 'GA', checkedIn: 1 }])
+    expect(await s.checkIns.doorCounts(12345)).toEqual(empty)
+  })
+
+  it('checks a guest with two chips in once when 20 transactions at two doors race, and lets one of 20 exits out', async () => {
+    const { eventId, door, bar } = await seed()
+    const [ada] = await guests(eventId)
+    const chips = ['04AABBCCDDEEFF', '04BBCCDDEEFF00']
+    const ids = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        store().tx((tx) => tx.checkIns.insert({ eventId, chipUid: chips[i % 2]!, attendeeId: ada, stationId: i % 2 ? door : bar, manual: false, now: 100 + i }), { isolation: 'read committed' }),
+      ),
+    )
+    const winners = ids.filter((id) => id !== null)
+    expect(winners).toHaveLength(1)
+    const exits = await Promise.all(Array.from({ length: 20 }, (_, i) => store().tx((tx) => tx.checkIns.markLeft(winners[0]!, 200 + i), { isolation: 'read committed' })))
+    expect(exits.filter(Boolean)).toHaveLength(1)
+  })
 
   it('undoes a check-in once when 20 transactions race', async () => {
     const { eventId, door } = await seed()

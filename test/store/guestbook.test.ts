@@ -57,8 +57,8 @@ describeStores('guestbook', ({ store }) => {
     const confirmed = await store().guestbook.insertContract({ teamId, name: 'Live', symbol: 'L', chainId: 31337, address: DEPLOYED, now: 20 })
     const e1 = await store().guestbook.insertEvent({ teamId, contractId: confirmed, name: 'Day 1', tokenId: '1', metadata: '{"a":1}', now: 30 })
     const e2 = await store().guestbook.insertEvent({ teamId, contractId: pending.id, name: 'Day 2', tokenId: '1', metadata: '{"b":2}', now: 31 })
-    const row1 = { id: e1, teamId, contractId: confirmed, name: 'Day 1', tokenId: '1', metadata: '{"a":1}', createdAt: 30, updatedAt: 30, chainId: 31337, contractAddress: DEPLOYED }
-    const row2 = { id: e2, teamId, contractId: pending.id, name: 'Day 2', tokenId: '1', metadata: '{"b":2}', createdAt: 31, updatedAt: 31, chainId: 31337, contractAddress: null }
+    const row1 = { id: e1, teamId, contractId: confirmed, name: 'Day 1', tokenId: '1', metadata: '{"a":1}', createdAt: 30, updatedAt: 30, chainId: 31337, contractAddress: DEPLOYED, reentry: 1, publicNames: 'first' as const }
+    const row2 = { id: e2, teamId, contractId: pending.id, name: 'Day 2', tokenId: '1', metadata: '{"b":2}', createdAt: 31, updatedAt: 31, chainId: 31337, contractAddress: null, reentry: 1, publicNames: 'first' as const }
     expect(await store().guestbook.getEvent(e1)).toEqual(row1)
     expect(await store().guestbook.getEvent(e2 + 100)).toBeUndefined()
     expect(await store().guestbook.findEventByToken(31337, DEPLOYED, '1')).toEqual(row1)
@@ -75,6 +75,13 @@ describeStores('guestbook', ({ store }) => {
     expect(await store().guestbook.getEvent(e1)).toEqual({ ...row1, name: 'Day one', metadata: '{"a":3}', updatedAt: 40 })
     await store().guestbook.setEventMetadata(e2, '{"b":4}', 41)
     expect(await store().guestbook.getEvent(e2)).toEqual({ ...row2, metadata: '{"b":4}', updatedAt: 41 })
+    // The door settings (issue 19): each one alone, the other kept.
+    await store().guestbook.setDoorSettings(e2, { reentry: false, now: 42 })
+    expect(await store().guestbook.getEvent(e2)).toEqual({ ...row2, metadata: '{"b":4}', updatedAt: 42, reentry: 0 })
+    await store().guestbook.setDoorSettings(e2, { publicNames: 'full', now: 43 })
+    expect(await store().guestbook.getEvent(e2)).toEqual({ ...row2, metadata: '{"b":4}', updatedAt: 43, reentry: 0, publicNames: 'full' })
+    await store().guestbook.setDoorSettings(e2, { reentry: true, now: 44 })
+    expect((await store().guestbook.getEvent(e2))!.reentry).toBe(1)
   })
 
   it('assigns a chip to events once each and lists them by chip', async () => {

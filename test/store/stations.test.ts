@@ -14,7 +14,8 @@ describeStores('stations', ({ store }) => {
     const b = await store().stations.insertInProcess({ teamId, name: 'Gateway readers', prefix: 'tgst_bb', hash: 'h-b', now: 1_700_000_000_002 })
     await store().stations.insert({ teamId: other, name: 'Elsewhere', prefix: 'tgst_cc', hash: 'h-c', now: 3 })
     expect(b).toBe(a + 1)
-    const door = { id: a, teamId, name: 'Door', prefix: 'tgst_aa', createdAt: 1_700_000_000_001, revokedAt: null, mode: null, eventId: null, inProcess: 0, testUntil: null }
+    const door = { id: a, teamId, name: 'Door', prefix: 'tgst_aa', createdAt: 1_700_000_000_001, revokedAt: null, mode: null, eventId: null, inProcess: 0, testUntil: null,
+      ticketTypes: null, bindAttendeeId: null, bindRebind: 0, bindUntil: null }
     const readers = { ...door, id: b, name: 'Gateway readers', prefix: 'tgst_bb', createdAt: 1_700_000_000_002, inProcess: 1 }
     expect(await store().stations.get(a)).toEqual(door)
     expect(await store().stations.get(999)).toBeUndefined()
@@ -35,6 +36,32 @@ describeStores('stations', ({ store }) => {
     await store().stations.setMode(id, null, null)
     await store().stations.setTestUntil(id, null)
     expect(await store().stations.get(id)).toMatchObject({ mode: null, eventId: null, testUntil: null })
+  })
+
+  it('sets the ticket types a door admits, arms a bind door with a guest, and lets one tap take the arming before it expires', async () => {
+    const { teamId } = await seed()
+    const s = store()
+    const id = await s.stations.insert({ teamId, name: 'Bind', prefix: 'p', hash: 'h', now: 1 })
+    const contractId = (await s.guestbook.insertContract({ teamId, name: 'B', symbol: 'B', chainId: 31337, address: '0x00000000000000000000000000000000000000bb', now: 1 }))
+    const eventId = await s.guestbook.insertEvent({ teamId, contractId, name: 'E', tokenId: '1', metadata: '{}', now: 1 })
+    await s.attendees.upsertMany(eventId, [{ name: 'Ada', email: null, ticketType: 'VIP', ticketCode: 'T1', wallet: null, note: null, needsAttention: null }], 1)
+    const ada = (await s.attendees.findByCode(eventId, 'T1'))!.id
+    await s.stations.setMode(id, 'bind', eventId)
+    await s.stations.setTicketTypes(id, ['VIP', 'Press'])
+    expect(await s.stations.get(id)).toMatchObject({ mode: 'bind', ticketTypes: '["VIP","Press"]' })
+    await s.stations.setTicketTypes(id, null)
+    expect((await s.stations.get(id))!.ticketTypes).toBeNull()
+    await s.stations.arm(id, { attendeeId: ada, rebind: true, until: 1000 })
+    expect(await s.stations.get(id)).toMatchObject({ bindAttendeeId: ada, bindRebind: 1, bindUntil: 1000 })
+    // Expired, or armed with someone else: nothing to take.
+    expect(await s.stations.takeArmed(id, ada, 1000)).toBe(false)
+    expect(await s.stations.takeArmed(id, ada + 1, 999)).toBe(false)
+    const takes = await Promise.all(Array.from({ length: 20 }, () => s.tx((tx) => tx.stations.takeArmed(id, ada, 999), { isolation: 'read committed' })))
+    expect(takes.filter(Boolean)).toHaveLength(1)
+    expect(await s.stations.get(id)).toMatchObject({ bindAttendeeId: null, bindRebind: 0, bindUntil: null })
+    await s.stations.arm(id, { attendeeId: ada, rebind: false, until: 1000 })
+    await s.stations.arm(id, null)
+    expect(await s.stations.get(id)).toMatchObject({ bindAttendeeId: null, bindRebind: 0, bindUntil: null })
   })
 
   it('revokes by prefix and by hash, counting only the rows this call revoked', async () => {

@@ -1,20 +1,21 @@
-import type { CheckInDetail, createCheckInsRepository } from '../checkIns.js'
+import type { CheckInDetail, createCheckInsRepository, DoorCheckInCounts } from '../checkIns.js'
 import type { AsyncRepository } from '../types.js'
 import type { PgQuery } from './connect.js'
 
 // manual keeps SQLite's 0/1 in the row type (see types.ts); the names are aliased snake_case so the
 // client camelCases them (an unquoted camelCase alias would come back lower-cased).
 const detail = `SELECT ci.id, ci.event_id, ci.chip_uid, ci.station_id, ci.manual::int AS manual, ci.mint_id, ci.chain_tx_id, ci.created_at,
-  ci.undone_at, e.name AS event_name, s.name AS station_name
+  ci.undone_at, ci.attendee_id, ci.left_at, e.name AS event_name, s.name AS station_name
   FROM check_ins ci JOIN guestbook_events e ON e.id = ci.event_id JOIN stations s ON s.id = ci.station_id`
 
 export function createPgCheckInsRepository(sql: PgQuery): AsyncRepository<ReturnType<typeof createCheckInsRepository>> {
   return {
-    // ON CONFLICT DO NOTHING: the partial unique index check_ins_once settles stations racing for one
-    // chip, on any gateway (a SERIALIZABLE loser is retried by the store and then sees the winner).
+    // ON CONFLICT DO NOTHING: the partial unique indexes check_ins_once and check_ins_attendee_once settle
+    // stations racing for one chip or one guest, on any gateway (a SERIALIZABLE loser is retried by the
+    // store and then sees the winner).
     async insert(c) {
-      const [row] = await sql<{ id: number }[]>`INSERT INTO check_ins (event_id, chip_uid, station_id, manual, created_at)
-        VALUES (${c.eventId}, ${c.chipUid}, ${c.stationId}, ${c.manual}, ${c.now}) ON CONFLICT DO NOTHING RETURNING id`
+      const [row] = await sql<{ id: number }[]>`INSERT INTO check_ins (event_id, chip_uid, attendee_id, station_id, manual, created_at)
+        VALUES (${c.eventId}, ${c.chipUid}, ${c.attendeeId ?? null}, ${c.stationId}, ${c.manual}, ${c.now}) ON CONFLICT DO NOTHING RETURNING id`
       return row ? row.id : null
     },
     async get(id) {
@@ -24,6 +25,34 @@ export function createPgCheckInsRepository(sql: PgQuery): AsyncRepository<Return
     async findActive(eventId, chipUid) {
       const [row] = await sql<CheckInDetail[]>`${sql.unsafe(detail)} WHERE ci.event_id = ${eventId} AND ci.chip_uid = ${chipUid} AND ci.undone_at IS NULL`
       return row
+    },
+    async findActiveByAttendee(eventId, attendeeId) {
+      const [row] = await sql<CheckInDetail[]>`${sql.unsafe(detail)} WHERE ci.event_id = ${eventId} AND ci.attendee_id = ${attendeeId} AND ci.undone_at IS NULL`
+      return row
+    },
+    async markLeft(id, now) {
+      return (await sql`UPDATE check_ins SET left_at = ${now} WHERE id = ${id} AND undone_at IS NULL AND left_at IS NULL RETURNING id`).length === 1
+    },
+    async markBack(id) {
+      return (await sql`UPDATE check_ins SET left_at = NULL WHERE id = ${id} AND undone_at IS NULL AND left_at IS NOT NULL RETURNING id`).length === 1
+    },
+    async doorCounts(eventId) {
+      const [row] = await sql<DoorCheckInCounts[]>`SELECT count(*) AS checked_in, count(attendee_id) AS with_attendee,
+        count(*) FILTER (WHERE left_at IS NULL) AS inside, min(created_at) AS first FROM check_ins WHERE event_id = ${eventId} AND undone_at IS NULL`
+      return row!
+    },
+    async perTicketType(eventId) {
+      return [
+        ...(await sql<{ ticketType: string; checkedIn: number }[]>`SELECT a.ticket_type, count(*) AS checked_in FROM check_ins ci
+          JOIN attendees a ON a.id = ci.attendee_id WHERE ci.event_id = ${eventId} AND ci.undone_at IS NULL
+          GROUP BY a.ticket_type ORDER BY a.ticket_type COLLATE "C"`),
+      ]
+    },
+    async arrivals(eventId, bucketMs, since) {
+      return [
+        ...(await sql<{ at: number; count: number }[]>`SELECT created_at - created_at % ${bucketMs}::bigint AS at, count(*) AS count
+          FROM check_ins WHERE event_id = ${eventId} AND undone_at IS NULL AND created_at >= ${since} GROUP BY 1 ORDER BY 1`),
+      ]
     },
     async findByTx(chainTxId) {
       const [row] = await sql<CheckInDetail[]>`${sql.unsafe(detail)} WHERE ci.chain_tx_id = ${chainTxId} ORDER BY ci.id DESC LIMIT 1`

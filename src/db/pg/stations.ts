@@ -3,7 +3,8 @@ import type { AsyncRepository } from '../types.js'
 import type { PgQuery } from './connect.js'
 
 // in_process keeps SQLite's 0/1 in the row type (see types.ts).
-const columns = 'id, team_id, name, prefix, created_at, revoked_at, mode, event_id, in_process::int AS in_process, test_until'
+const columns = `id, team_id, name, prefix, created_at, revoked_at, mode, event_id, in_process::int AS in_process, test_until, ticket_types,
+  bind_attendee_id, bind_rebind::int AS bind_rebind, bind_until`
 
 type NewStation = { teamId: number; name: string; prefix: string; hash: string; now: number }
 
@@ -38,6 +39,18 @@ export function createPgStationsRepository(sql: PgQuery): AsyncRepository<Return
     },
     async setTestUntil(id, until) {
       await sql`UPDATE stations SET test_until = ${until} WHERE id = ${id}`
+    },
+    async setTicketTypes(id, types) {
+      await sql`UPDATE stations SET ticket_types = ${types === null ? null : JSON.stringify(types)} WHERE id = ${id}`
+    },
+    async arm(id, a) {
+      await sql`UPDATE stations SET bind_attendee_id = ${a?.attendeeId ?? null}, bind_rebind = ${a?.rebind ?? false}, bind_until = ${a?.until ?? null} WHERE id = ${id}`
+    },
+    // Conditional on the arming the tap read: of two taps at one bind door (any gateway), one binds the guest.
+    async takeArmed(id, attendeeId, now) {
+      const rows = await sql`UPDATE stations SET bind_attendee_id = NULL, bind_rebind = false, bind_until = NULL
+        WHERE id = ${id} AND bind_attendee_id = ${attendeeId} AND bind_until > ${now} RETURNING id`
+      return rows.length === 1
     },
     async findInProcess(teamId) {
       const [row] = await sql<StationRow[]>`SELECT ${sql.unsafe(columns)} FROM stations WHERE team_id = ${teamId} AND in_process ORDER BY id LIMIT 1`
