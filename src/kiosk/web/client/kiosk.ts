@@ -6,6 +6,7 @@
  * screen once it is sent.
  */
 import type {
+  AttendeeView,
   CheckInSummary,
   ClaimSummary,
   KioskCounts,
@@ -49,6 +50,8 @@ type Shown = {
   progress?: TxStatus
   /** What follows when the hold runs out (a check-in's welcome, then its hand-off). */
   then?: Shown
+  /** The guest of a door with a guest list: first name (or the whole, as the event says) and ticket type, in large type. */
+  guest?: { name: string; ticketType: string }
 }
 
 const DEFAULT_SETTINGS: KioskSettings = { customerIdleMs: 60_000, customerWarnMs: 20_000, wifiName: null }
@@ -84,6 +87,8 @@ function restingState(): KioskState {
 function idleWord(): { word: string; detail: string } {
   const mode = view.station?.mode ?? null
   if (mode === 'claim') return { word: 'Tap the tag on your product', detail: 'Hold it flat on the reader' }
+  if (mode === 'bind') return { word: 'Tap your wristband', detail: 'After staff have scanned your ticket' }
+  if (mode === 'exit') return { word: 'Leaving? Tap your badge', detail: 'So we know who is inside' }
   return { word: STATES.idle.word, detail: STATES.idle.detail }
 }
 
@@ -101,9 +106,12 @@ function render(): void {
   else if (state === 'no-reader' && view.reader && !view.reader.pcscd) detail = 'The card reader service stopped; staff have been told'
   el.dataset.state = state
   el.dataset.sound = look.sound
+  el.dataset.guest = String(Boolean(!view.fatal && view.shown?.guest))
   $('result-icon').innerHTML = iconSvg(look.icon)
   const code = view.fatal ? 'TG-TOKEN' : look.code
+  const guest = view.fatal ? undefined : view.shown?.guest
   const html =
+    (guest ? `<p class="guest-name">${escapeHtml(guest.name)}</p><p class="guest-type">${escapeHtml(guest.ticketType)}</p>` : '') +
     `<p class="word">${escapeHtml(word)}</p>` +
     (detail ? `<p class="detail">${escapeHtml(detail)}</p>` : '') +
     (view.shown?.until ? `<p class="countdown" id="countdown">${escapeHtml(untilText(view.shown.until))}</p>` : '') +
@@ -392,6 +400,26 @@ const PAGE_STATE: Record<TapEventData['state'], KioskState> = {
   product: 'product',
   // A claim station's tap on a chip linked to no token: an "ask staff" like an unknown badge.
   nothing: 'unknown',
+  reentry: 'reentry',
+  no_reentry: 'no_reentry',
+  not_allowed: 'not_allowed',
+  not_on_list: 'not_on_list',
+  exit: 'exit',
+  not_inside: 'not_inside',
+  bound: 'bound',
+  bind_taken: 'bind_taken',
+  bind_waiting: 'bind_waiting',
+}
+
+/** The states that let a guest in: a guest the list flags turns them amber ('attention'). */
+const ADMITTED: ReadonlySet<TapEventData['state']> = new Set(['accepted', 'reentry', 'bound'])
+
+/** The tap's guest: the one its chip is bound to, or the one its check-in names. */
+const tapGuest = (data: TapEventData): AttendeeView | undefined => data.attendee ?? data.checkIn?.attendee ?? undefined
+
+/** The page's state for a tap: the gateway's, with a flagged guest's admission shown amber. */
+function pageState(data: TapEventData): KioskState {
+  return ADMITTED.has(data.state) && tapGuest(data)?.needsAttention ? 'attention' : PAGE_STATE[data.state]
 }
 
 function tapView(data: TapEventData): Shown {
@@ -408,8 +436,9 @@ function tapView(data: TapEventData): Shown {
 }
 
 function plainTapView(data: TapEventData): Shown {
-  const state = PAGE_STATE[data.state]
+  const state = pageState(data)
   const look = STATES[state]
+  const attendee = tapGuest(data)
   let word = look.word
   let detail = look.detail
   if (data.state === 'refused') word = 'Badge not accepted here'
@@ -417,9 +446,21 @@ function plainTapView(data: TapEventData): Shown {
     word = `Already checked in at ${clockTime(data.checkIn.at)} at ${data.checkIn.stationName}`
     detail = 'Nothing more to do: welcome back'
   }
-  if (state === 'accepted') detail = acceptedDetail(data.checkIn)
+  // With a name above it, "Welcome" needs no second line of its own.
+  if (state === 'accepted') {
+    if (attendee) word = "You're checked in"
+    detail = acceptedDetail(data.checkIn)
+  }
+  if (state === 'not_allowed' && attendee) detail = `A ${attendee.ticketType} ticket does not open this door: please ask staff`
   // A closed-station tap is shown briefly; the station's own closed screen stays after it.
-  return { state, word, detail, test: data.test === true, holdMs: state === 'closed' ? 4000 : look.holdMs }
+  return {
+    state,
+    word,
+    detail,
+    test: data.test === true,
+    holdMs: state === 'closed' ? 4000 : look.holdMs,
+    ...(attendee ? { guest: { name: attendee.displayName, ticketType: attendee.ticketType } } : {}),
+  }
 }
 
 function acceptedDetail(checkIn: CheckInSummary | undefined): string {
@@ -451,6 +492,16 @@ const STRIP_WORD: Record<KioskState, string> = {
   claimed: '',
   confirmed: '',
   moved: 'Claimed meanwhile',
+  attention: 'In: see staff',
+  reentry: 'Back in',
+  no_reentry: 'No re-entry',
+  not_allowed: 'Wrong door',
+  not_on_list: 'Not on the list',
+  exit: 'Left',
+  not_inside: 'Not inside',
+  bound: 'Wristband bound',
+  bind_taken: 'Wristband taken',
+  bind_waiting: 'Scan ticket first',
 }
 
 function setChain(li: HTMLLIElement, status: TxStatus | 'waiting' | 'undone', text: string): void {
@@ -459,7 +510,7 @@ function setChain(li: HTMLLIElement, status: TxStatus | 'waiting' | 'undone', te
 }
 
 function addToStrip(event: StationEvent & { kind: 'tap' }): void {
-  const state = PAGE_STATE[event.data.state]
+  const state = pageState(event.data)
   const li = document.createElement('li')
   li.dataset.eventId = String(event.id)
   li.dataset.state = state
@@ -470,7 +521,7 @@ function addToStrip(event: StationEvent & { kind: 'tap' }): void {
   time.dateTime = event.at
   time.textContent = clockTime(event.at, true)
   const checkIn = event.data.checkIn
-  if (state === 'accepted' && checkIn) {
+  if ((state === 'accepted' || state === 'attention' || state === 'bound') && checkIn) {
     if (checkIn.tx) setChain(li, checkIn.tx.status, chainText(checkIn.tx.status, checkIn.tx.hash, 'guestbook'))
     else setChain(li, 'waiting', 'Token: collect later')
     stripByCheckIn.set(checkIn.id, li)
@@ -498,13 +549,16 @@ function addToStrip(event: StationEvent & { kind: 'tap' }): void {
 
 function setCounts(counts: KioskCounts): void {
   view.counts = counts
-  // A claim station counts claims; every other mode counts the event's check-ins.
-  const claim = view.station?.mode === 'claim'
-  const n = claim ? (counts.claimed ?? 0) : counts.event
+  // A claim station counts claims, an exit door who is inside; every other mode the event's check-ins
+  // (of the guests expected, when the event has a guest list).
+  const mode = view.station?.mode
+  const n = mode === 'claim' ? (counts.claimed ?? 0) : mode === 'exit' ? (counts.inside ?? counts.event) : counts.event
   const el = $('count')
   el.dataset.count = String(n)
   el.textContent = n.toLocaleString()
-  $('count-label').textContent = claim ? 'claimed' : 'checked in'
+  const expected = counts.expected ?? null
+  $('count-label').textContent =
+    mode === 'claim' ? 'claimed' : mode === 'exit' ? 'inside now' : expected === null ? 'checked in' : `of ${expected.toLocaleString()} checked in`
 }
 
 function setStation(station: KioskStation): void {

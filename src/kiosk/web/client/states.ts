@@ -36,6 +36,13 @@ export type IconName =
   | 'stopwatch'
   | 'plane'
   | 'wallet'
+  | 'triangle'
+  | 'doorIn'
+  | 'doorOut'
+  | 'noEntry'
+  | 'list'
+  | 'wristband'
+  | 'scanFirst'
 
 /** How long a result stays before the screen is ready for the next person (a visible bar counts it down). */
 export const RESULT_MS = 4000
@@ -77,6 +84,18 @@ export const STATES: Record<KioskState, StateLook> = {
   confirmed: { icon: 'wallet', word: 'In your wallet ✓', detail: 'It is yours now', sound: 'chime', alert: false, holdMs: RESULT_MS },
   // Another claim (or the shop) took the token after this tap: nothing was sent; staff sort it out.
   moved: { icon: 'tag', word: 'This product was claimed meanwhile', detail: 'Nothing was sent from this tap: please ask staff', sound: 'twoTones', alert: true, holdMs: RESULT_MS * 2 },
+  // ---- doors with a guest list (issue 19): the guest's first name and ticket type are shown large
+  // above the word on the states that name a guest ----
+  attention: { icon: 'triangle', word: "You're checked in", detail: 'Please wait a moment: staff will be with you', sound: 'twoTones', alert: true, holdMs: RESULT_MS * 2 },
+  reentry: { icon: 'doorIn', word: 'Welcome back', detail: 'Your return is noted', sound: 'chime', alert: false, holdMs: RESULT_MS },
+  no_reentry: { icon: 'noEntry', word: 'No re-entry at this event', detail: 'Please ask staff', sound: 'threeLow', alert: true, holdMs: RESULT_MS * 2 },
+  not_allowed: { icon: 'noEntry', word: 'Not allowed at this door', detail: 'Please ask staff which entrance is yours', sound: 'threeLow', alert: true, holdMs: RESULT_MS * 2 },
+  not_on_list: { icon: 'list', word: 'Not on the guest list', detail: 'Please ask staff', sound: 'threeLow', alert: true, holdMs: RESULT_MS * 2 },
+  exit: { icon: 'doorOut', word: 'See you later', detail: 'Your exit is noted', sound: 'chime', alert: false, holdMs: RESULT_MS },
+  not_inside: { icon: 'question', word: 'Not checked in', detail: 'This badge is not inside: please ask staff', sound: 'twoTones', alert: false, holdMs: RESULT_MS },
+  bound: { icon: 'wristband', word: 'Wristband ready: you\'re checked in', detail: 'Tap it at every door', sound: 'chime', alert: false, holdMs: RESULT_MS },
+  bind_taken: { icon: 'octagon', word: 'This wristband is taken — see staff', detail: 'It belongs to another guest', sound: 'threeLow', alert: true, holdMs: RESULT_MS * 2 },
+  bind_waiting: { icon: 'scanFirst', word: 'Staff: scan the ticket first', detail: 'Then tap the wristband again', sound: 'oneLow', alert: false, holdMs: RESULT_MS },
 }
 
 const PATHS: Record<IconName, string> = {
@@ -96,6 +115,13 @@ const PATHS: Record<IconName, string> = {
   stopwatch: '<circle cx="24" cy="27" r="16"/><path d="M24 27v-9M19 4h10M24 4v7M38 11l3 3"/>',
   plane: '<path d="M4 22L44 5 35 43 22 29z"/><path d="M22 29L44 5M22 29v12l6-7"/>',
   wallet: '<path d="M8 13V10a4 4 0 0 1 4-4h24"/><rect x="4" y="13" width="40" height="29" rx="4"/><path d="M15 28l6 6 11-12"/>',
+  triangle: '<path d="M24 5L45 42H3z"/><path d="M24 18v12M24 36v1"/>',
+  doorIn: '<path d="M28 5h12v38H28"/><path d="M4 24h20M16 16l8 8-8 8"/>',
+  doorOut: '<path d="M20 5H8v38h12"/><path d="M22 24h22M36 16l8 8-8 8"/>',
+  noEntry: '<circle cx="24" cy="24" r="19"/><path d="M12 24h24"/>',
+  list: '<rect x="8" y="5" width="32" height="38" rx="3"/><path d="M15 15h18M15 23h18M15 31h10"/><path d="M33 33l8 8M41 33l-8 8"/>',
+  wristband: '<ellipse cx="24" cy="24" rx="18" ry="11"/><rect x="17" y="18" width="14" height="12" rx="2"/><path d="M14 36l3 6M34 36l-3 6"/>',
+  scanFirst: '<path d="M6 14V6h8M34 6h8v8M42 34v8h-8M14 42H6v-8"/><path d="M14 16v16M19 16v16M24 16v16M30 16v16M34 16v16"/>',
 }
 
 /** The icon as inline SVG (drawn in currentColor, so it takes the state's text colour). */
