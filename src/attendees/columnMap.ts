@@ -75,7 +75,7 @@ export function mappedFormat(map: ColumnMap, columns: Columns): GuestListFormat 
         chip: optional(row, map.chip),
         wallet: optional(row, map.wallet),
         note: optional(row, map.note),
-        needsAttention: false,
+        needsAttention: null,
         skip: null,
       })),
   }

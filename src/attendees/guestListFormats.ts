@@ -16,7 +16,8 @@ export type RawAttendee = {
   /** A wallet the guest typed into the tool (Luma's eth_address): used when it is an address, else only warned about. */
   walletIsOptional?: boolean
   note: Cell | null
-  needsAttention: boolean
+  /** null: the file has no such column (a re-import keeps what is stored). */
+  needsAttention: boolean | null
   /** Why the tool's own status says this ticket admits no one (cancelled, void, declined…); null: import it. */
   skip: string | null
 }
@@ -68,6 +69,7 @@ const pretixCheckin: GuestListFormat = {
   signature: [['Order code'], ['Attendee name'], ['Product'], ['Checked in']],
   read(c, rows) {
     const hasSecret = c.has('Secret')
+    const attention = c.find('Requires special attention')
     const perOrder = new Map<string, number>()
     if (!hasSecret) for (const row of rows) perOrder.set(c.cell(row, 'Order code').value, (perOrder.get(c.cell(row, 'Order code').value) ?? 0) + 1)
     const seen = new Map<string, number>()
@@ -86,7 +88,7 @@ const pretixCheckin: GuestListFormat = {
         ticket: pretixCell(ticket),
         type: present(pretixCell(c.cell(row, 'Product'))),
         note: present(pretixCell(c.cell(row, 'Comment'))),
-        needsAttention: YES.test(c.cell(row, 'Requires special attention').value),
+        needsAttention: attention === undefined ? null : YES.test(c.cell(row, attention).value),
         skip: YES.test(c.cell(row, 'Blocked').value) ? 'blocked in pretix' : null,
         ...extras(c, row),
       }
@@ -115,7 +117,7 @@ const pretixPositions: GuestListFormat = {
         ticket: pretixCell(secret.value !== '' ? secret : { value: order.value && position.value ? `${order.value}-${position.value}` : '', column: `${order.column} + ${position.column}` }),
         type: present(variation === '' ? product : { value: `${product.value} – ${variation}`, column: product.column }),
         note: present(pretixCell(c.cell(row, 'Order comment'))),
-        needsAttention: false,
+        needsAttention: null,
         skip: /cancel|expired/i.test(status) ? `order ${status.toLowerCase()}` : YES.test(c.cell(row, 'Blocked').value) ? 'blocked in pretix' : null,
         ...extras(c, row),
       }
@@ -144,7 +146,7 @@ const eventbrite: GuestListFormat = {
           order.value === '' ? order : attendee.value === '' ? attendee : { value: `${order.value}${attendee.value}001`, column: `${order.column} + ${attendee.column}` },
         type: present(c.cell(row, 'Ticket Type')),
         note: null,
-        needsAttention: false,
+        needsAttention: null,
         skip: /not attending|refund|cancel|delet|transfer/i.test(status) ? status.toLowerCase() : null,
         ...extras(c, row),
       }
@@ -182,7 +184,7 @@ const luma: GuestListFormat = {
         ticket: key !== null ? { value: key, column: qr.column } : c.cell(row, 'api_id', 'guest_id'),
         type: present(c.cell(row, 'ticket_name')),
         note: null,
-        needsAttention: false,
+        needsAttention: null,
         skip: status !== '' && status.toLowerCase() !== 'approved' ? `approval status ${status}` : null,
         chip: present(c.cell(row, ...CHIP_COLUMNS)),
         wallet,
@@ -211,7 +213,7 @@ const hiEvents: GuestListFormat = {
         ticket: c.cell(row, 'Public ID'),
         type: present(product) ?? (ticketId.value === '' ? null : { value: `Ticket ${ticketId.value}`, column: ticketId.column }),
         note: present(c.cell(row, 'Notes')),
-        needsAttention: false,
+        needsAttention: null,
         skip: /cancel/i.test(status) ? status.toLowerCase() : null,
         ...extras(c, row),
       }
@@ -234,7 +236,7 @@ const tito: GuestListFormat = {
         ticket: c.cell(row, 'Ticket Reference'),
         type: present(c.cell(row, 'Ticket')),
         note: null,
-        needsAttention: false,
+        needsAttention: null,
         skip: voided !== '' && !/^(no|false|0)$/i.test(voided) ? `void (${voided})` : null,
         ...extras(c, row),
       }

@@ -14,8 +14,11 @@ export type GuestListEntry = {
   ticketCode: string
   wallet: string | null
   note: string | null
-  needsAttention: boolean
+  /** null: the file says nothing about it. */
+  needsAttention: boolean | null
   chipUid: string | null
+  /** The column the chip came from, for an error found when it is bound. */
+  chipColumn: string | null
 }
 
 /** A row not imported on purpose: the tool says its ticket admits no one. */
@@ -122,7 +125,7 @@ function checkRows(format: FormatId, formatLabel: string, raws: RawAttendee[]): 
       else fail(line, raw.wallet.column, `"${raw.wallet.value}" is not a wallet address (0x and 40 hex digits)`)
     }
     if (name !== null && ticketCode !== null)
-      entries.push({ line, name, email, ticketType, ticketCode, wallet, note, needsAttention: raw.needsAttention, chipUid })
+      entries.push({ line, name, email, ticketType, ticketCode, wallet, note, needsAttention: raw.needsAttention, chipUid, chipColumn: raw.chip?.column ?? null })
   }
   if (errorCount > 0) {
     if (errorCount > MAX_LISTED_ERRORS) errors.more = `${errorCount - Object.keys(errors).length} more problems not listed`

@@ -29,6 +29,7 @@ describe('the five tools, detected by their header row alone', () => {
     ])
     expect(list.entries[2]).toMatchObject({ needsAttention: true, note: 'Needs wheelchair access' })
     expect(list.entries[0]).toMatchObject({ needsAttention: false, note: null })
+    expect(parseGuestList(fixture('tito.csv')).entries[0]!.needsAttention).toBeNull()
   })
 
   test('pretix check-in list without the secret column: order code, and order code-n for an order of several tickets', () => {
