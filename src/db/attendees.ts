@@ -32,6 +32,34 @@ export type AttendeeInput = {
 export type AttendeeListing = { attendees: AttendeeRow[]; total: number }
 
 /**
+ * A guest as the export shows them: the row, the chips bound now (space-separated, in binding order),
+ * the active check-in (when, at which door, manual or tapped, left_at) and its mint's transaction.
+ */
+export type AttendeeExportRow = {
+  id: number
+  name: string
+  email: string | null
+  ticketType: string
+  ticketCode: string
+  wallet: string | null
+  note: string | null
+  needsAttention: number
+  chips: string | null
+  checkInId: number | null
+  checkedInAt: number | null
+  checkInStation: string | null
+  manual: number | null
+  leftAt: number | null
+  txStatus: 'queued' | 'sent' | 'mined' | null
+  txReverted: number | null
+  txHash: string | null
+  txInitialHash: string | null
+}
+
+/** An exit or a re-entry after a check-in, with its door's name (the export lists them per guest). */
+export type AttendeeExportPass = { checkInId: number; direction: 'in' | 'out'; createdAt: number; stationName: string }
+
+/**
  * What staff search matches: name, email and ticket code in lower case with accents off, so "zoe"
  * finds Zoë on both engines alike (SQLite's LIKE folds ASCII only, PostgreSQL's ILIKE depends on the
  * collation). Stored in `attendees.search`; a query is folded the same way.
@@ -75,6 +103,24 @@ export function createAttendeesRepository(db: Db) {
     'SELECT ticket_type AS ticketType, count(*) AS expected FROM attendees WHERE event_id = ? GROUP BY ticket_type ORDER BY ticket_type',
   )
   const setAttention = db.prepare<[number, number, number]>('UPDATE attendees SET needs_attention = ?, updated_at = ? WHERE id = ?')
+  const exportRows = db.prepare<[number], AttendeeExportRow>(
+    `SELECT a.id, a.name, a.email, a.ticket_type AS ticketType, a.ticket_code AS ticketCode, a.wallet, a.note,
+       a.needs_attention AS needsAttention,
+       (SELECT group_concat(chip_uid, ' ') FROM (SELECT ac.chip_uid FROM attendee_chips ac
+          WHERE ac.attendee_id = a.id AND ac.unbound_at IS NULL ORDER BY ac.id)) AS chips,
+       c.id AS checkInId, c.created_at AS checkedInAt, s.name AS checkInStation, c.manual, c.left_at AS leftAt,
+       t.status AS txStatus, t.reverted AS txReverted, t.tx_hash AS txHash, t.initial_tx_hash AS txInitialHash
+     FROM attendees a
+     LEFT JOIN check_ins c ON c.event_id = a.event_id AND c.attendee_id = a.id AND c.undone_at IS NULL
+     LEFT JOIN stations s ON s.id = c.station_id
+     LEFT JOIN chain_txs t ON t.id = c.chain_tx_id
+     WHERE a.event_id = ? ORDER BY a.name, a.id`,
+  )
+  const exportPasses = db.prepare<[number], AttendeeExportPass>(
+    `SELECT p.check_in_id AS checkInId, p.direction, p.created_at AS createdAt, s.name AS stationName
+     FROM door_passes p JOIN check_ins c ON c.id = p.check_in_id JOIN stations s ON s.id = p.station_id
+     WHERE c.event_id = ? AND c.undone_at IS NULL AND c.attendee_id IS NOT NULL ORDER BY p.created_at, p.id`,
+  )
 
   return {
     /**
@@ -108,5 +154,9 @@ export function createAttendeesRepository(db: Db) {
     /** Guests per ticket type, for the door's numbers. */
     perType: (eventId: number) => perType.all(eventId),
     setNeedsAttention: (id: number, needsAttention: boolean, now: number) => void setAttention.run(needsAttention ? 1 : 0, now, id),
+    /** Every guest of the event for the export, by name: chips, check-in, door and mint transaction (issue 19, the CSV helper). */
+    exportRows: (eventId: number) => exportRows.all(eventId),
+    /** The exits and re-entries of the event's guests' active check-ins, oldest first. */
+    exportPasses: (eventId: number) => exportPasses.all(eventId),
   }
 }

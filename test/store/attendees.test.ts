@@ -2,7 +2,7 @@ import { expect, it } from 'vitest'
 import type { AttendeeInput } from '../../src/db/attendees.js'
 import { searchText } from '../../src/db/attendees.js'
 import { describeStores } from '../helpers/stores.js'
-import { insertRow } from './seedRows.js'
+import { insertChainTx, insertRow } from './seedRows.js'
 
 const guest = (ticketCode: string, over: Partial<AttendeeInput> = {}): AttendeeInput => ({
   name: `Guest ${ticketCode}`, email: null, ticketType: 'GA', ticketCode, wallet: null, note: null, needsAttention: null, ...over,
@@ -106,5 +106,36 @@ describeStores('attendees', ({ store }) => {
     await s.doorLog.addRefusal({ eventId, stationId: door, attendeeId: null, chipUid: '04AA000000000B', reason: 'not_on_list', now: 3 })
     await s.doorLog.addRefusal({ eventId, stationId: door, attendeeId: null, chipUid: null, reason: 'not_allowed', now: 3 })
     expect(await s.doorLog.refusals(eventId)).toEqual({ not_allowed: 1, no_reentry: 0, not_on_list: 2 })
+  })
+
+  it('gives the export every guest by name: chips bound now, the active check-in with its door and mint transaction, exits and re-entries', async () => {
+    const { eventId, door } = await seed()
+    const s = store()
+    await s.attendees.upsertMany(eventId, [guest('T1', { name: 'Ada' }), guest('T2', { name: 'Bob' }), guest('T3', { name: 'Cy' })], 1)
+    const [ada, bob, cy] = await Promise.all(['T1', 'T2', 'T3'].map(async (code) => (await s.attendees.findByCode(eventId, code))!.id))
+    await s.attendeeChips.bind({ eventId, attendeeId: ada!, chipUid: '04AA000000000A', stationId: null, now: 2 })
+    await s.attendeeChips.bind({ eventId, attendeeId: ada!, chipUid: '04AA000000000B', stationId: door, now: 3 })
+    await s.attendeeChips.bind({ eventId, attendeeId: cy!, chipUid: '04AA000000000C', stationId: null, now: 2 })
+    await s.attendeeChips.unbindAttendee(cy!, 4)
+    const adaIn = (await s.checkIns.insert({ eventId, chipUid: '04AA000000000B', attendeeId: ada!, stationId: door, manual: false, now: 10 }))!
+    const txId = await insertChainTx(s, { status: 'mined', reverted: false })
+    await s.checkIns.setMint(adaIn, null, txId)
+    await s.doorLog.addPass({ checkInId: adaIn, stationId: door, direction: 'out', now: 20 })
+    await s.doorLog.addPass({ checkInId: adaIn, stationId: door, direction: 'in', now: 30 })
+    // Bob's check-in was undone: the export shows him not checked in, and the undone check-in's passes not at all.
+    const bobIn = (await s.checkIns.insert({ eventId, chipUid: null, attendeeId: bob!, stationId: door, manual: true, now: 11 }))!
+    await s.doorLog.addPass({ checkInId: bobIn, stationId: door, direction: 'out', now: 12 })
+    await s.checkIns.undo(bobIn, 13)
+    const rows = await s.attendees.exportRows(eventId)
+    expect(rows.map((r) => [r.name, r.chips, r.checkInId, r.checkedInAt, r.checkInStation, r.manual, r.leftAt, r.txStatus, r.txReverted])).toEqual([
+      ['Ada', '04AA000000000A 04AA000000000B', adaIn, 10, 'Door', 0, null, 'mined', 0],
+      ['Bob', null, null, null, null, null, null, null, null],
+      ['Cy', null, null, null, null, null, null, null, null],
+    ])
+    expect(rows[0]).toMatchObject({ ticketCode: 'T1', ticketType: 'GA', needsAttention: 0, txHash: expect.stringMatching(/^0x/) })
+    expect(await s.attendees.exportPasses(eventId)).toEqual([
+      { checkInId: adaIn, direction: 'out', createdAt: 20, stationName: 'Door' },
+      { checkInId: adaIn, direction: 'in', createdAt: 30, stationName: 'Door' },
+    ])
   })
 })

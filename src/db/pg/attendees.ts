@@ -1,4 +1,4 @@
-import { type AttendeeRow, type createAttendeesRepository, searchPattern, searchText } from '../attendees.js'
+import { type AttendeeExportPass, type AttendeeExportRow, type AttendeeRow, type createAttendeesRepository, searchPattern, searchText } from '../attendees.js'
 import type { AsyncRepository } from '../types.js'
 import type { PgQuery } from './connect.js'
 
@@ -72,6 +72,28 @@ export function createPgAttendeesRepository(sql: PgQuery): AsyncRepository<Retur
     },
     async setNeedsAttention(id, needsAttention, now) {
       await sql`UPDATE attendees SET needs_attention = ${needsAttention}, updated_at = ${now} WHERE id = ${id}`
+    },
+    async exportRows(eventId) {
+      return [
+        ...(await sql<AttendeeExportRow[]>`
+          SELECT a.id, a.name, a.email, a.ticket_type, a.ticket_code, a.wallet, a.note, a.needs_attention::int AS needs_attention,
+            (SELECT string_agg(ac.chip_uid, ' ' ORDER BY ac.id) FROM attendee_chips ac WHERE ac.attendee_id = a.id AND ac.unbound_at IS NULL) AS chips,
+            c.id AS check_in_id, c.created_at AS checked_in_at, s.name AS check_in_station, c.manual::int AS manual, c.left_at,
+            t.status AS tx_status, t.reverted::int AS tx_reverted, t.tx_hash, t.initial_tx_hash AS tx_initial_hash
+          FROM attendees a
+          LEFT JOIN check_ins c ON c.event_id = a.event_id AND c.attendee_id = a.id AND c.undone_at IS NULL
+          LEFT JOIN stations s ON s.id = c.station_id
+          LEFT JOIN chain_txs t ON t.id = c.chain_tx_id
+          WHERE a.event_id = ${eventId} ORDER BY a.name COLLATE "C", a.id`),
+      ]
+    },
+    async exportPasses(eventId) {
+      return [
+        ...(await sql<AttendeeExportPass[]>`
+          SELECT p.check_in_id, p.direction, p.created_at, s.name AS station_name
+          FROM door_passes p JOIN check_ins c ON c.id = p.check_in_id JOIN stations s ON s.id = p.station_id
+          WHERE c.event_id = ${eventId} AND c.undone_at IS NULL AND c.attendee_id IS NOT NULL ORDER BY p.created_at, p.id`),
+      ]
     },
   }
 }
