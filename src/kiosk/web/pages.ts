@@ -142,7 +142,7 @@ export const STAFF_HTML = `${head('Staff', 'staff.js')}
       <form id="search-form" class="stack" role="search">
         <label for="search">Find a guest</label>
         <div class="field-row">
-          <input id="search" name="search" type="search" autocomplete="off" autocapitalize="off" spellcheck="false" placeholder="Name, email or ticket code">
+          <input id="search" name="search" enterkeyhint="search" autocomplete="off" autocapitalize="off" spellcheck="false" placeholder="Name, email or ticket code">
           <button type="submit" data-action="search">Search</button>
         </div>
       </form>

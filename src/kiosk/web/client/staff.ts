@@ -6,6 +6,9 @@
 import type { KioskCounts, KioskStation, StationEvent } from '../../../feed/protocol.js'
 import { type Link, openLink, tokenFromFragment } from './link.js'
 import { clockTime } from './states.js'
+import { createDoor } from './staffDoor.js'
+import { type ApiError, StaffApiError } from './staffDoorApi.js'
+import { createNumbers } from './staffNumbers.js'
 import { keepScreenOn } from './wakeLock.js'
 
 const IDLE_MS = 60_000
@@ -16,7 +19,6 @@ const PIN_MAX = 12
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T
 
-type ApiError = { success: false; error: string; message: string; triesLeft?: number; lockedUntil?: string | number }
 type Json = Record<string, unknown>
 
 const token = tokenFromFragment()
@@ -27,29 +29,35 @@ let lastUse = 0
 let lastActivity = 0
 let idleTimer: ReturnType<typeof setInterval> | undefined
 
-class StaffApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly body: ApiError,
-  ) {
-    super(body.message)
-  }
-}
-
-async function api(method: 'GET' | 'POST', path: string, body?: Json): Promise<Json> {
+async function request(method: 'GET' | 'POST', path: string, body?: Json): Promise<Response> {
   const headers: Record<string, string> = { 'x-kiosk-token': token ?? '' }
   if (session) headers['x-staff-session'] = session
   if (body !== undefined) headers['content-type'] = 'application/json'
   const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) })
   lastUse = Date.now()
-  const json = (await res.json().catch(() => ({ success: false, error: 'bad_response', message: `The gateway answered ${res.status}` }))) as Json
   if (!res.ok) {
-    const error = json as ApiError
+    const error = (await res.json().catch(() => ({ success: false, error: 'bad_response', message: `The gateway answered ${res.status}` }))) as ApiError
     if (error.error === 'staff_session_ended' || error.error === 'invalid_staff_session') endSession('Your staff session ended. Enter the PIN again.')
     throw new StaffApiError(res.status, error)
   }
-  return json
+  return res
 }
+
+async function api(method: 'GET' | 'POST', path: string, body?: Json): Promise<Json> {
+  const res = await request(method, path, body)
+  return (await res.json().catch(() => {
+    throw new StaffApiError(res.status, { success: false, error: 'bad_response', message: `The gateway answered ${res.status} with no JSON` })
+  })) as Json
+}
+
+async function fetchFile(path: string): Promise<{ blob: Blob; filename: string | null }> {
+  const res = await request('GET', path)
+  const filename = /filename="?([^";]+)"?/.exec(res.headers.get('content-disposition') ?? '')?.[1] ?? null
+  return { blob: await res.blob(), filename }
+}
+
+const numbers = createNumbers(api)
+const door = createDoor({ api, fetchFile, onChange: () => numbers.changed() })
 
 // ---- PIN pad ----
 
@@ -108,6 +116,8 @@ function startSession(): void {
     }
   }, 1000)
   void refresh()
+  numbers.start()
+  door.focus()
   link?.close()
   link = openLink({
     token: token ?? '',
@@ -118,9 +128,11 @@ function startSession(): void {
         setStation(message.station)
         setCounts(message.counts)
       },
-      event(event, counts) {
+      event(event, counts, backlog) {
         setCounts(counts)
         addFeedRow(event)
+        door.event(event, backlog)
+        if (event.kind === 'tap' || event.kind === 'undo' || event.kind === 'mode') numbers.changed()
         if (event.kind === 'mode') void refresh()
       },
       down(retryInMs) {
@@ -138,6 +150,8 @@ function endSession(message: string): void {
   link?.close()
   link = null
   clearInterval(idleTimer)
+  numbers.stop()
+  door.clear()
   $('feed').replaceChildren()
   $('panel').hidden = true
   $('login').hidden = false
@@ -163,6 +177,7 @@ function setStation(station: KioskStation): void {
   const mode = $<HTMLSelectElement>('mode')
   if (station.mode) mode.value = station.mode
   if (station.event) $<HTMLSelectElement>('event-id').value = String(station.event.id)
+  door.setStation(station)
 }
 
 function setCounts(counts: KioskCounts): void {
@@ -360,6 +375,7 @@ async function act(path: string, body?: Json): Promise<void> {
     out.dataset.kind = 'ok'
     out.textContent = actionSummary(path, res)
     void refresh()
+    numbers.changed()
   } catch (e) {
     out.dataset.kind = 'error'
     out.textContent = e instanceof StaffApiError ? e.body.message : 'The gateway cannot be reached'
@@ -392,7 +408,8 @@ function start(): void {
     e.preventDefault()
     const mode = $<HTMLSelectElement>('mode').value
     const eventId = Number($<HTMLSelectElement>('event-id').value)
-    void act('/kiosk/staff/mode', mode === 'checkin' && eventId > 0 ? { mode, eventId } : { mode })
+    const forEvent = mode === 'checkin' || mode === 'bind' || mode === 'exit'
+    void act('/kiosk/staff/mode', forEvent && eventId > 0 ? { mode, eventId } : { mode })
   })
   $('checkin-form').addEventListener('submit', (e) => {
     e.preventDefault()
