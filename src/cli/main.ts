@@ -74,6 +74,20 @@ const commands: Record<string, CommandSpec> = {
     options: {},
     load: () => import('./commands/importFile.js'),
   },
+  attendees: {
+    usage: 'attendees import --event ID [--map name=COL,email=COL,ticket=COL,type=COL,chip=COL,wallet=COL] [--json] FILE.csv | attendees export --event ID [--format csv|json] [--out FILE]',
+    summary:
+      "A guestbook event's guest list: import a CSV of pretix, Eventbrite, Luma, Hi.Events or Tito (told by its header) or any CSV with --map, " +
+      'updating guests in place by ticket code (nothing imported if a row is bad); export it with chips, check-ins, exits and mint states',
+    options: {
+      event: { type: 'string', value: 'ID', description: 'The guestbook event (id as GET /events lists it)' },
+      map: { type: 'string', value: 'F=COL,…', description: "import: our field = the file's column header, for a CSV of another tool (name and ticket required)" },
+      json: { type: 'boolean', description: 'import: print the report as JSON' },
+      format: { type: 'string', value: 'csv|json', description: 'export: csv (default; formula-looking cells made safe) or json (raw values)' },
+      out: { type: 'string', value: 'FILE', description: 'export: write here instead of stdout' },
+    },
+    load: () => import('./commands/attendees.js'),
+  },
   db: {
     usage: 'db status [--json] | db copy --to postgres://… [--json]',
     summary:
