@@ -191,7 +191,8 @@ export function createDoor({ api, fetchFile, onChange }: { api: StaffCall; fetch
     try {
       const res = (await api('POST', '/kiosk/staff/attendees/check-in', { attendeeId: a.id })) as unknown as AttendeeCheckInResponse
       const refused = res.state === 'not_allowed' || res.state === 'no_reentry'
-      message(`${a.name}: ${CHECK_IN_WORDS[res.state] ?? res.state}.`, refused ? 'error' : 'ok')
+      const state = res.state === 'accepted' && a.needsAttention ? 'attention' : res.state
+      message(`${a.name}: ${CHECK_IN_WORDS[state] ?? state}.`, refused ? 'error' : 'ok')
     } catch (e) {
       message(errorText(e), 'error')
     }
