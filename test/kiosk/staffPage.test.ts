@@ -60,10 +60,15 @@ async function expectFits(page: Page, name: string) {
       .filter((el) => el.getClientRects().length > 0 && el.getBoundingClientRect().right > width + 0.5)
       .map((el) => `${el.tagName.toLowerCase()}#${el.id}.${el.className}`)
     const buttons = [...document.querySelectorAll('.thumb-buttons button')].map((b) => b.getBoundingClientRect())
-    return { scrollWidth: document.documentElement.scrollWidth, width, wide, height: innerHeight, buttonTops: buttons.map((r) => r.top) }
+    // A table squeezed into a phone's width: columns a few letters wide.
+    const narrow = [...document.querySelectorAll<HTMLElement>('#panel td')]
+      .filter((td) => td.getClientRects().length > 0 && td.textContent!.trim() !== '' && td.getBoundingClientRect().width < 120)
+      .map((td) => td.textContent!.trim().slice(0, 20))
+    return { scrollWidth: document.documentElement.scrollWidth, width, wide, narrow, height: innerHeight, buttonTops: buttons.map((r) => r.top) }
   })
   expect(fit.scrollWidth, `${name}: horizontal scroll`).toBeLessThanOrEqual(fit.width)
   expect(fit.wide, `${name}: wider than the screen`).toEqual([])
+  expect(fit.narrow, `${name}: table cells narrower than 120 px`).toEqual([])
   expect(fit.buttonTops.length).toBe(4)
   for (const top of fit.buttonTops) expect(top, `${name}: quick actions at the bottom`).toBeGreaterThan(fit.height * 0.8)
 }
