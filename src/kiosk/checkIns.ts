@@ -1,11 +1,13 @@
 import type { Address } from 'viem'
 import type { Chains } from '../chain/chains.js'
 import type { Config } from '../config.js'
+import type { AttendeeRow } from '../db/attendees.js'
 import type { ChainTxRow } from '../db/chainTxs.js'
 import type { CheckInDetail } from '../db/checkIns.js'
 import type { StationRow } from '../db/stations.js'
 import type { Repositories, Store } from '../db/store.js'
 import type { Tx } from '../db/types.js'
+import { attendeeView } from '../door/attendeeView.js'
 import { BaseError } from '../errors.js'
 import { queueMint } from '../guestbook/guestbookChain.js'
 import type { CheckInSummary, TxStatus } from '../feed/protocol.js'
@@ -22,6 +24,8 @@ export function txStatusOf(row: Pick<ChainTxRow, 'status' | 'reverted' | 'txHash
 
 export async function checkInSummary(store: Repositories, checkIn: CheckInDetail): Promise<CheckInSummary> {
   const tx = checkIn.chainTxId === null ? undefined : await store.chainTxs.get(checkIn.chainTxId)
+  const attendee = checkIn.attendeeId === null ? undefined : await store.attendees.get(checkIn.attendeeId)
+  const event = attendee && (await store.guestbook.getEvent(checkIn.eventId))
   return {
     id: checkIn.id,
     eventId: checkIn.eventId,
@@ -30,6 +34,9 @@ export async function checkInSummary(store: Repositories, checkIn: CheckInDetail
     stationId: checkIn.stationId,
     stationName: checkIn.stationName,
     manual: checkIn.manual === 1,
+    // A chip's check-in at an event without a guest list keeps its shape from before the lists.
+    ...(attendee && event ? { attendee: attendeeView(attendee, event) } : {}),
+    ...(checkIn.attendeeId !== null || checkIn.leftAt !== null ? { leftAt: checkIn.leftAt === null ? null : new Date(checkIn.leftAt).toISOString() } : {}),
     tx: tx ? { id: tx.id, status: txStatusOf(tx), hash: tx.txHash } : null,
   }
 }
@@ -44,24 +51,32 @@ export type CheckInResult = {
 }
 
 /**
- * Checks a chip in to the station's event, inside the caller's transaction (`tx`, BEGIN IMMEDIATE): the
- * partial unique index on (event, chip) decides, so of two stations racing for one chip exactly
- * one inserts and the other finds it (`already`, with the first one's time and station). A new
- * check-in of a chip with a wallet queues the event's guestbook mint through the same code as
+ * Checks a chip (or a guest from the list, with or without a chip) in to the station's event, inside the caller's transaction (`tx`, BEGIN IMMEDIATE): the
+ * partial unique indexes on (event, chip) and (event, guest) decide, so of two stations racing for one
+ * chip, or for two chips of one guest, exactly one inserts and the other finds it (`already`, with the
+ * first one's time and station). A new check-in with a wallet (the guest's, else the chip's) queues the event's guestbook mint through the same code as
  * POST /events/mint/self (queueMint): signed into the outbox in this transaction, sent by the
  * relayer after the commit; the check-in never waits for the chain. A chip that already has the
  * event's token (an earlier check-in that was undone, a mint through the API) is linked to that
  * mint instead. Appends nothing to the feed: the caller says what happened (a tap, a manual one).
  */
-export async function checkInChip(tx: Tx, deps: Omit<CheckInDeps, 'store'>, p: { station: StationRow; uid: string; manual: boolean; now: number }): Promise<CheckInResult> {
+export async function checkInChip(
+  tx: Tx,
+  deps: Omit<CheckInDeps, 'store'>,
+  p: { station: StationRow; uid: string | null; attendee?: AttendeeRow | null; manual: boolean; now: number },
+): Promise<CheckInResult> {
   const eventId = p.station.eventId!
-  const id = await tx.checkIns.insert({ eventId, chipUid: p.uid, stationId: p.station.id, manual: p.manual, now: p.now })
-  if (id === null) return { state: 'already', checkIn: (await tx.checkIns.findActive(eventId, p.uid))!, queued: null }
+  const attendee = p.attendee ?? null
+  const id = await tx.checkIns.insert({ eventId, chipUid: p.uid, attendeeId: attendee?.id ?? null, stationId: p.station.id, manual: p.manual, now: p.now })
+  if (id === null) {
+    const found = (attendee && (await tx.checkIns.findActiveByAttendee(eventId, attendee.id))) || (p.uid !== null ? await tx.checkIns.findActive(eventId, p.uid) : undefined)
+    return { state: 'already', checkIn: found!, queued: null }
+  }
 
   let queued: CheckInResult['queued'] = null
   let mintSkipped: string | undefined
-  const earlier = await tx.transfers.guestbookMintOfChip(eventId, p.uid)
-  const wallet = (await tx.chips.get(p.uid))?.wallet ?? null
+  const earlier = p.uid === null ? undefined : await tx.transfers.guestbookMintOfChip(eventId, p.uid)
+  const wallet = attendee?.wallet ?? (p.uid === null ? null : ((await tx.chips.get(p.uid))?.wallet ?? null))
   if (earlier) await tx.checkIns.setMint(id, earlier.id, earlier.chainTxId)
   else if (wallet !== null && deps.chains && deps.config) {
     const event = (await tx.guestbook.getEvent(eventId))!

@@ -5,12 +5,20 @@ import type { KioskCounts, KioskSettings, KioskStation } from '../feed/protocol.
 
 const FIVE_MINUTES_MS = 5 * 60_000
 
-/** The counts every kiosk message carries, from the database (never a page's memory). */
+/**
+ * The counts every kiosk message carries, from the database (never a page's memory). At an event
+ * with a guest list they are the event's door numbers, every station and gateway: guests checked in
+ * (`event`), expected, inside now, refused at the doors; an event without a list keeps its chip counts.
+ */
 export async function kioskCounts(store: Repositories, station: Pick<StationRow, 'id' | 'eventId'>, now: number): Promise<KioskCounts> {
   const claimed = await store.claims.countClaimed(station.id)
   if (station.eventId === null) return { event: 0, station: 0, last5Minutes: 0, claimed }
   const { n, recent } = await store.checkIns.countStation(station.id, station.eventId, now - FIVE_MINUTES_MS)
-  return { event: await store.checkIns.countEvent(station.eventId), station: n, last5Minutes: recent, claimed }
+  const expected = await store.attendees.countEvent(station.eventId)
+  if (expected === 0) return { event: await store.checkIns.countEvent(station.eventId), station: n, last5Minutes: recent, claimed }
+  const door = await store.checkIns.doorCounts(station.eventId)
+  const refused = Object.values(await store.doorLog.refusals(station.eventId)).reduce((sum, count) => sum + count, 0)
+  return { event: door.withAttendee, station: n, last5Minutes: recent, claimed, expected, inside: door.inside, refused }
 }
 
 export async function kioskStation(store: Repositories, station: StationRow): Promise<KioskStation> {

@@ -4,7 +4,10 @@ import type { Repositories, Tx } from '../db/types.js'
 import { ConflictError, NotFoundError, UnavailableError } from '../errors.js'
 import { queueMint } from '../guestbook/guestbookChain.js'
 import type { Relayer } from '../relayer/relayer.js'
-import { type CheckInDeps, checkInChip, txStatusOf } from './checkIns.js'
+import { admitGuest } from '../door/admitEntry.js'
+import { chipGuest, hasGuestList } from '../door/doorGuest.js'
+import type { DoorResult, DoorState } from '../door/doorResult.js'
+import { type CheckInDeps, type CheckInResult, checkInChip, txStatusOf } from './checkIns.js'
 import type { FeedHub } from '../feed/feedHub.js'
 import { kioskCounts, kioskStation, teamCounts } from './kioskViews.js'
 import type { CheckInSummary, StaffEventData } from '../feed/protocol.js'
@@ -17,42 +20,54 @@ export type KioskDeps = CheckInDeps & { feed: FeedHub; relayer?: Relayer }
 export const UNDO_WINDOW_MS = 2 * 60_000
 export const MAX_TEST_CHIP_SECONDS = 600
 
-const staffRow = (tx: Tx, stationId: number, data: StaffEventData, now: number) => tx.stationEvents.append(stationId, 'staff', data, now)
+export const staffRow = (tx: Tx, stationId: number, data: StaffEventData, now: number) => tx.stationEvents.append(stationId, 'staff', data, now)
 
-async function freshStation(store: Repositories, stationId: number): Promise<StationRow> {
+export async function freshStation(store: Repositories, stationId: number): Promise<StationRow> {
   const station = await store.stations.get(stationId)
   if (!station || station.revokedAt !== null) throw new NotFoundError('station_not_found', `No active station with id ${stationId}`)
   return station
 }
 
 /** Once `tx` (which appended rows, and maybe queued a mint) commits: kiosks now, the relayer now. */
-function announce(tx: Tx, deps: KioskDeps, chainId: number | null) {
+export function announce(tx: Tx, deps: KioskDeps, chainId: number | null) {
   tx.afterCommit(() => deps.feed.changed())
   if (chainId !== null) tx.afterCommit(() => deps.relayer?.wake(chainId))
 }
 
 /**
  * POST /kiosk/staff/check-in: a dead badge checked in by UID, marked manual. The same check-in as
- * a tap's (one per chip per event; a wallet's mint queued), with a staff row beside it.
+ * a tap's (one per chip per event; a wallet's mint queued; at an event with a guest list, the door's
+ * rules for the chip's guest), with a staff row beside it.
  *
- * @throws ConflictError station_not_checkin; NotFoundError chip_not_found
+ * @throws ConflictError station_not_checkin / not_on_list; NotFoundError chip_not_found
  */
-export async function manualCheckIn(deps: KioskDeps, p: { stationId: number; uid: string }): Promise<{ state: 'accepted' | 'already'; checkIn: CheckInSummary }> {
+export async function manualCheckIn(deps: KioskDeps, p: { stationId: number; uid: string }): Promise<{ state: DoorState; checkIn: CheckInSummary | null }> {
   const { store } = deps
   const now = deps.now()
-  const { state, summary } = await store.tx(async (tx) => {
+  return store.tx(async (tx) => {
     const station = await freshStation(tx, p.stationId)
     if (!isCheckInStation(station)) throw new ConflictError('station_not_checkin', 'The station is not in check-in mode: set its mode and event first')
     const chip = await tx.chips.get(p.uid)
     if (!chip || chip.teamId !== station.teamId) throw new NotFoundError('chip_not_found', `No chip of this station's team has UID ${p.uid}`)
-    const result = await checkInChip(tx, deps, { station, uid: p.uid, manual: true, now })
-    const summary = await appendCheckInRows(tx, station.id, result, { uid: p.uid, counter: null }, now)
-    const what = result.state === 'accepted' ? `checked in ${p.uid} by hand` : `${p.uid} was already checked in at ${summary.at} (${summary.stationName})`
-    await staffRow(tx, station.id, { action: 'manual_check_in', summary: what, checkInId: summary.id }, now)
+    const guest = await chipGuest(tx, station.eventId, p.uid)
+    if (!guest && (await hasGuestList(tx, station.eventId)))
+      throw new ConflictError('not_on_list', `Chip ${p.uid} is on nobody's ticket for this event: find the guest by name`)
+    const result = guest
+      ? await admitGuest(tx, deps, { station, attendee: guest, uid: p.uid, manual: true, now })
+      : await checkInChip(tx, deps, { station, uid: p.uid, manual: true, now })
+    const checkIn = await appendCheckInRows(tx, station.id, result, { uid: p.uid, counter: null }, now)
+    await staffRow(tx, station.id, { action: 'manual_check_in', summary: manualSummary(result, p.uid, checkIn), ...(checkIn ? { checkInId: checkIn.id } : {}) }, now)
     announce(tx, deps, result.queued?.chainId ?? null)
-    return { state: result.state, summary }
+    return { state: result.state, checkIn }
   })
-  return { state, checkIn: summary }
+}
+
+/** What a manual check-in did, for the staff feed. */
+export function manualSummary(result: CheckInResult | DoorResult, who: string, checkIn: CheckInSummary | null): string {
+  if (result.state === 'accepted') return `checked in ${who} by hand`
+  if (result.state === 'reentry') return `let ${who} back in by hand`
+  if (result.state === 'already' && checkIn) return `${who} was already checked in at ${checkIn.at} (${checkIn.stationName})`
+  return `${who}: ${result.state}${'detail' in result && result.detail ? ` (${result.detail})` : ''}`
 }
 
 /**
@@ -102,8 +117,9 @@ export function retryCheckInTx(deps: KioskDeps, p: { stationId: number; txId: nu
     if (checkIn.undoneAt !== null) throw new ConflictError('check_in_undone', `Check-in ${checkIn.id} was undone`)
     // The address the attendee gave through the claim hand-off, else the chip's wallet on record.
     const claim = await tx.claims.findByTx(p.txId)
-    const wallet = claim?.recipient ?? (await tx.chips.get(checkIn.chipUid))?.wallet
-    if (!wallet) throw new ConflictError('no_wallet', `Chip ${checkIn.chipUid} has no wallet to mint to`)
+    const guest = checkIn.attendeeId === null ? undefined : await tx.attendees.get(checkIn.attendeeId)
+    const wallet = claim?.recipient ?? guest?.wallet ?? (checkIn.chipUid === null ? null : (await tx.chips.get(checkIn.chipUid))?.wallet)
+    if (!wallet) throw new ConflictError('no_wallet', `${checkIn.chipUid === null ? `Guest ${guest?.name}` : `Chip ${checkIn.chipUid}`} has no wallet to mint to`)
     const mint = await queueMint(tx, chainDeps, (await tx.guestbook.getEvent(checkIn.eventId))!, wallet as Address, checkIn.chipUid, null, now)
     await tx.checkIns.setMint(checkIn.id, mint.mintId, mint.txId)
     if (claim) await tx.claims.setRetried(claim.id, { transferId: null, guestbookMintId: mint.mintId, chainTxId: mint.txId })

@@ -8,6 +8,8 @@ export type SetStationModeParameters = {
   stationId: number
   mode: StationMode | null
   eventId?: number | null
+  /** The ticket types the door admits (checkin, bind, exit); null: every type; absent: as they are. */
+  ticketTypes?: string[] | null
   now: number
   /** Staff did it (POST /kiosk/staff/mode): a `staff` row is logged beside the `mode` row. */
   byStaff?: boolean
@@ -17,9 +19,10 @@ export type SetStationModeParameters = {
 
 /**
  * Sets what a station is for (CLI `station set`, POST /kiosk/staff/mode) and appends the `mode`
- * row its kiosks follow. `checkin` needs a guestbook event of the station's team; `claim` needs
- * none (a tap claims the tapped chip's own token); `closed` and `claim` keep the station's event,
- * so switching back to `checkin` without an event reopens the same one.
+ * row its kiosks follow. `checkin`, `bind` and `exit` (the doors) need a guestbook event of the
+ * station's team; `claim` needs none (a tap claims the tapped chip's own token); `closed` and `claim`
+ * keep the station's event, so switching back to a door without an event reopens the same one. A
+ * change of mode disarms a bind door.
  *
  * @throws NotFoundError station_not_found / event_not_found; BadRequestError event_required
  */
@@ -33,14 +36,16 @@ export function setStationMode(store: Store, p: SetStationModeParameters): Promi
       if (!event || event.teamId !== station.teamId) throw new NotFoundError('event_not_found', `The station's team has no guestbook event ${p.eventId}`)
       eventId = event.id
     }
-    if (p.mode === 'checkin' && eventId === null)
-      throw new BadRequestError('event_required', 'A check-in station needs a guestbook event: give its eventId')
+    const door = p.mode === 'checkin' || p.mode === 'bind' || p.mode === 'exit'
+    if (door && eventId === null)
+      throw new BadRequestError('event_required', `A ${p.mode} station needs a guestbook event: give its eventId`)
     await tx.stations.setMode(station.id, p.mode, eventId)
+    if (p.ticketTypes !== undefined) await tx.stations.setTicketTypes(station.id, p.ticketTypes)
+    if (station.bindAttendeeId !== null) await tx.stations.arm(station.id, null)
     const event = eventId === null ? undefined : await tx.guestbook.getEvent(eventId)
     await tx.stationEvents.append(station.id, 'mode', { mode: p.mode, eventId, eventName: event?.name ?? null }, p.now)
     if (p.byStaff) {
-      const summary =
-        p.mode === 'checkin' ? `check-in for "${event!.name}"` : p.mode === 'claim' ? 'claim mode' : p.mode === 'closed' ? 'closed the station' : 'cleared the mode'
+      const summary = door ? `${p.mode === 'checkin' ? 'check-in' : p.mode} for "${event!.name}"` : p.mode === 'claim' ? 'claim mode' : p.mode === 'closed' ? 'closed the station' : 'cleared the mode'
       await tx.stationEvents.append(station.id, 'staff', { action: 'mode', summary }, p.now)
     }
     tx.afterCommit(() => p.feed?.changed())

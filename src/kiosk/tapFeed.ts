@@ -3,8 +3,13 @@ import { claimSummary } from '../claims/claimViews.js'
 import { openGuestbookClaim, openTokenClaim } from '../claims/openClaim.js'
 import type { StationRow } from '../db/stations.js'
 import type { Tx } from '../db/types.js'
+import { entryTap } from '../door/admitEntry.js'
+import { attendeeView } from '../door/attendeeView.js'
+import { bindTap } from '../door/bindWristband.js'
+import type { DoorResult, DoorState, DoorStation } from '../door/doorResult.js'
+import { exitTap } from '../door/exitTap.js'
 import { type CheckInDeps, type CheckInResult, checkInChip, checkInSummary } from './checkIns.js'
-import type { CheckInSummary, TapEventData } from '../feed/protocol.js'
+import { type AttendeeView, type CheckInSummary, publicAttendee, type TapEventData } from '../feed/protocol.js'
 import { watchTx } from '../feed/txProgress.js'
 
 /** A copied or cloned URL, not a second visit: an alert for staff. */
@@ -16,18 +21,47 @@ export function refusedTapState(reason: string): TapEventData['state'] {
   return 'refused'
 }
 
-/** What the station's answer adds to an accepted tap (POST /station/taps `checkIn`). */
-export type TapCheckIn = { state: 'accepted' | 'already'; test: boolean; checkIn: CheckInSummary | null }
+/**
+ * What the station's answer adds to an accepted tap (POST /station/taps `checkIn`). The station is
+ * a screen in a queue too: its guest is the public view (first name, ticket type), never the email.
+ */
+export type TapCheckIn = { state: DoorState; test: boolean; checkIn: CheckInSummary | null; attendee?: AttendeeView }
+
+/** What a door did, as appendCheckInRows writes it: a chip check-in's result, or a door's (src/door). */
+type DoorRowResult = CheckInResult | DoorResult
 
 /**
- * The feed rows of a check-in (a tap's or a manual one): the `tap` row with its summary, and the
- * mint's `queued` step when one was queued (the outbox row then names this station as its watcher). Inside the caller's transaction (`tx`).
+ * The feed rows of a check-in or a door's answer (a tap's or a manual one): the `tap` row with its
+ * summary and guest (staff see all of the guest and why a door said no; publicView keeps the first
+ * name and ticket type), and the mint's `queued` step when one was queued (the outbox row then names
+ * this station as its watcher). Inside the caller's transaction (`tx`).
  */
-export async function appendCheckInRows(tx: Tx, stationId: number, result: CheckInResult, tap: Omit<TapEventData, 'state' | 'checkIn'>, now: number): Promise<CheckInSummary> {
-  const summary = await checkInSummary(tx, result.checkIn)
-  await tx.stationEvents.append(stationId, 'tap', { ...tap, state: result.state, checkIn: summary, ...(result.mintSkipped ? { detail: result.mintSkipped } : {}) }, now)
-  if (result.queued) await watchTx(tx, result.queued.txId, { stationId, checkInId: result.checkIn.id, claimId: null }, { hash: result.queued.hash, now })
+export async function appendCheckInRows(tx: Tx, stationId: number, result: DoorRowResult, tap: Omit<TapEventData, 'state' | 'checkIn'>, now: number): Promise<CheckInSummary | null> {
+  const summary = result.checkIn && (await checkInSummary(tx, result.checkIn))
+  const door = 'fresh' in result ? result : undefined
+  const attendee = door?.attendee ? attendeeView(door.attendee, (await tx.guestbook.getEvent(door.attendee.eventId))!) : undefined
+  const detail = result.mintSkipped ?? door?.detail
+  await tx.stationEvents.append(
+    stationId,
+    'tap',
+    {
+      ...tap,
+      state: result.state,
+      ...(summary ? { checkIn: summary } : {}),
+      ...(attendee ? { attendee } : {}),
+      ...(door?.reason ? { reason: door.reason } : {}),
+      ...(detail ? { detail } : {}),
+      ...(door?.boundTo ? { boundTo: door.boundTo } : {}),
+    },
+    now,
+  )
+  if (result.queued && result.checkIn) await watchTx(tx, result.queued.txId, { stationId, checkInId: result.checkIn.id, claimId: null }, { hash: result.queued.hash, now })
   return summary
+}
+
+/** A check-in summary as the public screen (and the station) may see it: the guest's public view only. */
+export function publicSummary(summary: CheckInSummary | null): CheckInSummary | null {
+  return summary && (summary.attendee ? { ...summary, attendee: publicAttendee(summary.attendee) } : summary)
 }
 
 /** The tap's own fields of its feed row (staff only, but for the state). */
@@ -66,19 +100,26 @@ export async function recordAcceptedTap(
     return { result: { state: 'accepted', test: true, checkIn: null }, queuedOn: null }
   }
   if (station.mode === 'claim') return recordClaimTap(tx, deps, station, base, tap.refId, now)
-  if (!isCheckInStation(station)) {
+  if (!isDoorStation(station)) {
     await tx.stationEvents.append(station.id, 'tap', { ...base, state: 'accepted' }, now)
     return { result: null, queuedOn: null }
   }
-  const checkIn = await checkInChip(tx, deps, { station, uid: tap.uid, manual: false, now })
+  const door = { station, uid: tap.uid, now }
+  // An exit or bind door, or an entry door of an event with a guest list, follows the door's rules
+  // (src/door); an entry door of an event without a list checks the chip in as it always did.
+  const result =
+    station.mode === 'exit' ? await exitTap(tx, door) : station.mode === 'bind' ? await bindTap(tx, deps, door) : await entryTap(tx, deps, door)
+  const checkIn = result ?? { ...(await checkInChip(tx, deps, { station, uid: tap.uid, manual: false, now })), fresh: false }
+  const fresh = result === null ? checkIn.state === 'accepted' : result.fresh
   // No wallet on record: the event's token waits for an address through the claim hand-off.
   const claim =
-    checkIn.state === 'accepted' && checkIn.queued === null && checkIn.checkIn.mintId === null && checkIn.mintSkipped === undefined && deps.config && deps.chains
+    fresh && checkIn.checkIn && checkIn.queued === null && checkIn.checkIn.mintId === null && checkIn.mintSkipped === undefined && deps.config && deps.chains
       ? await openGuestbookClaim({ tx, otpTtlMs: deps.config.otpTtlSeconds * 1000 }, { station, uid: tap.uid, refId: tap.refId, checkInId: checkIn.checkIn.id, now })
       : null
   const claimed = claim ? await claimSummary(tx, claim, now) : undefined
   const summary = await appendCheckInRows(tx, station.id, checkIn, { ...base, ...(claimed ? { claim: claimed } : {}) }, now)
-  return { result: { state: checkIn.state, test: false, checkIn: summary }, queuedOn: checkIn.queued?.chainId ?? null, image: claimed?.product.image }
+  const guest = result?.attendee && result.state !== 'bind_taken' ? { attendee: publicAttendee(attendeeView(result.attendee, (await tx.guestbook.getEvent(station.eventId))!)) } : {}
+  return { result: { state: checkIn.state, test: false, checkIn: publicSummary(summary), ...guest }, queuedOn: checkIn.queued?.chainId ?? null, image: claimed?.product.image }
 }
 
 /** A claim station's tap, inside recordAcceptedTap's transaction. */
@@ -99,4 +140,8 @@ async function recordClaimTap(tx: Tx, deps: Omit<CheckInDeps, 'store'>, station:
   return { result: null, queuedOn: null, image: summary.product.image }
 }
 
-export const isCheckInStation = (station: StationRow): station is StationRow & { eventId: number } => station.mode === 'checkin' && station.eventId !== null
+/** An entry door of its event: check-in, or bind (a bind door checks the guest in as it binds). */
+export const isCheckInStation = (station: StationRow): station is DoorStation => (station.mode === 'checkin' || station.mode === 'bind') && station.eventId !== null
+
+/** A door of its event: an entry door, or an exit door. */
+export const isDoorStation = (station: StationRow): station is DoorStation => isCheckInStation(station) || (station.mode === 'exit' && station.eventId !== null)

@@ -2,6 +2,7 @@ import type { FastifyRequest } from 'fastify'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { retryClaimTx } from '../claims/retryClaimTx.js'
 import type { StationRow } from '../db/stations.js'
+import { armBind, attendeeCheckIn, cancelBind, searchAttendees, staffDoorStats } from '../kiosk/doorStaff.js'
 import { authenticateKiosk } from '../kiosk/kioskTokens.js'
 import { kioskStation } from '../kiosk/kioskViews.js'
 import { dismissAlert, manualCheckIn, retryCheckInTx, staffState, startTestChip, undoLastCheckIn } from '../kiosk/staffActions.js'
@@ -9,6 +10,13 @@ import { checkStaffSession, endStaffSession, openStaffSession, PinError } from '
 import { setStationMode } from '../kiosk/stationModes.js'
 import { BODY_ERRORS, errorResponses, security, Success } from '../schemas/common.js'
 import {
+  AttendeeCheckInBody,
+  AttendeeCheckInResponse,
+  AttendeeSearchQuery,
+  AttendeeSearchResponse,
+  BindBody,
+  BindResponse,
+  DoorStatsResponse,
   ManualCheckInBody,
   ManualCheckInResponse,
   PinErrorBody,
@@ -129,6 +137,67 @@ const kioskStaff: FastifyPluginAsyncZod = async (app) => {
       await dismissAlert(deps, { stationId: stationOf(request).id })
       return { success: true as const }
     },
+  })
+
+  // ---- the door (issue 19) ----
+
+  app.get('/kiosk/staff/attendees', {
+    preHandler: requireStaff,
+    schema: {
+      tags,
+      summary: "Search the station's event's guests by name, email or ticket code (2 characters at least; 20 answers at most)",
+      security: security.staff,
+      querystring: AttendeeSearchQuery,
+      response: { 200: AttendeeSearchResponse, ...errorResponses(400, 401, 409) },
+    },
+    handler: async (request) => ({ success: true as const, attendees: await searchAttendees(deps, { stationId: stationOf(request).id, q: request.query.q }) }),
+  })
+
+  app.post('/kiosk/staff/attendees/check-in', {
+    preHandler: requireStaff,
+    schema: {
+      tags,
+      summary: 'Check a guest found by search in by hand, by the door\'s rules (ticket type, re-entry)',
+      security: security.staff,
+      body: AttendeeCheckInBody,
+      response: { 200: AttendeeCheckInResponse, ...errorResponses(...BODY_ERRORS, 401, 404, 409) },
+    },
+    handler: async (request) => ({ success: true as const, ...await attendeeCheckIn(deps, { stationId: stationOf(request).id, attendeeId: request.body.attendeeId }) }),
+  })
+
+  app.post('/kiosk/staff/bind', {
+    preHandler: requireStaff,
+    schema: {
+      tags,
+      summary: "Arm this bind door with a guest (ticket code or id): its next tap, within 2 minutes, binds that wristband and checks them in",
+      security: security.staff,
+      body: BindBody,
+      response: { 200: BindResponse, ...errorResponses(...BODY_ERRORS, 401, 404, 409) },
+    },
+    handler: async (request) => {
+      const { rebind, ...target } = request.body
+      return { success: true as const, armed: await armBind(deps, { stationId: stationOf(request).id, target, rebind: rebind ?? false }) }
+    },
+  })
+
+  app.post('/kiosk/staff/bind/cancel', {
+    preHandler: requireStaff,
+    schema: { tags, summary: "Disarm this bind door: its next tap binds nobody", security: security.staff, response: { 200: Success, ...errorResponses(...BODY_ERRORS, 401) } },
+    handler: async (request) => {
+      await cancelBind(deps, { stationId: stationOf(request).id })
+      return { success: true as const }
+    },
+  })
+
+  app.get('/kiosk/staff/stats', {
+    preHandler: requireStaff,
+    schema: {
+      tags,
+      summary: "The station's event's door numbers, every door and gateway: checked in / expected, inside, refused, per ticket type, arrivals per 5 minutes",
+      security: security.staff,
+      response: { 200: DoorStatsResponse, ...errorResponses(401, 409) },
+    },
+    handler: async (request) => ({ success: true as const, stats: await staffDoorStats(deps, { stationId: stationOf(request).id }) }),
   })
 
   app.post('/kiosk/staff/end', {

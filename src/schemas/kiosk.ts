@@ -5,7 +5,23 @@ import { ChipUid, IntId, Iso, Success } from './common.js'
 // messages are typed in src/feed/protocol.ts; the feed events here mirror its StationEvent.
 
 const TxStatus = z.enum(['queued', 'sent', 'replaced', 'confirmed', 'failed'])
-const Mode = z.enum(['checkin', 'claim', 'closed'])
+const Mode = z.enum(['checkin', 'bind', 'exit', 'claim', 'closed'])
+
+/** The states a door answers with (src/door): see src/feed/protocol.ts KioskState. */
+export const DoorState = z.enum(['accepted', 'already', 'reentry', 'no_reentry', 'not_allowed', 'not_on_list', 'exit', 'not_inside', 'bound', 'bind_taken', 'bind_waiting'])
+
+export const AttendeeView = z
+  .object({
+    id: z.number().int(),
+    displayName: z.string().meta({ description: "The first name, or the whole name when the event's publicNames is 'full'" }),
+    ticketType: z.string(),
+    needsAttention: z.boolean(),
+    name: z.string().optional().meta({ description: 'Staff only, as the rest below' }),
+    email: z.string().nullable().optional(),
+    ticketCode: z.string().optional(),
+    note: z.string().nullable().optional(),
+  })
+  .meta({ id: 'AttendeeView' })
 
 export const CheckInSummary = z
   .object({
@@ -16,15 +32,21 @@ export const CheckInSummary = z
     stationId: z.number().int(),
     stationName: z.string(),
     manual: z.boolean(),
+    attendee: AttendeeView.nullable().optional().meta({ description: 'The guest (events with a guest list)' }),
+    leftAt: Iso.nullable().optional().meta({ description: 'The guest went out then (an exit door); null while inside' }),
     tx: z.object({ id: z.number().int(), status: TxStatus, hash: z.string().nullable() }).nullable().meta({ description: 'The guestbook mint; null while the token waits for a wallet' }),
   })
   .meta({ id: 'CheckIn' })
 
 export const TapCheckIn = z
   .object({
-    state: z.enum(['accepted', 'already']).meta({ description: 'accepted: a new check-in (or a test tap); already: the chip was checked in to this event before' }),
+    state: DoorState.meta({
+      description:
+        'accepted: a new check-in (or a test tap); already: the chip (or guest) was checked in to this event before; the door states of an event with a guest list, a bind or an exit door: see the README',
+    }),
     test: z.boolean().meta({ description: 'A test-chip tap: shown, never counted' }),
     checkIn: CheckInSummary.nullable(),
+    attendee: AttendeeView.optional().meta({ description: "The guest of the tap, as the public screen shows them" }),
   })
   .meta({ description: "At a station in check-in mode (or in a test-chip window): what the tap did. Absent at a station without a mode." })
 
@@ -33,6 +55,9 @@ const KioskCounts = z.object({
   station: z.number().int().meta({ description: 'Check-ins made at this station for its event' }),
   last5Minutes: z.number().int(),
   claimed: z.number().int().meta({ description: 'Claims accepted at this station' }),
+  expected: z.number().int().nullable().optional().meta({ description: "Guests on the event's list (present when it has one)" }),
+  inside: z.number().int().optional().meta({ description: 'Checked in and not gone out, every door of the event' }),
+  refused: z.number().int().optional().meta({ description: "Taps the event's doors turned away" }),
 })
 
 const KioskStation = z.object({
@@ -71,7 +96,52 @@ export const StaffModeBody = z
 export const StaffModeResponse = Success.extend({ station: KioskStation })
 
 export const ManualCheckInBody = z.object({ uid: ChipUid }).strict()
-export const ManualCheckInResponse = Success.extend({ state: z.enum(['accepted', 'already']), checkIn: CheckInSummary })
+export const ManualCheckInResponse = Success.extend({ state: DoorState, checkIn: CheckInSummary.nullable() })
+
+// ---- the door (issue 19) ----
+
+export const StaffAttendee = z
+  .object({
+    id: z.number().int(),
+    name: z.string(),
+    email: z.string().nullable(),
+    ticketType: z.string(),
+    ticketCode: z.string(),
+    note: z.string().nullable(),
+    needsAttention: z.boolean(),
+    chips: z.array(z.string()).meta({ description: 'UIDs of the chips bound to the guest now' }),
+    checkIn: CheckInSummary.nullable(),
+    inside: z.boolean().meta({ description: 'Checked in and not gone out' }),
+  })
+  .meta({ id: 'StaffAttendee' })
+
+export const AttendeeSearchQuery = z.object({ q: z.string().max(200).meta({ description: 'Name, email or ticket code: 2 characters at least' }) })
+export const AttendeeSearchResponse = Success.extend({ attendees: z.array(StaffAttendee).meta({ description: 'By name, 20 at most' }) })
+
+export const AttendeeCheckInBody = z.object({ attendeeId: IntId }).strict()
+export const AttendeeCheckInResponse = Success.extend({ state: DoorState, checkIn: CheckInSummary.nullable() })
+
+export const BindBody = z.union([
+  z.object({ ticketCode: z.string().trim().min(1).max(200), rebind: z.boolean().optional() }).strict(),
+  z.object({ attendeeId: IntId, rebind: z.boolean().optional() }).strict(),
+])
+export const BindResponse = Success.extend({
+  armed: z.object({ attendee: StaffAttendee, rebind: z.boolean(), expiresAt: Iso.meta({ description: "The door's next tap binds until then (2 minutes)" }) }),
+})
+
+export const DoorStatsResponse = Success.extend({
+  stats: z.object({
+    eventId: z.number().int(),
+    expected: z.number().int().nullable().meta({ description: 'Guests on the list; null: the event has no guest list' }),
+    checkedIn: z.number().int(),
+    percent: z.number().nullable(),
+    inside: z.number().int(),
+    refused: z.object({ notAllowed: z.number().int(), noReentry: z.number().int(), notOnList: z.number().int() }),
+    perType: z.array(z.object({ ticketType: z.string(), expected: z.number().int(), checkedIn: z.number().int() })),
+    arrivals: z.array(z.object({ at: Iso.meta({ description: 'Start of a 5-minute bucket' }), count: z.number().int() })),
+    since: Iso.nullable().meta({ description: 'The first check-in' }),
+  }),
+})
 
 export const UndoResponse = Success.extend({
   checkInId: z.number().int(),
