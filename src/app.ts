@@ -14,6 +14,7 @@ import { SnapshotStore } from './plugins/rateLimitStore.js'
 import services from './plugins/services.js'
 import websocket from './plugins/websocket.js'
 import { clientErrorHandler, frameworkErrors, MAX_PARAM_LENGTH, requestTimeouts } from './plugins/transportErrors.js'
+import attendees from './routes/attendees.js'
 import chipGroups from './routes/chipGroups.js'
 import events from './routes/events.js'
 import health from './routes/health.js'
@@ -120,6 +121,7 @@ export async function buildApp({ config, store, logStream, logger, now = Date.no
   await app.register(metadata)
   await app.register(chipGroups)
   await app.register(events)
+  await app.register(attendees)
   await app.register(tap)
   await app.register(stationTaps)
   await app.register(import('./routes/stationSocket.js'))

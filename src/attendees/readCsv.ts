@@ -40,7 +40,7 @@ const MAX_COLUMNS = 1000
  * const { header, rows } = readCsv(fs.readFileSync('pretix.csv'))
  */
 export function readCsv(input: Uint8Array | string): CsvTable {
-  const text = typeof input === 'string' ? checkedText(input) : decode(input)
+  const text = typeof input === 'string' ? checkedText(input) : csvText(input)
   const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text
   if (body.trim() === '') throw unreadable('The file is empty: a guest list needs a header row and at least one guest')
   const delimiter = detectDelimiter(body)
@@ -85,7 +85,13 @@ export function readCsv(input: Uint8Array | string): CsvTable {
 /** How many problems an error lists: enough to fix a file, not a 50 MB answer for a file of garbage. */
 export const MAX_LISTED_ERRORS = 50
 
-function decode(bytes: Uint8Array): string {
+/**
+ * A file's bytes as text: at most MAX_CSV_BYTES, UTF-8 (a wrong byte is an error, never a U+FFFD
+ * in a guest's name), no NUL.
+ *
+ * @throws CsvTooLargeError, ValidationError `csv_unreadable`
+ */
+export function csvText(bytes: Uint8Array): string {
   if (bytes.byteLength > MAX_CSV_BYTES) throw new CsvTooLargeError(bytes.byteLength)
   let text: string
   try {

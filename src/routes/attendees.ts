@@ -1,0 +1,129 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
+import { z } from 'zod'
+import { attendeesDownload, exportAttendees } from '../attendees/exportAttendees.js'
+import { attendeeEvent, importAttendees } from '../attendees/importAttendees.js'
+import { csvText, MAX_CSV_BYTES } from '../attendees/readCsv.js'
+import { BaseError } from '../errors.js'
+import { iso } from '../ids.js'
+import { teamOf } from '../plugins/auth.js'
+import {
+  AttendeeExport,
+  AttendeeList,
+  EventIdParams,
+  ExportAttendeesQuery,
+  ImportAttendeesQuery,
+  ImportAttendeesReport,
+  ListAttendeesQuery,
+} from '../schemas/attendees.js'
+import { errorResponses, security } from '../schemas/common.js'
+
+const tags = ['tapgate extension']
+
+/** 415: the import's body is not `text/csv` (JSON or a form would be read as a CSV of nonsense). */
+class NotCsvError extends BaseError {
+  override name = 'NotCsvError'
+  constructor() {
+    super(415, 'unsupported_media_type', 'Send the guest list file as the body, with content-type text/csv')
+  }
+}
+
+/**
+ * An event's guest list with the API key (issue 19): list and search, import a CSV, export. The
+ * import's body is the file itself (text/csv, up to 50 MB: the parser's own limit; a JSON body keeps
+ * the app's 1 MiB), decoded strictly so a file that is not UTF-8 is refused rather than mangled.
+ */
+const attendees: FastifyPluginAsyncZod = async (app) => {
+  const { store, now } = app.services
+  app.addHook('onRequest', app.requireApiKey)
+  app.addContentTypeParser('text/csv', { parseAs: 'buffer', bodyLimit: MAX_CSV_BYTES }, (_request, body, done) => {
+    try {
+      done(null, csvText(body as Buffer))
+    } catch (error) {
+      done(error as Error)
+    }
+  })
+
+  app.get('/events/:eventId/attendees', {
+    schema: {
+      tags,
+      summary: "An event's guest list, a page at a time, by name; q searches name, email and ticket code",
+      params: EventIdParams,
+      querystring: ListAttendeesQuery,
+      security: security.apiKey,
+      response: { 200: AttendeeList, ...errorResponses(400, 401, 404, 414) },
+    },
+    handler: async (request) => {
+      const event = await attendeeEvent(store, request.params.eventId, teamOf(request).id)
+      const { q, limit = 50, offset = 0 } = request.query
+      const page = await store.attendees.list(event.id, { query: q, limit, offset })
+      return {
+        success: true as const,
+        total: page.total,
+        attendees: page.attendees.map((a) => ({
+          id: a.id,
+          name: a.name,
+          email: a.email,
+          ticketType: a.ticketType,
+          ticketCode: a.ticketCode,
+          wallet: a.wallet,
+          note: a.note,
+          needsAttention: a.needsAttention === 1,
+          createdAt: iso(a.createdAt),
+          updatedAt: iso(a.updatedAt),
+        })),
+      }
+    },
+  })
+
+  app.post('/events/:eventId/attendees/import', {
+    schema: {
+      tags,
+      summary: 'Import a guest list CSV (pretix, Eventbrite, Luma, Hi.Events, Tito, or any with ?map=): upserts by ticket code; a bad row imports nothing',
+      description:
+        'The body is the file (content-type text/csv, UTF-8 with or without BOM, "," or ";", at most 50 MB). Guests already on the list and not in the file stay, ' +
+        'with their check-ins. A bad row is 400 csv_rows_invalid with `errors` naming each line and column.',
+      params: EventIdParams,
+      querystring: ImportAttendeesQuery,
+      consumes: ['text/csv'],
+      body: z.string().nullish().meta({ description: 'The CSV file' }),
+      security: security.apiKey,
+      response: { 200: ImportAttendeesReport, ...errorResponses(400, 401, 404, 409, 413, 414, 415) },
+    },
+    handler: async (request) => {
+      const team = teamOf(request)
+      const body = request.body
+      if (body === undefined || body === null || !String(request.headers['content-type']).toLowerCase().startsWith('text/csv')) {
+        await attendeeEvent(store, request.params.eventId, team.id)
+        throw new NotCsvError()
+      }
+      const report = await importAttendees(store, { eventId: request.params.eventId, teamId: team.id, input: body, map: request.query.map, now: now() })
+      return { success: true as const, ...report }
+    },
+  })
+
+  app.get('/events/:eventId/attendees/export', {
+    schema: {
+      tags,
+      summary: "An event's guest list with what happened at the door: chips, check-in time and door, manual or tapped, exits, mint state",
+      params: EventIdParams,
+      querystring: ExportAttendeesQuery,
+      security: security.apiKey,
+      response: {
+        200: {
+          description: 'The export: text/csv (format=csv, the default) or application/json (format=json), as a download',
+          content: { 'text/csv': { schema: z.string() }, 'application/json': { schema: AttendeeExport } },
+        },
+        ...errorResponses(400, 401, 404, 414),
+      },
+    },
+    handler: async (request, reply) => {
+      const data = await exportAttendees(store, { eventId: request.params.eventId, teamId: teamOf(request).id, now: now() })
+      const download = attendeesDownload(data, request.query.format ?? 'csv')
+      // A string is sent as it is (Fastify serializes no string): the CSV is no JSON, and the JSON is written
+      // already. The type provider types send() by the JSON schema, which documents format=json.
+      return reply.type(download.contentType).header('content-disposition', `attachment; filename="${download.filename}"`).send(download.body as never)
+    },
+  })
+}
+
+export default attendees

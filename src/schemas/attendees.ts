@@ -1,0 +1,98 @@
+import { z } from 'zod'
+import { IntId, Iso } from './common.js'
+import { decimalAtMost } from './decimalPattern.js'
+
+// The guest list under an event, with the API key (issue 19): tapgate's extension, not the spec's.
+
+export const EventIdParams = z.object({ eventId: IntId.meta({ description: 'Guestbook event id (GET /events)' }) })
+
+/**
+ * A whole number in a query string, min…max: digits only (no sign, spaces or leading zeros), the bounds
+ * in the pattern itself, so the document states what the server takes.
+ */
+const queryInt = (min: 0 | 1, max: number) =>
+  z
+    .string()
+    .regex(new RegExp(decimalAtMost(BigInt(max), { min })), `A whole number ${min}–${max}, digits only`)
+    .transform(Number)
+
+export const ListAttendeesQuery = z.object({
+  q: z.string().max(200).optional().meta({ description: 'Name, email or ticket code contains this (case and accents ignored)' }),
+  limit: queryInt(1, 500).optional().meta({ description: 'Page size, 1–500 (default 50)' }),
+  offset: queryInt(0, 10_000_000).optional().meta({ description: 'Rows to skip (default 0)' }),
+})
+
+export const Attendee = z
+  .object({
+    id: z.number().int(),
+    name: z.string(),
+    email: z.string().nullable(),
+    ticketType: z.string(),
+    ticketCode: z.string(),
+    wallet: z.string().nullable(),
+    note: z.string().nullable(),
+    needsAttention: z.boolean(),
+    createdAt: Iso,
+    updatedAt: Iso,
+  })
+  .meta({ id: 'Attendee' })
+
+export const AttendeeList = z.object({
+  success: z.literal(true),
+  attendees: z.array(Attendee),
+  total: z.number().int().meta({ description: 'How many match in all (the page is limit/offset of them)' }),
+})
+
+export const ImportAttendeesQuery = z.object({
+  map: z
+    .string()
+    .max(2000)
+    .optional()
+    .meta({ description: 'name=COL,email=COL,ticket=COL,type=COL,chip=COL,wallet=COL,note=COL: the columns of a CSV no known tool wrote (name and ticket required)' }),
+})
+
+const GuestListFormat = z.enum(['pretix-checkin', 'pretix-positions', 'eventbrite', 'luma', 'hievents', 'tito', 'map'])
+
+export const ImportAttendeesReport = z
+  .object({
+    success: z.literal(true),
+    eventId: z.number().int(),
+    format: GuestListFormat,
+    formatLabel: z.string(),
+    imported: z.number().int().meta({ description: 'Guests in the file (rows not skipped), each now on the list' }),
+    inserted: z.number().int(),
+    updated: z.number().int(),
+    skipped: z
+      .array(z.object({ line: z.number().int(), ticketCode: z.string(), reason: z.string() }))
+      .meta({ description: 'Rows the tool marks as admitting no one (cancelled, void, declined): not imported' }),
+    chipsBound: z.number().int(),
+    warnings: z.array(z.object({ line: z.number().int(), column: z.string(), message: z.string() })),
+  })
+  .meta({ id: 'AttendeeImportReport' })
+
+export const ExportAttendeesQuery = z.object({ format: z.enum(['csv', 'json']).optional().meta({ description: 'csv (default): for a spreadsheet, formula-looking cells escaped; json: the raw values' }) })
+
+const MintState = z.enum(['none', 'waiting_wallet', 'queued', 'sent', 'replaced', 'confirmed', 'failed'])
+
+export const AttendeeExport = z
+  .object({
+    eventId: z.number().int(),
+    eventName: z.string(),
+    exportedAt: Iso,
+    attendees: z.array(
+      z.object({
+        ticketCode: z.string(),
+        name: z.string(),
+        email: z.string().nullable(),
+        ticketType: z.string(),
+        wallet: z.string().nullable(),
+        note: z.string().nullable(),
+        needsAttention: z.boolean(),
+        chips: z.array(z.string()),
+        checkIn: z.object({ at: Iso, station: z.string(), method: z.enum(['manual', 'tap']), leftAt: Iso.nullable() }).nullable(),
+        passes: z.array(z.object({ direction: z.enum(['in', 'out']), at: Iso, station: z.string() })).meta({ description: 'Exits and re-entries after the check-in' }),
+        mint: z.object({ state: MintState, txHash: z.string().nullable() }),
+      }),
+    ),
+  })
+  .meta({ id: 'AttendeeExport' })
