@@ -182,11 +182,21 @@ const commands: Record<string, CommandSpec> = {
     },
     load: () => import('./commands/chip.js'),
   },
+  event: {
+    usage: 'event set --event ID [--reentry yes|no] [--public-names first|full]',
+    summary: "An event's door settings: may a guest who went out come back in; first names or whole names on the public screen",
+    options: {
+      event: { type: 'string', value: 'ID', description: 'The guestbook event' },
+      reentry: { type: 'string', value: 'yes|no', description: 'A guest who went out (an exit door) may come back in (default yes)' },
+      'public-names': { type: 'string', value: 'first|full', description: "What the check-in screen calls a guest (default first: the first name only)" },
+    },
+    load: () => import('./commands/event.js'),
+  },
   station: {
     usage:
       'station --gateway URL --token T [--reader S] [--record FILE] [--queue-dir D] | station --replay FILE [--gateway URL --token T [--rewind-counters] [--no-check] [--json]] | ' +
       'station create --team ID [--name N] | station list --team ID | station revoke --prefix P | ' +
-      'station set --station ID --mode checkin --event EVENT_ID | station set --station ID --mode claim|closed|none | ' +
+      'station set --station ID --mode checkin|bind|exit --event EVENT_ID [--ticket-types VIP,Press|all] | station set --station ID --mode claim|closed|none | ' +
       'station kiosk-url --station ID [--base-url URL] | station staff-pin --station ID (PIN on stdin) | ' +
       'station kiosk-tokens --station ID [--revoke PREFIX]',
     summary: "Run a station on the local PC/SC readers (or replay a fixture); create, list or revoke station tokens; a station's mode, kiosk URL and staff PIN",
@@ -204,8 +214,9 @@ const commands: Record<string, CommandSpec> = {
       json: { type: 'boolean', description: 'Replay: one JSON line per tap (whole verdict, expected, match), then a summary line' },
       'queue-dir': { type: 'string', value: 'D', description: 'Where taps wait while the gateway is unreachable (default <data dir>/station-queue)' },
       station: { type: 'string', value: 'ID', description: 'Station id, as `station list` shows it (set, kiosk-url, staff-pin, kiosk-tokens)' },
-      mode: { type: 'string', value: 'M', description: 'checkin (with --event), claim, closed, or none (set)' },
-      event: { type: 'string', value: 'ID', description: 'The guestbook event a check-in station counts and mints (set)' },
+      mode: { type: 'string', value: 'M', description: 'checkin, bind or exit (a door: with --event), claim, closed, or none (set)' },
+      event: { type: 'string', value: 'ID', description: 'The guestbook event a door counts and mints (set)' },
+      'ticket-types': { type: 'string', value: 'T,T', description: 'The ticket types this door admits (set; all: every type, the default)' },
       'base-url': { type: 'string', value: 'URL', description: "The kiosk page's base (kiosk-url; default publicBaseUrl, else http://127.0.0.1:<port>)" },
       revoke: { type: 'string', value: 'PREFIX', description: 'Revoke the kiosk token with this prefix (as kiosk-tokens lists it) or the whole token; the station goes on (kiosk-tokens)' },
     },

@@ -1,3 +1,4 @@
+import { doorTicketTypes } from '../../door/doorGuest.js'
 import { NotFoundError } from '../../errors.js'
 import { createKioskToken } from '../../kiosk/kioskTokens.js'
 import { setStaffPin } from '../../kiosk/staffAuth.js'
@@ -53,18 +54,43 @@ function stationIdOf(flags: Flags): number {
   return Number(raw)
 }
 
-/** `station set --station ID --mode checkin --event ID | --mode claim | --mode closed | --mode none` */
+const MODES = ['checkin', 'bind', 'exit', 'claim', 'closed', 'none'] as const
+const isMode = (mode: string): mode is (typeof MODES)[number] => (MODES as readonly string[]).includes(mode)
+
+/**
+ * `station set --station ID --mode checkin|bind|exit --event ID [--ticket-types VIP,Press|all] | --mode claim | --mode closed | --mode none`
+ */
 async function setMode(flags: Flags) {
   const stationId = stationIdOf(flags)
   const mode = required(flags, 'mode')
-  if (mode !== 'checkin' && mode !== 'claim' && mode !== 'closed' && mode !== 'none') throw new UsageError('--mode takes checkin, claim, closed or none')
+  if (!isMode(mode)) throw new UsageError('--mode takes checkin, bind, exit, claim, closed or none')
   const rawEvent = text(flags, 'event')
   if (rawEvent !== undefined && (!/^\d+$/.test(rawEvent) || Number(rawEvent) === 0)) throw new UsageError('--event takes a guestbook event id (a positive integer)')
-  if (mode === 'checkin' && rawEvent === undefined) throw new UsageError('--mode checkin needs --event EVENT_ID')
+  const door = mode === 'checkin' || mode === 'bind' || mode === 'exit'
+  if (door && rawEvent === undefined) throw new UsageError(`--mode ${mode} needs --event EVENT_ID`)
+  const ticketTypes = ticketTypesOf(flags)
+  if (ticketTypes !== undefined && !door) throw new UsageError('--ticket-types is for a door: --mode checkin, bind or exit')
   await withStore(flags, async (store) => {
-    const station = await setStationMode(store, { stationId, mode: mode === 'none' ? null : mode, eventId: rawEvent === undefined ? undefined : Number(rawEvent), now: Date.now() })
-    printJson({ stationId: station.id, name: station.name, mode: station.mode, eventId: station.eventId })
+    const station = await setStationMode(store, {
+      stationId,
+      mode: mode === 'none' ? null : mode,
+      eventId: rawEvent === undefined ? undefined : Number(rawEvent),
+      ...(ticketTypes === undefined ? {} : { ticketTypes }),
+      now: Date.now(),
+    })
+    const admits = doorTicketTypes(station)
+    printJson({ stationId: station.id, name: station.name, mode: station.mode, eventId: station.eventId, ...(admits ? { ticketTypes: admits } : {}) })
   })
+}
+
+/** `--ticket-types VIP,Press`: the types a door admits; `all` (or none given): every type. */
+function ticketTypesOf(flags: Flags): string[] | null | undefined {
+  const raw = text(flags, 'ticket-types')
+  if (raw === undefined) return undefined
+  if (raw.trim().toLowerCase() === 'all') return null
+  const types = [...new Set(raw.split(',').map((t) => t.trim()).filter((t) => t !== ''))]
+  if (types.length === 0) throw new UsageError('--ticket-types takes ticket types separated by commas (e.g. VIP,Press), or all')
+  return types
 }
 
 /** `station kiosk-url --station ID [--base-url URL]`: a new kiosk token, printed as the page's URL on one line. */

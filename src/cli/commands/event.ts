@@ -1,0 +1,25 @@
+import { setEventDoorSettings } from '../../door/eventDoorSettings.js'
+import { UsageError, type Flags } from '../usage.js'
+import { onePositional, printJson, required, text, withStore } from './context.js'
+
+/** `event set --event ID [--reentry yes|no] [--public-names first|full]`: an event's door settings. */
+export async function run(positionals: string[], flags: Flags) {
+  const action = onePositional(positionals, 'action (set)')
+  if (action !== 'set') throw new UsageError(`unknown action "event ${action}" (set)`)
+  const rawEvent = required(flags, 'event')
+  if (!/^\d+$/.test(rawEvent) || Number(rawEvent) === 0) throw new UsageError('--event takes a guestbook event id (a positive integer)')
+  const reentry = text(flags, 'reentry')
+  if (reentry !== undefined && reentry !== 'yes' && reentry !== 'no') throw new UsageError('--reentry takes yes or no')
+  const publicNames = text(flags, 'public-names')
+  if (publicNames !== undefined && publicNames !== 'first' && publicNames !== 'full') throw new UsageError('--public-names takes first or full')
+  if (reentry === undefined && publicNames === undefined) throw new UsageError('event set needs --reentry yes|no or --public-names first|full')
+  await withStore(flags, async (store) => {
+    const settings = await setEventDoorSettings(store, {
+      eventId: Number(rawEvent),
+      ...(reentry === undefined ? {} : { reentry: reentry === 'yes' }),
+      ...(publicNames === undefined ? {} : { publicNames }),
+      now: Date.now(),
+    })
+    printJson(settings)
+  })
+}
