@@ -7,8 +7,12 @@
  * reason codes beyond the state, no ref ids ever. A staff session receives the whole event.
  */
 
-/** What a station is for. null: no mode set yet (taps verify and mint refs; the kiosk says so). */
-export type StationMode = 'checkin' | 'claim' | 'closed'
+/**
+ * What a station is for. null: no mode set yet (taps verify and mint refs; the kiosk says so).
+ * checkin: an entry door of its event; bind: an entry door where staff tie a wristband to a guest
+ * from the guest list; exit: a door that records guests leaving.
+ */
+export type StationMode = 'checkin' | 'bind' | 'exit' | 'claim' | 'closed'
 
 /** The result states of the kiosk page (`data-state` of the result element). */
 export type KioskState =
@@ -37,6 +41,27 @@ export type KioskState =
   | 'confirmed'
   /** The token moved after this tap (another claim or path took it first): nothing was sent. */
   | 'moved'
+  // ---- doors with a guest list (issue 19) ----
+  /** Checked in, but the guest list flags the guest: amber, staff are alerted. */
+  | 'attention'
+  /** A guest who went out came back in (the event allows re-entry). */
+  | 'reentry'
+  /** A guest who went out may not come back in (the event allows no re-entry). */
+  | 'no_reentry'
+  /** The guest's ticket type is not admitted at this door (red; counted apart, never a check-in). */
+  | 'not_allowed'
+  /** A chip on nobody's ticket at an event with a guest list. */
+  | 'not_on_list'
+  /** An exit door recorded the guest leaving. */
+  | 'exit'
+  /** An exit door's tap of a guest who is not inside (not checked in, or out already). */
+  | 'not_inside'
+  /** A bind door tied the wristband to the guest staff chose, and checked them in. */
+  | 'bound'
+  /** A bind door's tap of a wristband that belongs to another guest (staff see whose). */
+  | 'bind_taken'
+  /** A bind door's tap with no guest chosen: staff scan a ticket (or search) first. */
+  | 'bind_waiting'
 
 /** The steps of a transaction as the relayer takes it (chain_txs), for the kiosk's strip. */
 export type TxStatus = 'queued' | 'sent' | 'replaced' | 'confirmed' | 'failed'
@@ -52,7 +77,26 @@ export type TapEventData = {
    * product: a claim station's tap opened a claim (`claim`); nothing: a claim station's tap on a
    * chip that is linked to no token (nothing to claim).
    */
-  state: 'accepted' | 'already' | 'replay' | 'unknown' | 'retry' | 'refused' | 'closed' | 'product' | 'nothing'
+  state:
+    | 'accepted'
+    | 'already'
+    | 'replay'
+    | 'unknown'
+    | 'retry'
+    | 'refused'
+    | 'closed'
+    | 'product'
+    | 'nothing'
+    // At a door with a guest list (issue 19): see KioskState.
+    | 'reentry'
+    | 'no_reentry'
+    | 'not_allowed'
+    | 'not_on_list'
+    | 'exit'
+    | 'not_inside'
+    | 'bound'
+    | 'bind_taken'
+    | 'bind_waiting'
   /** A "test chip" tap: shown and logged, never counted. */
   test?: boolean
   // ---- staff only ----
@@ -61,7 +105,11 @@ export type TapEventData = {
   detail?: string
   counter?: number | null
   readerName?: string
+  /** bind_taken: the guest the wristband belongs to (full name). */
+  boundTo?: string
   // ---- public ----
+  /** The guest of this tap (their chip's attendee, or the one a bind door bound). */
+  attendee?: AttendeeView
   /** The check-in this tap made (accepted) or found (already). */
   checkIn?: CheckInSummary
   /** The claim this tap opened: a product (claim mode), or a check-in's token waiting for a wallet. */
@@ -105,6 +153,22 @@ export type ClaimSummary = {
   recipient?: string | null
 }
 
+/**
+ * A guest as a screen shows them. The public page gets `displayName` (the first name, or the whole
+ * name when the event says so), the ticket type and the attention flag; staff get the rest.
+ */
+export type AttendeeView = {
+  id: number
+  displayName: string
+  ticketType: string
+  needsAttention: boolean
+  // ---- staff only ----
+  name?: string
+  email?: string | null
+  ticketCode?: string
+  note?: string | null
+}
+
 export type CheckInSummary = {
   id: number
   eventId: number
@@ -114,6 +178,10 @@ export type CheckInSummary = {
   stationId: number
   stationName: string
   manual: boolean
+  /** The guest checked in (events with a guest list); null for a chip on no list. */
+  attendee?: AttendeeView | null
+  /** ISO: the guest went out then (an exit door), null while inside. */
+  leftAt?: string | null
   /** The mint it started; null while the token waits for a wallet. */
   tx: { id: number; status: TxStatus; hash: string | null } | null
 }
@@ -144,7 +212,7 @@ export type ModeEventData = { mode: StationMode | null; eventId: number | null; 
 
 /** A staff action, logged with the station and time (the feed row's created_at). */
 export type StaffEventData = {
-  action: 'login' | 'login_failed' | 'locked' | 'mode' | 'manual_check_in' | 'undo' | 'retry' | 'test_chip' | 'dismiss'
+  action: 'login' | 'login_failed' | 'locked' | 'mode' | 'manual_check_in' | 'undo' | 'retry' | 'test_chip' | 'dismiss' | 'bind' | 'rebind'
   /** What the action did, for the staff feed ("undid check-in 12; its token was already minted"). */
   summary: string
   checkInId?: number
@@ -183,6 +251,12 @@ export type KioskCounts = {
   last5Minutes: number
   /** Claims accepted at this station (claim mode's count). */
   claimed: number
+  /** Guests on the event's list (null: the event has no guest list). */
+  expected?: number | null
+  /** Checked in and not gone out: the event's, every door. */
+  inside?: number
+  /** Taps the event's doors turned away (wrong ticket type, no re-entry, not on the list). */
+  refused?: number
 }
 
 /** How a station's kiosk behaves beyond its mode (config `kiosk`), sent in `welcome`. */
@@ -236,8 +310,18 @@ export const KIOSK_TOKEN_FRAGMENT = 'token'
 export function publicView(event: StationEvent): StationEvent | null {
   switch (event.kind) {
     case 'tap': {
-      const { state, test, checkIn, claim } = event.data
-      return { ...event, data: { state, test, uid: null, checkIn, claim: claim && publicClaim(claim) } }
+      const { state, test, checkIn, claim, attendee } = event.data
+      return {
+        ...event,
+        data: {
+          state,
+          test,
+          uid: null,
+          checkIn: checkIn && { ...checkIn, attendee: checkIn.attendee && publicAttendee(checkIn.attendee) },
+          claim: claim && publicClaim(claim),
+          ...(attendee ? { attendee: publicAttendee(attendee) } : {}),
+        },
+      }
     }
     case 'tx': {
       const { txId, checkInId, claimId, status, hash } = event.data
@@ -250,6 +334,12 @@ export function publicView(event: StationEvent): StationEvent | null {
     default:
       return event
   }
+}
+
+/** A guest as the public screen may show them: no full name unless displayName is it, no email, code or note. */
+export function publicAttendee(attendee: AttendeeView): AttendeeView {
+  const { id, displayName, ticketType, needsAttention } = attendee
+  return { id, displayName, ticketType, needsAttention }
 }
 
 /** A claim without its recipient (staff only). */
