@@ -2,6 +2,7 @@ import { stringify } from 'csv-stringify/sync'
 import type { AttendeeExportPass, AttendeeExportRow } from '../db/attendees.js'
 import type { Repositories } from '../db/types.js'
 import type { TxStatus } from '../feed/protocol.js'
+import { iso } from '../ids.js'
 import { txStatusOf } from '../kiosk/checkIns.js'
 import { attendeeEvent } from './importAttendees.js'
 
@@ -32,8 +33,6 @@ export type ExportedAttendee = {
 export type AttendeeExport = { eventId: number; eventName: string; exportedAt: string; attendees: ExportedAttendee[] }
 
 export type ExportFormat = 'csv' | 'json'
-
-const iso = (ms: number) => new Date(ms).toISOString()
 
 function exported(row: AttendeeExportRow, passes: ExportedPass[]): ExportedAttendee {
   const checkedIn = row.checkInId !== null && row.checkedInAt !== null
