@@ -1,13 +1,17 @@
 import type { FastifyRequest } from 'fastify'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
+import { z } from 'zod'
+import { attendeesDownload, exportAttendees } from '../attendees/exportAttendees.js'
 import { retryClaimTx } from '../claims/retryClaimTx.js'
 import type { StationRow } from '../db/stations.js'
 import { armBind, attendeeCheckIn, cancelBind, searchAttendees, staffDoorStats } from '../kiosk/doorStaff.js'
+import { ConflictError } from '../errors.js'
 import { authenticateKiosk } from '../kiosk/kioskTokens.js'
 import { kioskStation } from '../kiosk/kioskViews.js'
 import { dismissAlert, manualCheckIn, retryCheckInTx, staffState, startTestChip, undoLastCheckIn } from '../kiosk/staffActions.js'
 import { checkStaffSession, endStaffSession, openStaffSession, PinError } from '../kiosk/staffAuth.js'
 import { setStationMode } from '../kiosk/stationModes.js'
+import { AttendeeExport, ExportAttendeesQuery } from '../schemas/attendees.js'
 import { BODY_ERRORS, errorResponses, security, Success } from '../schemas/common.js'
 import {
   AttendeeCheckInBody,
@@ -198,6 +202,31 @@ const kioskStaff: FastifyPluginAsyncZod = async (app) => {
       response: { 200: DoorStatsResponse, ...errorResponses(401, 409) },
     },
     handler: async (request) => ({ success: true as const, stats: await staffDoorStats(deps, { stationId: stationOf(request).id }) }),
+  })
+
+  app.get('/kiosk/staff/attendees/export', {
+    preHandler: requireStaff,
+    schema: {
+      tags,
+      summary: "The station's event's guest list with what happened at the door, as a download (the same as the CLI's export)",
+      security: security.staff,
+      querystring: ExportAttendeesQuery,
+      response: {
+        200: {
+          description: 'text/csv (format=csv, the default) or application/json (format=json), as a download',
+          content: { 'text/csv': { schema: z.string() }, 'application/json': { schema: AttendeeExport } },
+        },
+        ...errorResponses(400, 401, 409),
+      },
+    },
+    handler: async (request, reply) => {
+      const station = stationOf(request)
+      if (station.eventId === null) throw new ConflictError('station_no_event', 'The station has no event: set its mode and event first')
+      const data = await exportAttendees(store, { eventId: station.eventId, teamId: station.teamId, now: now() })
+      const download = attendeesDownload(data, request.query.format ?? 'csv')
+      // A string is sent as it is (the CSV is no JSON; the JSON is written already), as GET /events/:eventId/attendees/export does.
+      return reply.type(download.contentType).header('content-disposition', `attachment; filename="${download.filename}"`).send(download.body as never)
+    },
   })
 
   app.post('/kiosk/staff/end', {

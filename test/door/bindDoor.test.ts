@@ -150,4 +150,28 @@ describe("the staff view's door API", () => {
     expect(arrivals.reduce((n, a) => n + a.count, 0)).toBe(2)
     expect(arrivals.length).toBeGreaterThanOrEqual(3)
   })
+
+  test("staff download the event's export (CSV or JSON): what happened at the door", async () => {
+    gw = await createBackendGateway()
+    const s = await seedDoor(gw)
+    const staff = await staffClient(gw, s.kiosk)
+    await staff.post('/kiosk/staff/attendees/check-in', { attendeeId: s.ada.id })
+    const csv = await gw.app.inject({ method: 'GET', url: '/kiosk/staff/attendees/export', headers: { 'x-kiosk-token': s.kiosk, 'x-staff-session': (await staffSession()) } })
+    expect(csv.statusCode).toBe(200)
+    expect(csv.headers['content-type']).toMatch(/^text\/csv/)
+    expect(csv.headers['content-disposition']).toMatch(/^attachment; filename=/)
+    expect(csv.body).toContain('Ada Lovelace')
+    const json = await staff.get('/kiosk/staff/attendees/export?format=json')
+    expect(json.status).toBe(200)
+    const ada = json.body.attendees.find((a: { ticketCode: string }) => a.ticketCode === 'T-ADA')
+    expect(ada).toMatchObject({ name: 'Ada Lovelace' })
+    expect(JSON.stringify(ada)).toContain(new Date(gw.clock.now).toISOString())
+    // Without a staff session: nothing.
+    expect((await gw.app.inject({ method: 'GET', url: '/kiosk/staff/attendees/export', headers: { 'x-kiosk-token': s.kiosk } })).statusCode).toBe(401)
+
+    async function staffSession() {
+      const res = await gw.app.inject({ method: 'POST', url: '/kiosk/staff/session', headers: { 'x-kiosk-token': s.kiosk }, payload: { pin: '482913' } })
+      return JSON.parse(res.body).session as string
+    }
+  })
 })
