@@ -70,7 +70,8 @@ export function arrivalsChart(arrivals: Arrival[], time: (ms: number) => string)
   const max = niceMax(Math.max(...bars.map((b) => b.count)))
   const plotW = width - left - 4
   const plotH = height - top - bottom
-  const slot = plotW / bars.length
+  // The first minutes of a door have one or two bars: kept bar-sized, not stretched over the chart.
+  const slot = Math.min(plotW / bars.length, 30)
   const peak = bars.reduce((best, b) => (b.count > best.count ? b : best))
   svg.setAttribute('aria-label', `Arrivals per 5 minutes from ${time(bars[0]!.at)}: ${total} in all, at most ${peak.count} (${time(peak.at)})`)
   svg.append(

@@ -1,0 +1,281 @@
+/**
+ * A real door (issue 19), as an organiser runs it: the gateway started through the `tapgate` bin on a
+ * fresh data dir, the team, the guest list (a pretix check-in list) and four stations set up with the
+ * CLI, then the pages in Chromium. A USB scanner types a ticket code into the bind desk's staff view
+ * and the next tap binds the wristband; the check-in kiosk shows the guest's first name and ticket
+ * type; a GA ticket is refused at the VIP door; a guest goes out and comes back; a guest found by name
+ * is checked in by hand; the numbers and the arrivals chart follow. Screenshots at 390 and 768 px wide.
+ */
+import { type ChildProcess, spawn } from 'node:child_process'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import type { Browser, Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { sunTapUrl } from '../helpers/gateway.js'
+import { cliPath, collectOutput, type Server, startServe, stopChild } from '../helpers/processes.js'
+import { audit, closeKioskContext, HAS_CHROMIUM, kioskContext, type KioskContext, launchChromium, pageText, shot } from './browser.js'
+import { eventMetadata, FILE, META } from './kioskGateway.js'
+
+const PIN = '731594'
+/** Wristbands 04D0…01 to 04D0…05 under one static-key profile, each with its guest's wallet. */
+const BANDS = Array.from({ length: 5 }, (_, i) => `04D000000000${String(i + 1).padStart(2, '0')}`)
+const WALLET = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8'
+const ADA_TICKET = 'ADA-VIP-0001'
+const PHONE = { width: 390, height: 844 }
+const TABLET = { width: 768, height: 1024 }
+
+/** A pretix check-in list ("Include QR-code secret" ticked) with a wristband column for two guests. */
+const GUEST_LIST = [
+  '"Order code","Attendee name","Product","Checked in","Secret","Email","Requires special attention","Comment","Blocked","Chip"',
+  `"Q1ADA","Ada Lovelace","VIP","","${ADA_TICKET}","ada@example.org","No","","",""`,
+  `"Q2GRA","Grace Hopper","VIP","","GRACE-VIP-0002","grace@example.org","Yes","Wheelchair: use the ramp","","${BANDS[1]}"`,
+  `"Q3LIN","Linus Torvalds","GA","","LINUS-GA-0003","linus@example.org","No","","","${BANDS[2]}"`,
+  `"Q4KAT","Katherine Johnson","GA","","KATHERINE-GA-0004","katherine@example.org","No","","",""`,
+].join('\r\n')
+
+let browser: Browser | undefined
+const children: ChildProcess[] = []
+const dirs: string[] = []
+
+beforeAll(async () => {
+  if (HAS_CHROMIUM) browser = await launchChromium()
+})
+
+afterAll(async () => {
+  await browser?.close()
+  for (const child of children) await stopChild(child)
+  for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true })
+})
+
+/** Runs `tapgate …` against the data dir to its end; its stdout, or the failure with both streams. */
+function cli(dataDir: string) {
+  return (args: string[], stdin = ''): Promise<string> =>
+    new Promise((resolve, reject) => {
+      const child = spawn(process.execPath, [cliPath, ...args], { cwd: dataDir, env: { ...process.env, TAPGATE_DATA_DIR: dataDir }, stdio: ['pipe', 'pipe', 'pipe'] })
+      children.push(child)
+      const output = collectOutput(child)
+      child.stdin!.end(stdin)
+      void output.exited.then(({ code }) => (code === 0 ? resolve(output.stdout()) : reject(new Error(`tapgate ${args.join(' ')} exited ${code}\n${output.stdout()}\n${output.stderr()}`))))
+    })
+}
+
+type Door = { id: number; token: string; kioskUrl: string; staffUrl: string }
+
+const state = (page: Page) => page.locator('#result').getAttribute('data-state')
+const resultText = (page: Page) => page.locator('#result').innerText()
+
+async function enterPin(page: Page): Promise<void> {
+  await page.locator('[data-key="1"]').waitFor({ state: 'visible' })
+  for (const digit of PIN) await page.click(`[data-key="${digit}"]`)
+  await page.click('[data-key="enter"]')
+  await page.locator('#panel').waitFor({ state: 'visible' })
+}
+
+/** Nothing scrolls sideways and every target a finger needs is 44 px or more, text contrast 4.5:1. */
+async function expectUsable(page: Page, name: string): Promise<void> {
+  const widths = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth }))
+  expect(widths.scroll, `${name}: horizontal scroll`).toBeLessThanOrEqual(widths.client)
+  // Nothing pokes out of its card (the page hides sideways overflow, so a scroll check alone would miss it).
+  const outside = await page.evaluate(() =>
+    [...document.querySelectorAll<HTMLElement>('#panel .card *')]
+      .filter((el) => el.getClientRects().length > 0 && el.getBoundingClientRect().right > el.closest('.card')!.getBoundingClientRect().right + 0.5)
+      .map((el) => `${el.tagName.toLowerCase()}#${el.id} ${el.textContent!.trim().slice(0, 20)}`),
+  )
+  expect(outside, `${name}: out of its card`).toEqual([])
+  const a = await audit(page)
+  expect(a.lowContrast, `${name}: contrast`).toEqual([])
+  expect(a.smallTargets, `${name}: targets`).toEqual([])
+}
+
+/** A result on a kiosk: text 4.5:1 on its colour, its icon 3:1, then the screenshot. */
+async function kioskShot(page: Page, name: string): Promise<void> {
+  const a = await audit(page)
+  expect(a.lowContrast, `${name}: contrast`).toEqual([])
+  expect(a.lowContrastIcons, `${name}: icon contrast`).toEqual([])
+  await shot(page, name)
+}
+
+describe.skipIf(!HAS_CHROMIUM)('a door with a guest list, through the tapgate bin', () => {
+  test(
+    'a scanned ticket arms the bind desk and the next tap binds the wristband; first names on the kiosks; GA refused at the VIP door; exit and re-entry; a guest found by name checked in by hand; the numbers and the chart',
+    { timeout: 240_000 },
+    async () => {
+      const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tapgate-door-'))
+      dirs.push(dataDir)
+      const server: Server = await startServe({
+        cwd: dataDir,
+        env: { TAPGATE_DATA_DIR: dataDir, PORT: '0', TAPGATE_LOG_LEVEL: 'warn' },
+        command: [process.execPath, cliPath, 'serve', '--no-demo'],
+        track: (child) => children.push(child),
+      })
+      const tapgate = cli(dataDir)
+
+      // ---- set-up, as the README's "Running the door" says ----
+      const team = {
+        teams: [
+          {
+            name: 'Door team',
+            chipProfiles: [{ name: 'wristbands', mode: 'aes', keyScheme: 'static', metaKey: META, fileKey: FILE }],
+            chips: BANDS.map((uid) => ({ uid, profile: 'wristbands', wallet: WALLET })),
+            guestbookContracts: [{ name: 'Guests', symbol: 'GST', chainId: 31337, events: [{ name: 'Opening night', tokenId: '1', metadata: eventMetadata() }] }],
+          },
+        ],
+      }
+      fs.writeFileSync(path.join(dataDir, 'team.json'), JSON.stringify(team))
+      await tapgate(['import', 'team.json'])
+      fs.writeFileSync(path.join(dataDir, 'guests.csv'), GUEST_LIST)
+      const imported = await tapgate(['attendees', 'import', '--event', '1', 'guests.csv'])
+      expect(imported).toMatch(/4/)
+
+      const door = async (name: string, mode: string[]): Promise<Door> => {
+        const created = JSON.parse(await tapgate(['station', 'create', '--team', '1', '--name', name])) as { stationId: number; token: string }
+        const id = String(created.stationId)
+        await tapgate(['station', 'set', '--station', id, ...mode])
+        const kioskUrl = (await tapgate(['station', 'kiosk-url', '--station', id, '--base-url', server.url])).trim()
+        await tapgate(['station', 'staff-pin', '--station', id], `${PIN}\n`)
+        return { id: created.stationId, token: created.token, kioskUrl, staffUrl: kioskUrl.replace('/kiosk#', '/kiosk/staff#') }
+      }
+      const desk = await door('Bind desk', ['--mode', 'bind', '--event', '1'])
+      const vip = await door('VIP door', ['--mode', 'checkin', '--event', '1', '--ticket-types', 'VIP'])
+      const main = await door('Main door', ['--mode', 'checkin', '--event', '1'])
+      const exit = await door('Exit', ['--mode', 'exit', '--event', '1'])
+
+      const counters = new Map<string, number>()
+      /** The wristband on a door's reader: the SUN URL it writes, through the station path. */
+      const tap = async (at: Door, uid: string) => {
+        const counter = (counters.get(uid) ?? 0) + 1
+        counters.set(uid, counter)
+        const url = sunTapUrl({ metaKey: META, fileKey: FILE, uid, counter, base: `${server.url}/tap` })
+        const res = await fetch(`${server.url}/station/taps`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-station-token': at.token },
+          body: JSON.stringify({ rfUid: uid, url, readerName: 'ACS ACR1252 PICC' }),
+        })
+        expect(res.status, await res.clone().text()).toBe(200)
+      }
+
+      const contexts: KioskContext[] = []
+      const open = async (url: string, viewport: { width: number; height: number }) => {
+        const ctx = await kioskContext(browser!, server.url, { contextOptions: { viewport } })
+        contexts.push(ctx)
+        const page = await ctx.newPage()
+        await page.goto(url)
+        return page
+      }
+      try {
+        // ---- the bind desk: a phone for staff, the desk's kiosk for the guest ----
+        const deskKiosk = await open(desk.kioskUrl, TABLET)
+        await expect.poll(() => state(deskKiosk), { timeout: 10_000 }).toBe('idle')
+        expect(await resultText(deskKiosk)).toContain('Tap your wristband')
+        const deskStaff = await open(desk.staffUrl, PHONE)
+        await enterPin(deskStaff)
+        // Nothing is listed before a search: a phone left on the desk shows no guest.
+        expect(await deskStaff.locator('#results li').count()).toBe(0)
+        expect(await pageText(deskStaff)).not.toContain('Lovelace')
+
+        // Nobody armed: the desk asks staff to scan first.
+        await tap(desk, BANDS[0]!)
+        await expect.poll(() => state(deskKiosk)).toBe('bind_waiting')
+        expect(await resultText(deskKiosk)).toContain('Staff: scan the ticket first')
+
+        // The USB scanner types Ada's ticket code and Enter into the focused ticket field.
+        await expect.poll(() => deskStaff.evaluate(() => document.activeElement?.id)).toBe('ticket')
+        await deskStaff.keyboard.type(ADA_TICKET)
+        await deskStaff.keyboard.press('Enter')
+        await deskStaff.locator('#armed').waitFor({ state: 'visible' })
+        expect(await deskStaff.locator('#armed-name').innerText()).toBe('Ada Lovelace')
+        await expectUsable(deskStaff, 'door-staff-armed-390')
+        await shot(deskStaff, 'door-staff-armed-390')
+
+        await tap(desk, BANDS[0]!)
+        await expect.poll(() => state(deskKiosk)).toBe('bound')
+        const bound = await resultText(deskKiosk)
+        expect(bound).toContain('Ada')
+        expect(bound).toContain('VIP')
+        expect(bound).not.toContain('Lovelace')
+        await kioskShot(deskKiosk, 'door-kiosk-bound-768')
+        await deskStaff.locator('#armed').waitFor({ state: 'hidden' })
+        await expect.poll(() => deskStaff.locator('#door-message').innerText()).toContain('bound')
+
+        // ---- the VIP door: Grace (flagged) comes in amber; Linus's GA ticket is refused in red ----
+        const vipKiosk = await open(vip.kioskUrl, TABLET)
+        await expect.poll(() => state(vipKiosk), { timeout: 10_000 }).toBe('idle')
+        const vipStaff = await open(vip.staffUrl, TABLET)
+        await enterPin(vipStaff)
+        await tap(vip, BANDS[2]!)
+        await expect.poll(() => state(vipKiosk)).toBe('not_allowed')
+        const refused = await resultText(vipKiosk)
+        expect(refused).toContain('Not allowed at this door')
+        expect(refused).toContain('Linus')
+        expect(refused).not.toContain('Torvalds')
+        await kioskShot(vipKiosk, 'door-kiosk-not-allowed-768')
+        await tap(vip, BANDS[1]!)
+        await expect.poll(() => state(vipKiosk)).toBe('attention')
+        expect(await resultText(vipKiosk)).toContain('Grace')
+        await vipStaff.locator('#attention').waitFor({ state: 'visible' })
+        expect(await vipStaff.locator('#attention').innerText()).toContain('Grace Hopper')
+        await kioskShot(vipKiosk, 'door-kiosk-attention-768')
+
+        // ---- the main door: Linus gets in; Ada, bound at the desk, is already in ----
+        const mainKiosk = await open(main.kioskUrl, PHONE)
+        await expect.poll(() => state(mainKiosk), { timeout: 10_000 }).toBe('idle')
+        await tap(main, BANDS[2]!)
+        await expect.poll(() => state(mainKiosk)).toBe('accepted')
+        expect(await resultText(mainKiosk)).toContain('Linus')
+        expect(await pageText(mainKiosk)).not.toMatch(/Torvalds|LINUS-GA|linus@|04D0/)
+        await kioskShot(mainKiosk, 'door-kiosk-accepted-390')
+        await tap(main, BANDS[0]!)
+        await expect.poll(() => state(mainKiosk)).toBe('already')
+        expect(await resultText(mainKiosk)).toMatch(/Already checked in at \d\d:\d\d at Bind desk/)
+
+        // ---- out and back in ----
+        const exitKiosk = await open(exit.kioskUrl, TABLET)
+        await expect.poll(() => state(exitKiosk), { timeout: 10_000 }).toBe('idle')
+        await tap(exit, BANDS[2]!)
+        await expect.poll(() => state(exitKiosk)).toBe('exit')
+        expect(await resultText(exitKiosk)).toContain('Linus')
+        await tap(exit, BANDS[2]!)
+        await expect.poll(() => state(exitKiosk)).toBe('not_inside')
+        await tap(main, BANDS[2]!)
+        await expect.poll(() => state(mainKiosk)).toBe('reentry')
+        expect(await resultText(mainKiosk)).toContain('Welcome back')
+
+        // ---- a guest without a wristband, found by name on the main door's staff view ----
+        const mainStaff = await open(main.staffUrl, TABLET)
+        await enterPin(mainStaff)
+        await mainStaff.fill('#search', 'k')
+        await mainStaff.press('#search', 'Enter')
+        await expect.poll(() => mainStaff.locator('#door-message').innerText()).toContain('at least 2')
+        await mainStaff.fill('#search', 'kath')
+        await mainStaff.press('#search', 'Enter')
+        const card = mainStaff.locator('#results li.guest')
+        await expect.poll(() => card.count()).toBe(1)
+        expect(await card.innerText()).toContain('Katherine Johnson')
+        await card.locator('button[data-action="attendee-check-in"]').click()
+        await expect.poll(() => mainStaff.locator('#door-message').innerText()).toContain('Katherine Johnson: checked in')
+        await expect.poll(() => card.getAttribute('data-status')).toBe('inside')
+
+        // ---- the numbers: every door's, and the chart of arrivals (re-entries are not arrivals) ----
+        await expect.poll(() => mainStaff.locator('#stat-checked').innerText(), { timeout: 10_000 }).toBe('4 / 4')
+        expect(await mainStaff.locator('#stat-inside').innerText()).toBe('4')
+        expect(Number(await mainStaff.locator('#stat-refused').innerText())).toBeGreaterThanOrEqual(1)
+        expect(await mainStaff.locator('#per-type').innerText()).toContain('VIP: 2 / 2')
+        const chart = mainStaff.locator('#chart svg')
+        await expect.poll(() => chart.getAttribute('data-total')).toBe('4')
+        expect(await chart.locator('rect.bar').count()).toBeGreaterThanOrEqual(1)
+        await expectUsable(mainStaff, 'door-staff-768')
+        await shot(mainStaff, 'door-staff-search-768')
+        await mainStaff.locator('#numbers').scrollIntoViewIfNeeded()
+        await shot(mainStaff, 'door-staff-numbers-768')
+        await mainStaff.setViewportSize(PHONE)
+        await expectUsable(mainStaff, 'door-staff-390')
+        await shot(mainStaff, 'door-staff-search-390')
+        await mainStaff.locator('#numbers').scrollIntoViewIfNeeded()
+        await shot(mainStaff, 'door-staff-numbers-390')
+      } finally {
+        for (const ctx of contexts) await closeKioskContext(ctx)
+      }
+    },
+  )
+})
