@@ -1,49 +1,28 @@
 /*
- * The staff view's door API (issue 19 brief, "Staff API"): the answers' shapes as the browser reads
- * them. Typed here from the brief while the routes are written; src/schemas/kiosk.ts is their source
- * on the server.
+ * The staff view's door API (issue 19): the answers' shapes, inferred from the zod schemas the
+ * gateway validates them with (src/schemas/kiosk.ts), so the page and the routes cannot drift apart.
+ * Type-only imports: nothing of zod reaches the browser bundle.
  */
-import type { CheckInSummary, KioskState } from '../../../feed/protocol.js'
+import type { z } from 'zod'
+import type {
+  AttendeeCheckInResponse as AttendeeCheckInSchema,
+  AttendeeSearchResponse,
+  BindResponse as BindSchema,
+  DoorStatsResponse,
+  StaffAttendee as StaffAttendeeSchema,
+} from '../../../schemas/kiosk.js'
 
 /** A guest as staff see them (GET /kiosk/staff/attendees). */
-export type StaffAttendee = {
-  id: number
-  name: string
-  email: string | null
-  ticketType: string
-  ticketCode: string
-  note: string | null
-  needsAttention: boolean
-  /** The wristbands / badges bound to the guest now. */
-  chips: string[]
-  checkIn: CheckInSummary | null
-  /** Checked in and not gone out. */
-  inside: boolean
-}
-
-export type SearchResponse = { success: true; attendees: StaffAttendee[] }
-
+export type StaffAttendee = z.infer<typeof StaffAttendeeSchema>
+export type SearchResponse = z.infer<typeof AttendeeSearchResponse>
 /** POST /kiosk/staff/attendees/check-in: the same door rules as a tap. */
-export type AttendeeCheckInResponse = { success: true; state: KioskState; checkIn: CheckInSummary | null }
-
+export type AttendeeCheckInResponse = z.infer<typeof AttendeeCheckInSchema>
 /** POST /kiosk/staff/bind: the station waits for the next tap to bind this guest (until expiresAt). */
-export type Armed = { attendee: StaffAttendee; rebind: boolean; expiresAt: string }
-export type BindResponse = { success: true; armed: Armed }
-
+export type BindResponse = z.infer<typeof BindSchema>
+export type Armed = BindResponse['armed']
 /** GET /kiosk/staff/stats: the event's numbers, every door and gateway. */
-export type StaffStats = {
-  eventId: number
-  /** null: the event has no guest list. */
-  expected: number | null
-  checkedIn: number
-  percent: number | null
-  inside: number
-  refused: { notAllowed: number; noReentry: number; notOnList: number }
-  perType: { ticketType: string; expected: number; checkedIn: number }[]
-  arrivals: { at: string; count: number }[]
-  since: string | null
-}
-export type StatsResponse = { success: true; stats: StaffStats }
+export type StatsResponse = z.infer<typeof DoorStatsResponse>
+export type StaffStats = StatsResponse['stats']
 
 /** The staff view's authenticated call (kiosk token and staff session added by the caller). */
 export type StaffCall = (method: 'GET' | 'POST', path: string, body?: Record<string, unknown>) => Promise<Record<string, unknown>>
