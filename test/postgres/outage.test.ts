@@ -103,13 +103,15 @@ const leaseRow = async () => (await sql<{ holder: string; epoch: number }[]>`SEL
 const chainClient = () => createPublicClient({ transport: http(rpcUrl) })
 
 /** Waits for the outbox to drain, then checks chain and outbox agree: one TransferSingle per mined mint, nonces neither reused nor skipped. */
-async function expectOutboxOnChain(): Promise<{ minted: number }> {
+async function expectOutboxOnChain(gateways: readonly Server[] = []): Promise<{ minted: number }> {
   try {
     await until('the outbox to drain', async () => ((await sql`SELECT 1 FROM chain_txs WHERE status <> 'mined' LIMIT 1`).length === 0 ? true : undefined), 30_000, 100)
   } catch (error) {
     const open = await sql`SELECT id, nonce, status, sent_by, last_error FROM chain_txs WHERE status <> 'mined' ORDER BY nonce LIMIT 5`
     const [lease] = await sql`SELECT holder, epoch, expires_at FROM relayer_leases`
-    throw new Error(`${(error as Error).message}: open rows ${JSON.stringify(open)}; lease ${JSON.stringify(lease)}`)
+    // What the relayers logged (warn and up) says why: a refused broadcast, a failed tick.
+    const logs = gateways.map((g) => `--- ${g.url} stdout:\n${g.stdout().slice(-3000)}\n--- stderr:\n${g.stderr().slice(-1500)}`).join('\n')
+    throw new Error(`${(error as Error).message}: open rows ${JSON.stringify(open)}; lease ${JSON.stringify(lease)}\n${logs}`)
   }
   const client = chainClient()
   const logs = await client.getLogs({ address: guestbook, event: transferSingle, fromBlock: 0n })
@@ -421,7 +423,7 @@ describe.skipIf(!HAS_POSTGRES)('gateways on one PostgreSQL when a gateway or the
     expect(minted.length).toBeGreaterThan(0)
     const rows = new Set((await sql<{ recipient: string }[]>`SELECT recipient FROM guestbook_mints WHERE event_id = ${eventId}`).map((r) => r.recipient.toLowerCase()))
     expect(minted.filter((to) => !rows.has(to.toLowerCase()))).toEqual([])
-    await expectOutboxOnChain()
+    await expectOutboxOnChain(pair)
     expect(await balancesOf(minted)).toEqual(minted.map(() => 1n))
   })
 })
