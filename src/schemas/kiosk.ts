@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { Attendee } from './attendees.js'
 import { ChipUid, IntId, Iso, Success } from './common.js'
 
 // The kiosk's HTTP shapes (POST /station/taps' `checkIn`, /kiosk/staff/*). The WebSocket's
@@ -100,15 +101,8 @@ export const ManualCheckInResponse = Success.extend({ state: DoorState, checkIn:
 
 // ---- the door (issue 19) ----
 
-export const StaffAttendee = z
-  .object({
-    id: z.number().int(),
-    name: z.string(),
-    email: z.string().nullable(),
-    ticketType: z.string(),
-    ticketCode: z.string(),
-    note: z.string().nullable(),
-    needsAttention: z.boolean(),
+export const StaffAttendee = Attendee.omit({ wallet: true, createdAt: true, updatedAt: true })
+  .extend({
     chips: z.array(z.string()).meta({ description: 'UIDs of the chips bound to the guest now' }),
     checkIn: CheckInSummary.nullable(),
     inside: z.boolean().meta({ description: 'Checked in and not gone out' }),
