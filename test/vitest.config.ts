@@ -39,6 +39,12 @@ const bothEngines = [
   'test/taps/chipProfiles.test.ts',
   'test/routes/claimLinksRateLimit.test.ts',
   'test/importer.test.ts',
+  'test/attendees/importAttendees.test.ts',
+  'test/attendees/exportAttendees.test.ts',
+  'test/attendees/attendeesCli.test.ts',
+  'test/routes/attendees.test.ts',
+  'test/door/doorTaps.test.ts',
+  'test/door/bindDoor.test.ts',
 ]
 
 export default defineConfig({
