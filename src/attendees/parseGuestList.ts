@@ -1,3 +1,4 @@
+import type { AttendeeInput } from '../db/attendees.js'
 import { ValidationError } from '../errors.js'
 import { Address, ChipUid } from '../schemas/common.js'
 import { mappedFormat, parseColumnMap } from './columnMap.js'
@@ -5,17 +6,9 @@ import { type Cell, columnsOf } from './csvColumns.js'
 import { detectFormat, type FormatId, type RawAttendee } from './guestListFormats.js'
 import { MAX_LISTED_ERRORS, readCsv } from './readCsv.js'
 
-/** A guest ready to store: checked, trimmed, the chip UID and wallet in their canonical form. */
-export type GuestListEntry = {
+/** A guest ready to store (checked, trimmed, the chip UID and wallet in their canonical form), with where it came from. */
+export type GuestListEntry = AttendeeInput & {
   line: number
-  name: string
-  email: string | null
-  ticketType: string
-  ticketCode: string
-  wallet: string | null
-  note: string | null
-  /** null: the file says nothing about it. */
-  needsAttention: boolean | null
   chipUid: string | null
   /** The column the chip came from, for an error found when it is bound. */
   chipColumn: string | null
