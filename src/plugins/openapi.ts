@@ -37,6 +37,29 @@ export function dropUnusedSchemas(document: Document): Document {
   return { ...document, components: { ...doc.components, schemas: kept } } as Document
 }
 
+/**
+ * A nullable reference (`Schema.nullable()` of a registered schema) converts to `{ nullable: true,
+ * allOf: [{ $ref }] }`; OpenAPI 3.0 gives `nullable` meaning only beside a `type`, so validators
+ * refuse it (Ajv: "nullable cannot be used without type"). The referenced schema's type is copied next
+ * to it: `{ type: 'object', nullable: true, allOf: [{ $ref }] }` says "that object, or null".
+ */
+export function typeNullableRefs(document: Document): Document {
+  const schemas = (document as WithSchemas).components?.schemas ?? {}
+  const visit = (node: unknown): void => {
+    if (Array.isArray(node)) return node.forEach(visit)
+    if (node === null || typeof node !== 'object') return
+    const schema = node as Record<string, unknown>
+    const only = Array.isArray(schema.allOf) && schema.allOf.length === 1 ? (schema.allOf[0] as { $ref?: unknown }) : undefined
+    if (schema.nullable === true && schema.type === undefined && typeof only?.$ref === 'string') {
+      const target = schemas[only.$ref.replace('#/components/schemas/', '')] as { type?: unknown } | undefined
+      if (target?.type !== undefined) schema.type = target.type
+    }
+    Object.values(schema).forEach(visit)
+  }
+  visit(document)
+  return document
+}
+
 type CompilersFactory = NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>
 /** The document's instance never validates or serializes: it only reads the routes' schemas. */
 const noCompilers = { buildValidator: () => () => () => true, buildSerializer: () => () => JSON.stringify } as unknown as CompilersFactory
@@ -61,7 +84,7 @@ const swaggerOptions = (): FastifyDynamicSwaggerOptions => {
       },
     },
     transform: createJsonSchemaTransform({ zodToJsonConfig }),
-    transformObject: (documentObject) => dropUnusedSchemas(transformObject(documentObject)),
+    transformObject: (documentObject) => typeNullableRefs(dropUnusedSchemas(transformObject(documentObject))),
   }
 }
 
