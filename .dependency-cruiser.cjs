@@ -143,7 +143,16 @@ module.exports = {
         'their own folder and two browser-safe modules of the server side: feed/protocol.ts (the feed and socket types, ' +
         "the close codes) and claims/addressInput.ts (the as-typed address checks, shared so a page and the server say the same).",
       from: { path: '^src/kiosk/web/client/' },
-      to: { pathNot: '^src/kiosk/web/client/|^src/feed/protocol\\.ts$|^src/claims/addressInput\\.ts$' },
+      to: { pathNot: '^src/kiosk/web/client/|^src/feed/protocol\\.ts$|^src/claims/addressInput\\.ts$|^src/schemas/|^node_modules/zod/' },
+    },
+    {
+      name: 'browser-client-reads-schemas-as-types',
+      severity: 'error',
+      comment:
+        "The staff page types the staff API's answers from their zod schemas (src/schemas/), as types only: zod and the " +
+        'schemas stay out of the bundle, and the page cannot drift from what the routes answer.',
+      from: { path: '^src/kiosk/web/client/' },
+      to: { path: '^src/schemas/|^node_modules/zod/', dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'browser-shared-stays-browser-safe',

@@ -3,7 +3,7 @@ import type { AttendeeExportPass, AttendeeExportRow } from '../db/attendees.js'
 import type { Repositories } from '../db/types.js'
 import type { TxStatus } from '../feed/protocol.js'
 import { iso } from '../ids.js'
-import { txStatusOf } from '../kiosk/checkIns.js'
+import { txStatusOf } from '../feed/txProgress.js'
 import { attendeeEvent } from './importAttendees.js'
 
 /**

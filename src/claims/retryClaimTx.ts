@@ -1,7 +1,7 @@
 import type { Address } from 'viem'
 import { ConflictError, NotFoundError, UnavailableError } from '../errors.js'
 import { watchTx } from '../feed/txProgress.js'
-import { txStatusOf } from '../kiosk/checkIns.js'
+import { txStatusOf } from '../feed/txProgress.js'
 import type { KioskDeps } from '../kiosk/staffActions.js'
 import { transferWithOtp } from '../transfers/transferToken.js'
 

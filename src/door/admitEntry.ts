@@ -1,7 +1,7 @@
 import type { AttendeeRow } from '../db/attendees.js'
 import type { CheckInDetail } from '../db/checkIns.js'
 import type { Tx } from '../db/types.js'
-import { type CheckInDeps, checkInChip } from '../kiosk/checkIns.js'
+import { type CheckInDeps, checkInChip } from './checkIns.js'
 import { admitsTicketType, chipGuest, doorTicketTypes, hasGuestList } from './doorGuest.js'
 import { type DoorResult, type DoorStation, refuseAtDoor } from './doorResult.js'
 

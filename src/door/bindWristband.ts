@@ -1,7 +1,7 @@
 import type { AttendeeRow } from '../db/attendees.js'
 import type { Tx } from '../db/types.js'
 import { ConflictError, NotFoundError } from '../errors.js'
-import type { CheckInDeps } from '../kiosk/checkIns.js'
+import type { CheckInDeps } from './checkIns.js'
 import { admitGuest } from './admitEntry.js'
 import { admitsTicketType, chipGuest } from './doorGuest.js'
 import type { DoorResult, DoorStation } from './doorResult.js'

@@ -2,7 +2,7 @@ import type { AttendeeRow } from '../db/attendees.js'
 import type { DoorRefusalReason } from '../db/doorLog.js'
 import type { StationRow } from '../db/stations.js'
 import type { Tx } from '../db/types.js'
-import type { CheckInResult } from '../kiosk/checkIns.js'
+import type { CheckInResult } from './checkIns.js'
 
 /** What a door did with a tap or a staff check-in (TapEventData.state's door states). */
 export type DoorState = 'accepted' | 'already' | 'reentry' | 'no_reentry' | 'not_allowed' | 'not_on_list' | 'exit' | 'not_inside' | 'bound' | 'bind_taken' | 'bind_waiting'

@@ -57,3 +57,10 @@ async function appendStep(tx: Tx, txId: number, w: StationTxWatcher, step: { sta
     step.now,
   )
 }
+
+/** A chain_txs row as the kiosk strip shows it. */
+export function txStatusOf(row: Pick<ChainTxRow, 'status' | 'reverted' | 'txHash' | 'initialTxHash'>): TxStatus {
+  if (row.status === 'mined') return row.reverted ? 'failed' : 'confirmed'
+  if (row.status === 'sent') return row.txHash === row.initialTxHash ? 'sent' : 'replaced'
+  return 'queued'
+}

@@ -7,7 +7,7 @@ import type { DoorState } from '../door/doorResult.js'
 import { type DoorStats, doorStats } from '../door/doorStats.js'
 import { BadRequestError, ConflictError, NotFoundError } from '../errors.js'
 import type { CheckInSummary } from '../feed/protocol.js'
-import { checkInSummary } from './checkIns.js'
+import { checkInSummary } from '../door/checkIns.js'
 import { announce, freshStation, type KioskDeps, manualSummary, staffRow } from './staffActions.js'
 import { appendCheckInRows, isCheckInStation } from './tapFeed.js'
 

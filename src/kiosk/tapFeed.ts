@@ -8,7 +8,7 @@ import { attendeeView } from '../door/attendeeView.js'
 import { bindTap } from '../door/bindWristband.js'
 import type { DoorResult, DoorState, DoorStation } from '../door/doorResult.js'
 import { exitTap } from '../door/exitTap.js'
-import { type CheckInDeps, type CheckInResult, checkInChip, checkInSummary } from './checkIns.js'
+import { type CheckInDeps, type CheckInResult, checkInChip, checkInSummary } from '../door/checkIns.js'
 import { type AttendeeView, type CheckInSummary, publicAttendee, type TapEventData } from '../feed/protocol.js'
 import { watchTx } from '../feed/txProgress.js'
 

@@ -2,25 +2,18 @@ import type { Address } from 'viem'
 import type { Chains } from '../chain/chains.js'
 import type { Config } from '../config.js'
 import type { AttendeeRow } from '../db/attendees.js'
-import type { ChainTxRow } from '../db/chainTxs.js'
 import type { CheckInDetail } from '../db/checkIns.js'
 import type { StationRow } from '../db/stations.js'
 import type { Repositories, Store } from '../db/store.js'
 import type { Tx } from '../db/types.js'
-import { attendeeView } from '../door/attendeeView.js'
+import { attendeeView } from './attendeeView.js'
 import { BaseError } from '../errors.js'
 import { queueMint } from '../guestbook/guestbookChain.js'
-import type { CheckInSummary, TxStatus } from '../feed/protocol.js'
+import type { CheckInSummary } from '../feed/protocol.js'
+import { txStatusOf } from '../feed/txProgress.js'
 
 /** What a check-in needs beyond the store: the chain signers to queue its mint (absent: it counts, and mints nothing). */
 export type CheckInDeps = { store: Store; chains?: Chains; config?: Config; now: () => number }
-
-/** A chain_txs row as the kiosk strip shows it. */
-export function txStatusOf(row: Pick<ChainTxRow, 'status' | 'reverted' | 'txHash' | 'initialTxHash'>): TxStatus {
-  if (row.status === 'mined') return row.reverted ? 'failed' : 'confirmed'
-  if (row.status === 'sent') return row.txHash === row.initialTxHash ? 'sent' : 'replaced'
-  return 'queued'
-}
 
 export async function checkInSummary(store: Repositories, checkIn: CheckInDetail): Promise<CheckInSummary> {
   const tx = checkIn.chainTxId === null ? undefined : await store.chainTxs.get(checkIn.chainTxId)
