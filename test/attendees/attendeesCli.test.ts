@@ -49,6 +49,22 @@ function cli(...args: string[]): Promise<Result> {
 const fixture = (name: string) => path.join(fixtures, name)
 const count = () => gw.store.attendees.countEvent(eventId)
 
+// Each tool's export as a user downloads it, through the bin, without options: the header row says which tool.
+test.each([
+  ['pretix-checkin.csv', 'pretix-checkin', 3],
+  ['pretix-positions.csv', 'pretix-positions', 2],
+  ['eventbrite.csv', 'eventbrite', 3],
+  ['luma.csv', 'luma', 2],
+  ['hievents.csv', 'hievents', 2],
+  ['hievents-semicolon.csv', 'hievents', 2],
+  ['tito.csv', 'tito', 3],
+])('tapgate attendees import %s', async (file, format, imported) => {
+  const result = await cli('attendees', 'import', '--event', String(eventId), '--json', fixture(file))
+  expect(result).toMatchObject({ code: 0, stderr: '' })
+  expect(JSON.parse(result.stdout)).toMatchObject({ eventId, format, imported, inserted: imported, updated: 0 })
+  expect(await count()).toBe(imported)
+})
+
 test('import prints what it did; a re-import updates in place; --json prints the report', async () => {
   const first = await cli('attendees', 'import', '--event', String(eventId), fixture('pretix-checkin.csv'))
   expect(first).toMatchObject({ code: 0, stderr: '' })

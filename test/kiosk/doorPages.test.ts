@@ -284,6 +284,18 @@ describe.skipIf(!HAS_CHROMIUM)('a door with a guest list, through the tapgate bi
         const csv = fs.readFileSync((await download.path())!, 'utf8')
         expect(csv).toContain('Katherine Johnson')
         expect(csv.split(/\r?\n/).filter((line) => line.trim() !== '')).toHaveLength(5)
+        // What the organiser gets afterwards says what happened at the doors, guest by guest.
+        type Exported = { ticketCode: string; chips: string[]; checkIn: { station: string; method: string; leftAt: string | null } | null; passes: { direction: string; station: string }[]; mint: { state: string } }
+        const exported = (JSON.parse(await tapgate(['attendees', 'export', '--event', '1', '--format', 'json'])) as { attendees: Exported[] }).attendees
+        const story = Object.fromEntries(exported.map((a) => [a.ticketCode, { chips: a.chips, checkIn: a.checkIn && { station: a.checkIn.station, method: a.checkIn.method, inside: a.checkIn.leftAt === null }, passes: a.passes.map((p) => `${p.direction} ${p.station}`) }]))
+        expect(story).toEqual({
+          [ADA_TICKET]: { chips: [BANDS[3]], checkIn: { station: 'Bind desk', method: 'tap', inside: true }, passes: [] },
+          'GRACE-VIP-0002': { chips: [BANDS[1]], checkIn: { station: 'VIP door', method: 'tap', inside: true }, passes: [] },
+          'LINUS-GA-0003': { chips: [BANDS[2]], checkIn: { station: 'Main door', method: 'tap', inside: true }, passes: ['out Exit', 'in Main door'] },
+          'KATHERINE-GA-0004': { chips: [], checkIn: { station: 'Main door', method: 'manual', inside: true }, passes: [] },
+        })
+        // Ada's wristband had a wallet: her event token was minted; the others' share that wallet, which has it already.
+        expect(exported.find((a) => a.ticketCode === ADA_TICKET)!.mint.state).not.toBe('waiting_wallet')
 
         // ---- the numbers: every door's, and the chart of arrivals (re-entries are not arrivals) ----
         await expect.poll(() => mainStaff.locator('#stat-checked').innerText(), { timeout: 10_000 }).toBe('4 / 4')
