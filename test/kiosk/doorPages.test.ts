@@ -300,6 +300,8 @@ describe.skipIf(!HAS_CHROMIUM)('a door with a guest list, through the tapgate bi
         // ---- the numbers: every door's, and the chart of arrivals (re-entries are not arrivals) ----
         await expect.poll(() => mainStaff.locator('#stat-checked').innerText(), { timeout: 10_000 }).toBe('4 / 4')
         expect(await mainStaff.locator('#stat-inside').innerText()).toBe('4')
+        // The team's rows agree with the door's numbers: the event's row follows the feed, not the last state fetched.
+        await expect.poll(() => mainStaff.locator('#counts-detail dt:has-text("Opening night") + dd').innerText()).toBe('4')
         // The GA ticket at the VIP door and the old wristband after the rebind.
         expect(await mainStaff.locator('#stat-refused').innerText()).toBe('2')
         expect(await mainStaff.locator('#per-type').innerText()).toContain('VIP: 2 / 2')

@@ -130,6 +130,7 @@ function startSession(): void {
       },
       event(event, counts, backlog) {
         setCounts(counts)
+        if (currentStation) followCounts(currentStation, counts)
         addFeedRow(event)
         door.event(event, backlog)
         if (event.kind === 'tap' || event.kind === 'undo' || event.kind === 'mode') numbers.changed()
@@ -171,7 +172,11 @@ function setBanner(text: string | null): void {
   for (const el of document.querySelectorAll<HTMLButtonElement | HTMLInputElement | HTMLSelectElement>('[data-action]')) el.disabled = text !== null
 }
 
+/** The station as the last welcome, state or mode change said. */
+let currentStation: KioskStation | null = null
+
 function setStation(station: KioskStation): void {
+  currentStation = station
   $('station-name').textContent = `: ${station.name}`
   $('station-mode').textContent = station.mode === null ? 'no mode set' : station.mode + (station.event ? `: ${station.event.name}` : '')
   const mode = $<HTMLSelectElement>('mode')
@@ -263,6 +268,31 @@ function renderClaims(claims: ClaimStats[]): void {
 
 const yesNo = (v: boolean | null) => (v === null ? 'unknown' : v ? 'yes' : 'NO')
 
+/** The team's rows as of the last state, this station's and its event's kept current by the feed's counts. */
+let teamCounts: StaffState['team'] | null = null
+
+function renderTeamCounts(): void {
+  if (!teamCounts) return
+  definitionList($('counts-detail'), [
+    ...teamCounts.events.map((e): [string, unknown] => [`Event "${e.name}"`, e.checkedIn]),
+    ...teamCounts.stations.map((st): [string, unknown] => [`Station "${st.name}" (${st.mode ?? 'no mode'})`, `${st.checkedIn} (${st.last5Minutes} in 5 min)`]),
+  ])
+}
+
+/**
+ * Every feed message carries this station's counts: its row and its event's row follow them, so the
+ * staff view never shows two numbers for one event (fetching the whole state on each tap would count as
+ * staff activity and keep an unattended session open).
+ */
+function followCounts(station: KioskStation, counts: KioskCounts): void {
+  if (!teamCounts) return
+  teamCounts = {
+    events: teamCounts.events.map((e) => (e.eventId === station.event?.id ? { ...e, checkedIn: counts.event } : e)),
+    stations: teamCounts.stations.map((st) => (st.stationId === station.id ? { ...st, checkedIn: counts.station, last5Minutes: counts.last5Minutes } : st)),
+  }
+  renderTeamCounts()
+}
+
 function renderState(state: StaffState): void {
   const events = $<HTMLSelectElement>('event-id')
   events.replaceChildren(
@@ -285,10 +315,8 @@ function renderState(state: StaffState): void {
     ['Kiosks connected', kiosksConnected],
     ['Test chip until', state.testUntil === null ? 'off' : clockTime(state.testUntil, true)],
   ])
-  definitionList($('counts-detail'), [
-    ...state.team.events.map((e): [string, unknown] => [`Event "${e.name}"`, e.checkedIn]),
-    ...state.team.stations.map((st): [string, unknown] => [`Station "${st.name}" (${st.mode ?? 'no mode'})`, `${st.checkedIn} (${st.last5Minutes} in 5 min)`]),
-  ])
+  teamCounts = state.team
+  renderTeamCounts()
   renderClaims(state.claims)
   if ($('feed').children.length === 0) for (const event of [...state.recent].sort((a, b) => a.id - b.id)) addFeedRow(event)
 }
