@@ -4,6 +4,7 @@ import path from 'node:path'
 import { afterEach, beforeEach, expect, test } from 'vitest'
 import { type BackendGateway, createBackendGateway, metadata, seedTeam, testDir } from '../helpers/gateway.js'
 import { cliPath, repoRoot } from '../helpers/processes.js'
+import { TOOL_EXPORTS } from './toolExports.js'
 
 // `tapgate attendees import|export` as users run it: the real bin, on this run's engine (the data dir's
 // SQLite file, or the test's PostgreSQL database through TAPGATE_DATABASE_URL).
@@ -50,15 +51,7 @@ const fixture = (name: string) => path.join(fixtures, name)
 const count = () => gw.store.attendees.countEvent(eventId)
 
 // Each tool's export as a user downloads it, through the bin, without options: the header row says which tool.
-test.each([
-  ['pretix-checkin.csv', 'pretix-checkin', 3],
-  ['pretix-positions.csv', 'pretix-positions', 2],
-  ['eventbrite.csv', 'eventbrite', 3],
-  ['luma.csv', 'luma', 2],
-  ['hievents.csv', 'hievents', 2],
-  ['hievents-semicolon.csv', 'hievents', 2],
-  ['tito.csv', 'tito', 3],
-])('tapgate attendees import %s', async (file, format, imported) => {
+test.each(TOOL_EXPORTS)('tapgate attendees import %s', async (file, format, imported) => {
   const result = await cli('attendees', 'import', '--event', String(eventId), '--json', fixture(file))
   expect(result).toMatchObject({ code: 0, stderr: '' })
   expect(JSON.parse(result.stdout)).toMatchObject({ eventId, format, imported, inserted: imported, updated: 0 })

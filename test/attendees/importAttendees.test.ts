@@ -5,6 +5,7 @@ import { importAttendees } from '../../src/attendees/importAttendees.js'
 import { BaseError } from '../../src/errors.js'
 import { createStation } from '../../src/stations/stations.js'
 import { type BackendGateway, createBackendGateway, metadata, queryRows, seedTeam } from '../helpers/gateway.js'
+import { TOOL_EXPORTS } from './toolExports.js'
 
 const fixtures = path.join(import.meta.dirname, '../fixtures/attendees')
 const fixture = (name: string) => fs.readFileSync(path.join(fixtures, name))
@@ -44,15 +45,7 @@ const stored = async () =>
   (await gw.store.attendees.list(eventId, { limit: 100, offset: 0 })).attendees.map((a) => [a.ticketCode, a.name, a.ticketType]).sort()
 
 describe('each tool\'s export imports without options', () => {
-  test.each([
-    ['pretix-checkin.csv', 'pretix-checkin', 3],
-    ['pretix-positions.csv', 'pretix-positions', 2],
-    ['eventbrite.csv', 'eventbrite', 3],
-    ['luma.csv', 'luma', 2],
-    ['hievents.csv', 'hievents', 2],
-    ['hievents-semicolon.csv', 'hievents', 2],
-    ['tito.csv', 'tito', 3],
-  ])('%s', async (file, format, count) => {
+  test.each(TOOL_EXPORTS)('%s', async (file, format, count) => {
     const report = await run(fixture(file))
     expect(report).toMatchObject({ eventId, format, imported: count, inserted: count, updated: 0, chipsBound: 0 })
     expect(await gw.store.attendees.countEvent(eventId)).toBe(count)
