@@ -111,7 +111,25 @@ async function expectOutboxOnChain(gateways: readonly Server[] = []): Promise<{ 
     const [lease] = await sql`SELECT holder, epoch, expires_at FROM relayer_leases`
     // What the relayers logged (warn and up) says why: a refused broadcast, a failed tick.
     const logs = gateways.map((g) => `--- ${g.url} stdout:\n${g.stdout().slice(-3000)}\n--- stderr:\n${g.stderr().slice(-1500)}`).join('\n')
-    throw new Error(`${(error as Error).message}: open rows ${JSON.stringify(open)}; lease ${JSON.stringify(lease)}\n${logs}`)
+    // And what the chain has: the sender's nonces, the first stuck row's versions, the row before it.
+    const [first] = await sql<{ id: number; nonce: number; sender: Address; txHash: Hex; initialTxHash: Hex }[]>`
+      SELECT id, nonce::int AS nonce, sender, tx_hash AS "txHash", initial_tx_hash AS "initialTxHash" FROM chain_txs WHERE status <> 'mined' ORDER BY nonce LIMIT 1`
+    let chain = ''
+    if (first) {
+      const client = chainClient()
+      const [latest, pending] = await Promise.all(['latest', 'pending'].map((tag) => client.getTransactionCount({ address: first.sender, blockTag: tag as 'latest' | 'pending' })))
+      const attempts = await sql<{ txHash: Hex }[]>`SELECT tx_hash AS "txHash" FROM chain_tx_attempts WHERE chain_tx_id = ${first.id}`
+      const known = await Promise.all(attempts.map(async (a) => {
+        const found = (await client.request({ method: 'eth_getTransactionByHash', params: [a.txHash] }).catch(() => null)) as { blockNumber?: string; maxFeePerGas?: string } | null
+        return `${a.txHash}: ${found ? `block ${found.blockNumber}, maxFeePerGas ${found.maxFeePerGas}` : 'unknown to the node'}`
+      }))
+      const head = await client.getBlock()
+      const pool = JSON.stringify(await client.request({ method: 'txpool_status' as never }).catch((e: Error) => e.message))
+      known.push(`head ${head.number} baseFeePerGas ${head.baseFeePerGas} gasUsed ${head.gasUsed}/${head.gasLimit}; txpool ${pool}`)
+      const before = await sql`SELECT id, nonce, status, reverted, tx_hash, initial_tx_hash, block_number FROM chain_txs WHERE nonce = ${first.nonce - 1}`
+      chain = `chain: sender nonce latest ${latest}, pending ${pending}; first stuck row ${first.id} nonce ${first.nonce}, attempts ${known.join('; ')}; row before ${JSON.stringify(before)}`
+    }
+    throw new Error(`${(error as Error).message}: open rows ${JSON.stringify(open)}; lease ${JSON.stringify(lease)}\n${chain}\n${logs}`)
   }
   const client = chainClient()
   const logs = await client.getLogs({ address: guestbook, event: transferSingle, fromBlock: 0n })
