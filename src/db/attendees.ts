@@ -19,15 +19,7 @@ export type AttendeeRow = {
  * One row of an import. null for email, wallet, note or needsAttention: the file has no such column,
  * so a re-import keeps what is stored (a file cannot clear a wallet by leaving its column out).
  */
-export type AttendeeInput = {
-  name: string
-  email: string | null
-  ticketType: string
-  ticketCode: string
-  wallet: string | null
-  note: string | null
-  needsAttention: boolean | null
-}
+export type AttendeeInput = Pick<AttendeeRow, 'name' | 'email' | 'ticketType' | 'ticketCode' | 'wallet' | 'note'> & { needsAttention: boolean | null }
 
 export type AttendeeListing = { attendees: AttendeeRow[]; total: number }
 
@@ -35,15 +27,7 @@ export type AttendeeListing = { attendees: AttendeeRow[]; total: number }
  * A guest as the export shows them: the row, the chips bound now (space-separated, in binding order),
  * the active check-in (when, at which door, manual or tapped, left_at) and its mint's transaction.
  */
-export type AttendeeExportRow = {
-  id: number
-  name: string
-  email: string | null
-  ticketType: string
-  ticketCode: string
-  wallet: string | null
-  note: string | null
-  needsAttention: number
+export type AttendeeExportRow = Pick<AttendeeRow, 'id' | 'name' | 'email' | 'ticketType' | 'ticketCode' | 'wallet' | 'note' | 'needsAttention'> & {
   chips: string | null
   checkInId: number | null
   checkedInAt: number | null

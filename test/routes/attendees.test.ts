@@ -2,6 +2,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, test } from 'vitest'
 import { type BackendGateway, call, createBackendGateway, metadata, seedTeam } from '../helpers/gateway.js'
+import { TOOL_EXPORTS } from '../attendees/toolExports.js'
 
 // The guest list under an event with the API key (issue 19): GET list/search, POST import (text/csv), GET export.
 
@@ -27,14 +28,7 @@ const importCsv = (body: string | Buffer, query = '', key = apiKey, contentType 
   call(gw, { method: 'POST', url: `/events/${eventId}/attendees/import${query}`, headers: { 'x-service-api-key': key, 'content-type': contentType }, payload: body })
 
 describe('POST /events/:eventId/attendees/import', () => {
-  test.each([
-    ['pretix-checkin.csv', 'pretix-checkin', 3],
-    ['pretix-positions.csv', 'pretix-positions', 2],
-    ['eventbrite.csv', 'eventbrite', 3],
-    ['luma.csv', 'luma', 2],
-    ['hievents-semicolon.csv', 'hievents', 2],
-    ['tito.csv', 'tito', 3],
-  ])('%s: detected by its header, imported', async (file, format, imported) => {
+  test.each(TOOL_EXPORTS)('%s: detected by its header, imported', async (file, format, imported) => {
     const res = await importCsv(fixture(file))
     expect(res.status).toBe(200)
     expect(res.body).toMatchObject({ success: true, eventId, format, imported, inserted: imported, updated: 0 })
