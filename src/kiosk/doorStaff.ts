@@ -83,7 +83,7 @@ export function attendeeCheckIn(deps: KioskDeps, p: { stationId: number; attende
     if (!isCheckInStation(station)) throw new ConflictError('station_not_checkin', 'The station is not an entry door: set it to checkin or bind with its event first')
     const guest = await guestOf(tx, station, p.attendeeId)
     const result = await admitGuest(tx, deps, { station, attendee: guest, uid: null, manual: true, now })
-    const checkIn = await appendCheckInRows(tx, station.id, result, { uid: null, counter: null }, now)
+    const { summary: checkIn } = await appendCheckInRows(tx, station.id, result, { uid: null, counter: null }, now)
     await staffRow(tx, station.id, { action: 'manual_check_in', summary: manualSummary(result, `${guest.name} (${guest.ticketCode})`, checkIn), ...(checkIn ? { checkInId: checkIn.id } : {}) }, now)
     announce(tx, deps, result.queued?.chainId ?? null)
     return { state: result.state, checkIn }

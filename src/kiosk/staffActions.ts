@@ -56,7 +56,7 @@ export async function manualCheckIn(deps: KioskDeps, p: { stationId: number; uid
     const result = guest
       ? await admitGuest(tx, deps, { station, attendee: guest, uid: p.uid, manual: true, now })
       : await checkInChip(tx, deps, { station, uid: p.uid, manual: true, now })
-    const checkIn = await appendCheckInRows(tx, station.id, result, { uid: p.uid, counter: null }, now)
+    const { summary: checkIn } = await appendCheckInRows(tx, station.id, result, { uid: p.uid, counter: null }, now)
     await staffRow(tx, station.id, { action: 'manual_check_in', summary: manualSummary(result, p.uid, checkIn), ...(checkIn ? { checkInId: checkIn.id } : {}) }, now)
     announce(tx, deps, result.queued?.chainId ?? null)
     return { state: result.state, checkIn }

@@ -36,7 +36,13 @@ type DoorRowResult = CheckInResult | DoorResult
  * name and ticket type), and the mint's `queued` step when one was queued (the outbox row then names
  * this station as its watcher). Inside the caller's transaction (`tx`).
  */
-export async function appendCheckInRows(tx: Tx, stationId: number, result: DoorRowResult, tap: Omit<TapEventData, 'state' | 'checkIn'>, now: number): Promise<CheckInSummary | null> {
+export async function appendCheckInRows(
+  tx: Tx,
+  stationId: number,
+  result: DoorRowResult,
+  tap: Omit<TapEventData, 'state' | 'checkIn'>,
+  now: number,
+): Promise<{ summary: CheckInSummary | null; attendee: AttendeeView | undefined }> {
   const summary = result.checkIn && (await checkInSummary(tx, result.checkIn))
   const door = 'fresh' in result ? result : undefined
   const attendee = door?.attendee ? attendeeView(door.attendee, (await tx.guestbook.getEvent(door.attendee.eventId))!) : undefined
@@ -56,7 +62,7 @@ export async function appendCheckInRows(tx: Tx, stationId: number, result: DoorR
     now,
   )
   if (result.queued && result.checkIn) await watchTx(tx, result.queued.txId, { stationId, checkInId: result.checkIn.id, claimId: null }, { hash: result.queued.hash, now })
-  return summary
+  return { summary, attendee }
 }
 
 /** A check-in summary as the public screen (and the station) may see it: the guest's public view only. */
@@ -117,8 +123,8 @@ export async function recordAcceptedTap(
       ? await openGuestbookClaim({ tx, otpTtlMs: deps.config.otpTtlSeconds * 1000 }, { station, uid: tap.uid, refId: tap.refId, checkInId: checkIn.checkIn.id, now })
       : null
   const claimed = claim ? await claimSummary(tx, claim, now) : undefined
-  const summary = await appendCheckInRows(tx, station.id, checkIn, { ...base, ...(claimed ? { claim: claimed } : {}) }, now)
-  const guest = result?.attendee && result.state !== 'bind_taken' ? { attendee: publicAttendee(attendeeView(result.attendee, (await tx.guestbook.getEvent(station.eventId))!)) } : {}
+  const { summary, attendee } = await appendCheckInRows(tx, station.id, checkIn, { ...base, ...(claimed ? { claim: claimed } : {}) }, now)
+  const guest = attendee ? { attendee: publicAttendee(attendee) } : {}
   return { result: { state: checkIn.state, test: false, checkIn: publicSummary(summary), ...guest }, queuedOn: checkIn.queued?.chainId ?? null, image: claimed?.product.image }
 }
 
