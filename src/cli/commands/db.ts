@@ -1,9 +1,10 @@
 import { ConfigError } from '../../configError.js'
 import { copySqliteToPostgres, CopyRefusedError } from '../../db/copy.js'
-import { connectPostgres, redactDatabaseUrl } from '../../db/pg/connect.js'
+import { connectPostgres } from '../../db/pg/connect.js'
 import { postgresStatus } from '../../db/pg/status.js'
 import { DatabaseStatusError, sqliteStatus, type DatabaseStatus } from '../../db/status.js'
 import { UsageError, type Flags } from '../usage.js'
+import { redactDatabaseUrl } from '../../redact.js'
 import { configFrom, onePositional, printJson, text } from './context.js'
 
 export async function run(positionals: string[], flags: Flags) {
