@@ -221,6 +221,12 @@ describe('secrets stay out of what db status prints', () => {
     }
   })
 
+  test('a postgres:// URL the driver cannot parse (port out of range): exit 1, one line, the password masked, no stack', async () => {
+    const r = await tapgate(['db', 'status'], testDir('tapgate-db-status-'), { TAPGATE_DATABASE_URL: `postgres://tapgate:${password}@db.lan:99999/tapgate` })
+    expect(r).toMatchObject({ code: 1, stdout: '' })
+    expect(r.stderr.trim()).toBe('tapgate: cannot use the PostgreSQL URL postgres://tapgate:****@db.lan:99999/tapgate: Invalid URL')
+  })
+
   test('a malformed TAPGATE_SECRET: exit 1, what is wrong with it (length, not hex), none of it printed', async () => {
     const secret = `9f${'3b71c0de'.repeat(7)}4a5e${'x'}`
     const r = await tapgate(['db', 'status'], await teamDataDir(), { TAPGATE_SECRET: secret })
