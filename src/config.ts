@@ -4,6 +4,7 @@ import path from 'node:path'
 import { z } from 'zod'
 import { parseAllowEntry } from './media/allowHosts.js'
 import { ConfigError } from './configError.js'
+import { describeHexSecret, redactDatabaseUrl } from './redact.js'
 
 const port = z.coerce.number().int().min(0).max(65535)
 const positiveInt = z.coerce.number().int().positive()
@@ -230,13 +231,18 @@ export const ConfigSchema = z
     message: 'Chain 31337 is the embedded chain: set chain.embedded to false to reach it over an RPC instead',
     path: ['chains', '31337'],
   })
-  // Gateways sharing a database must share its chains: each embedded anvil would be a chain of its own.
-  .refine((c) => !(c.database.url && c.chain.embedded), {
-    message:
-      'With database.url every gateway must reach the same chain: set chain.embedded to false (TAPGATE_EMBEDDED_CHAIN=false) ' +
-      'and give chains.<id>.rpcUrl (one anvil or a real RPC for all gateways)',
-    path: ['chain', 'embedded'],
-  })
+
+/**
+ * What `tapgate serve` runs on: the configuration, and what only a running gateway needs. Gateways
+ * sharing a database must share its chains: each embedded anvil would be a chain of its own. The other
+ * commands never start a chain, so they run on the shared database without chain settings (issue 24).
+ */
+const ServeConfigSchema = ConfigSchema.refine((c) => !(c.database.url && c.chain.embedded), {
+  message:
+    'With database.url every gateway must reach the same chain: set chain.embedded to false (TAPGATE_EMBEDDED_CHAIN=false) ' +
+    'and give chains.<id>.rpcUrl (one anvil or a real RPC for all gateways)',
+  path: ['chain', 'embedded'],
+})
 
 export type Config = z.infer<typeof ConfigSchema>
 export type ConfigInput = z.input<typeof ConfigSchema>
@@ -284,6 +290,8 @@ export type LoadConfigParameters = {
   configFile?: string
   /** Highest precedence, e.g. CLI flags. */
   overrides?: Record<string, unknown>
+  /** For `tapgate serve`: also require what a running gateway needs (database.url → no embedded chain). */
+  serving?: boolean
 }
 
 /**
@@ -294,7 +302,7 @@ export type LoadConfigParameters = {
  * @example
  * const config = loadConfig({ env: process.env })
  */
-export function loadConfig({ env = process.env, configFile, overrides = {} }: LoadConfigParameters = {}): Config {
+export function loadConfig({ env = process.env, configFile, overrides = {}, serving = false }: LoadConfigParameters = {}): Config {
   const sources = new Map<string, string>()
   const raw: Record<string, unknown> = {}
 
@@ -331,7 +339,7 @@ export function loadConfig({ env = process.env, configFile, overrides = {} }: Lo
     sources.set(key, `--${key}`)
   }
 
-  const result = ConfigSchema.safeParse(raw)
+  const result = (serving ? ServeConfigSchema : ConfigSchema).safeParse(raw)
   if (!result.success) {
     const lines = result.error.issues.map((issue) => {
       if (issue.code === 'unrecognized_keys') {
@@ -341,11 +349,28 @@ export function loadConfig({ env = process.env, configFile, overrides = {} }: Lo
       const key = issue.path.join('.')
       const where = sources.get(key) ?? (key === '' ? 'config' : key)
       const got = key === '' ? undefined : getPath(raw, issue.path.map(String))
-      return `  - ${where}: ${issue.message}${got === undefined ? '' : ` (got ${JSON.stringify(got)})`}`
+      return `  - ${where}: ${issue.message}${got === undefined ? '' : ` (got ${shownValue(key, got)})`}`
     })
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`)
   }
   return result.data
+}
+
+/**
+ * A bad value as an error shows it: the secret never (only what is wrong with it), and no password
+ * of a URL (the database URL, or one in any other setting).
+ */
+function shownValue(key: string, value: unknown): string {
+  if (key === 'secret' && typeof value === 'string') return describeHexSecret(value, 64)
+  // Each string masked before quoting: JSON's quotes and escapes would hide where a password ends.
+  return JSON.stringify(redactStrings(value))
+}
+
+function redactStrings(value: unknown): unknown {
+  if (typeof value === 'string') return redactDatabaseUrl(value)
+  if (Array.isArray(value)) return value.map(redactStrings)
+  if (typeof value === 'object' && value !== null) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redactStrings(v)]))
+  return value
 }
 
 function flattenKeys(obj: Record<string, unknown>, prefix = ''): string[] {

@@ -143,6 +143,15 @@ describe('loadConfig', () => {
     })
   })
 
+  test('a malformed secret is described (length, how many characters are not hex), never shown (issue 24)', () => {
+    const secret = `${'c0ffee'.repeat(10)}zz!`
+    const error = configError(() => loadConfig({ env: { TAPGATE_SECRET: secret } }))
+    expect(error.message).toBe('Invalid configuration:\n  - TAPGATE_SECRET: Must be 64 hex characters (32 bytes) (got 63 characters (64 wanted), 3 of them not hex digits)')
+    const file = configError(() => loadConfig({ env: {}, configFile: configFile({ secret: 'c0ffee'.repeat(11) }) }))
+    expect(file.message).toContain('secret in tapgate.config.json: Must be 64 hex characters (32 bytes) (got 66 characters (64 wanted))')
+    expect(file.message).not.toContain('c0ffee')
+  })
+
   test('a bad environment value: the message names the variable and shows the value', () => {
     const error = configError(() => loadConfig({ env: { PORT: 'abc' } }))
     expect(error.message).toMatchInlineSnapshot(`
@@ -208,9 +217,33 @@ describe('database.url', () => {
     expect(loadConfig({ env: { TAPGATE_DATABASE_URL: url, TAPGATE_EMBEDDED_CHAIN: 'false' } }).database).toEqual({ url })
   })
 
-  test('with a database URL the embedded chain is refused, naming chains.<id>.rpcUrl', () => {
-    const error = configError(() => loadConfig({ env: { TAPGATE_DATABASE_URL: url } }))
+  test('serving with a database URL: the embedded chain is refused, naming chains.<id>.rpcUrl', () => {
+    const error = configError(() => loadConfig({ env: { TAPGATE_DATABASE_URL: url }, serving: true }))
     expect(error.message).toMatch(/chain\.embedded: With database\.url every gateway must reach the same chain: .*chains\.<id>\.rpcUrl/)
+    expect(loadConfig({ env: { TAPGATE_DATABASE_URL: url, TAPGATE_EMBEDDED_CHAIN: 'false' }, serving: true }).database).toEqual({ url })
+  })
+
+  test('the other commands start no chain: a database URL without chain settings loads (issue 24)', () => {
+    expect(loadConfig({ env: { TAPGATE_DATABASE_URL: url } })).toMatchObject({ database: { url }, chain: { embedded: true } })
+  })
+
+  test('a bad URL is shown without its password: user:****@, password=**** (issue 24)', () => {
+    for (const [bad, shown] of [
+      ['mysql://tapgate:hunter2pw@db.lan/tapgate', 'mysql://tapgate:****@db.lan/tapgate'],
+      ['tapgate:hunter2pw@db.lan/tapgate', 'tapgate:****@db.lan/tapgate'],
+      ['postgresql:/db.lan/tapgate?user=tapgate&password=hunter2pw', 'postgresql:/db.lan/tapgate?user=tapgate&password=****'],
+      ['host=db.lan password=hunter2pw dbname=tapgate', 'host=db.lan password=**** dbname=tapgate'],
+    ]) {
+      const error = configError(() => loadConfig({ env: { TAPGATE_DATABASE_URL: bad } }))
+      expect(error.message).toContain(`- TAPGATE_DATABASE_URL: Must be a postgres:// URL (a Unix socket directory goes in ?host=/path) (got "${shown}")`)
+      expect(error.message).not.toContain('hunter2pw')
+    }
+    // In the config file, and in a URL of another setting (an RPC's basic auth).
+    const file = configFile({ database: { url: 'postgress://tapgate:hunter2pw@db/x' }, chains: { 8453: { rpcUrl: 'ftp://rpc:hunter2pw@node.lan', relayerKeyEnv: 'K' } } })
+    const error = configError(() => loadConfig({ env: {}, configFile: file }))
+    expect(error.message).toContain('(got "postgress://tapgate:****@db/x")')
+    expect(error.message).toContain('(got "ftp://rpc:****@node.lan")')
+    expect(error.message).not.toContain('hunter2pw')
   })
 
   test('a URL that is not postgres:// is refused, naming the variable', () => {

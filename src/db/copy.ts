@@ -1,12 +1,12 @@
 import Database from 'better-sqlite3'
 import { quoteIdentifier, type TableRows } from './status.js'
-import type { PgSql, PgTransaction } from './pg/connect.js'
+import type { PgQuery, PgSql, PgTransaction } from './pg/connect.js'
 import { migratePostgres } from './pg/migrate.js'
 import { databaseFile, openDatabase } from './sqlite/openDatabase.js'
 
 export type CopyReport = { tables: Array<TableRows & { copied: number }>; sequences: number }
 
-/** The target already holds data (or the copy would not match): nothing was written. */
+/** The target already holds data or tables of its own (or the copy would not match): nothing was written or created. */
 export class CopyRefusedError extends Error {
   override name = 'CopyRefusedError'
 }
@@ -18,18 +18,22 @@ const BATCH = 500
  * Copies a SQLite data dir's database into an empty PostgreSQL database: every table, as stored
  * (sealed keys stay sealed bytes, counters, live refs and OTPs, the chain outbox), in one PostgreSQL
  * transaction, so a failure leaves the target empty. The SQLite side is migrated to the current
- * schema first and read in one snapshot; PostgreSQL is migrated to the same version. Ids keep their
- * values and each identity sequence is moved past the largest copied id.
+ * schema first and read in one snapshot; PostgreSQL is migrated to the same version, only once the
+ * target is known to be empty: a refusal creates nothing there. Ids keep their values and each
+ * identity sequence is moved past the largest copied id.
  *
- * @throws CopyRefusedError when any target table has rows, or the two schemas differ
+ * @throws CopyRefusedError when the target has a table tapgate does not know, any target table has
+ * rows, or the two schemas differ
  */
 export async function copySqliteToPostgres(dataDir: string, target: PgSql): Promise<CopyReport> {
   // openDatabase applies any pending SQLite migration: the two schemas must be at the same version.
   openDatabase({ dataDir }).close()
   const source = new Database(databaseFile(dataDir), { fileMustExist: true, readonly: true })
   try {
-    await migratePostgres(target)
     const names = orderByForeignKeys(source)
+    // Before the migrations create anything: a database that is not ours, or not empty, keeps exactly the tables it had.
+    await refuseUnlessEmpty(target, names)
+    await migratePostgres(target)
     const snapshot = source.transaction(() =>
       names.map((name) => ({ name, rows: source.prepare(`SELECT * FROM ${quoteIdentifier(name)}`).all() as Record<string, unknown>[] })),
     )()
@@ -42,10 +46,8 @@ export async function copySqliteToPostgres(dataDir: string, target: PgSql): Prom
       )
       const missing = names.filter((name) => !targetTables.has(name))
       if (missing.length > 0) throw new CopyRefusedError(`the PostgreSQL schema has no table ${missing.join(', ')}: is this tapgate older than the data dir?`)
-      for (const name of targetTables) {
-        const [row] = await tx<{ n: number }[]>`SELECT count(*) AS n FROM ${tx.unsafe(quoteIdentifier(name))}`
-        if (row!.n > 0) throw new CopyRefusedError(`the target database is not empty: ${name} has ${row!.n} rows; copy into a new database`)
-      }
+      // Again inside the copy's transaction: a writer may have come between the first check and this one.
+      await refuseUnlessEmpty(tx, names)
       const booleans = await booleanColumns(tx)
       const report: CopyReport = { tables: [], sequences: 0 }
       for (const { name, rows } of snapshot) {
@@ -77,6 +79,29 @@ export async function copySqliteToPostgres(dataDir: string, target: PgSql): Prom
     })) as CopyReport
   } finally {
     source.close()
+  }
+}
+
+/**
+ * Refuses a target that holds a table tapgate does not know (someone else's database: empty or not,
+ * it is not ours to add 40 tables to) or any row in one of tapgate's (a database already in use).
+ * An empty tapgate schema, as a gateway's first start leaves it, is a fine target.
+ */
+async function refuseUnlessEmpty(q: PgQuery, tapgateTables: string[]): Promise<void> {
+  const tables = (
+    await q<{ tablename: string }[]>`
+      SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND tablename <> 'schema_migrations' ORDER BY tablename`
+  ).map((r) => r.tablename)
+  const foreign = tables.filter((name) => !tapgateTables.includes(name))
+  if (foreign.length > 0) {
+    const listed = foreign.length > 5 ? `${foreign.slice(0, 5).join(', ')} and ${foreign.length - 5} more` : foreign.join(', ')
+    throw new CopyRefusedError(
+      `the target database is not empty: it has ${foreign.length === 1 ? 'a table' : 'tables'} tapgate does not know (${listed}); copy into a new database`,
+    )
+  }
+  for (const name of tables) {
+    const [row] = await q<{ n: number }[]>`SELECT count(*) AS n FROM ${q.unsafe(quoteIdentifier(name))}`
+    if (row!.n > 0) throw new CopyRefusedError(`the target database is not empty: ${name} has ${row!.n} rows; copy into a new database`)
   }
 }
 

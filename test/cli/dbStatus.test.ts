@@ -5,6 +5,7 @@ import Database from 'better-sqlite3'
 import { describe, expect, test } from 'vitest'
 import { loadMigrations } from '../../src/db/migrations.js'
 import { testDir } from '../helpers/gateway.js'
+import { HAS_POSTGRES, testDatabase } from '../helpers/postgres.js'
 import { cliPath, collectOutput, repoRoot } from '../helpers/processes.js'
 
 type Run = { code: number | null; stdout: string; stderr: string }
@@ -12,10 +13,13 @@ type Run = { code: number | null; stdout: string; stderr: string }
 // Settings from the real environment (TAPGATE_*) must not reach the child.
 const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('TAPGATE_')))
 
-/** The real bin, as an operator runs it, on `dataDir`. */
-async function tapgate(args: string[], dataDir: string): Promise<Run> {
-  const out = collectOutput(spawn(process.execPath, [cliPath, ...args, '--data-dir', dataDir], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] }))
+/** The real bin, as an operator runs it, on `dataDir` (and `extraEnv`); killed if still running after 20 s. */
+async function tapgate(args: string[], dataDir: string, extraEnv: NodeJS.ProcessEnv = {}): Promise<Run> {
+  const child = spawn(process.execPath, [cliPath, ...args, '--data-dir', dataDir], { cwd: repoRoot, env: { ...env, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] })
+  const out = collectOutput(child)
+  const timer = setTimeout(() => child.kill('SIGKILL'), 20_000)
   const { code } = await out.exited
+  clearTimeout(timer)
   return { code, stdout: out.stdout(), stderr: out.stderr() }
 }
 
@@ -200,3 +204,80 @@ describe('tapgate db status', () => {
     expect(r.stderr).toContain('unknown action "db vacuum" (status, copy)')
   })
 })
+
+// Issue 24, point 4: what the bin prints about a bad setting or a database never holds a password or the secret.
+describe('secrets stay out of what db status prints', () => {
+  const password = 'hunter2-Pa55'
+
+  test('a database URL that fails validation: exit 1, the setting named, the password masked', async () => {
+    for (const [url, shown] of [
+      [`mysql://tapgate:${password}@db.lan/tapgate`, 'mysql://tapgate:****@db.lan/tapgate'],
+      [`tapgate:${password}@db.lan/tapgate?password=${password}`, 'tapgate:****@db.lan/tapgate?password=****'],
+    ]) {
+      const r = await tapgate(['db', 'status'], testDir('tapgate-db-status-'), { TAPGATE_DATABASE_URL: url })
+      expect(r).toMatchObject({ code: 1, stdout: '' })
+      expect(r.stderr).toContain(`- TAPGATE_DATABASE_URL: Must be a postgres:// URL (a Unix socket directory goes in ?host=/path) (got "${shown}")`)
+      expect(r.stderr).not.toContain(password)
+    }
+  })
+
+  test('a postgres:// URL the driver cannot parse (port out of range): exit 1, one line, the password masked, no stack', async () => {
+    const r = await tapgate(['db', 'status'], testDir('tapgate-db-status-'), { TAPGATE_DATABASE_URL: `postgres://tapgate:${password}@db.lan:99999/tapgate` })
+    expect(r).toMatchObject({ code: 1, stdout: '' })
+    expect(r.stderr.trim()).toBe('tapgate: cannot use the PostgreSQL URL postgres://tapgate:****@db.lan:99999/tapgate: Invalid URL')
+  })
+
+  test('a malformed TAPGATE_SECRET: exit 1, what is wrong with it (length, not hex), none of it printed', async () => {
+    const secret = `9f${'3b71c0de'.repeat(7)}4a5e${'x'}`
+    const r = await tapgate(['db', 'status'], await teamDataDir(), { TAPGATE_SECRET: secret })
+    expect(r).toMatchObject({ code: 1, stdout: '' })
+    expect(r.stderr.trim()).toBe(
+      'tapgate: Invalid configuration:\n  - TAPGATE_SECRET: Must be 64 hex characters (32 bytes) (got 63 characters (64 wanted), 1 of them not hex digits)',
+    )
+    expect(r.stderr).not.toContain('3b71c0de')
+  })
+})
+
+describe.skipIf(!HAS_POSTGRES)('tapgate db status on PostgreSQL', () => {
+  const db = testDatabase()
+  const password = 'hunter2-Pa55'
+
+  test('TAPGATE_DATABASE_URL and no chain settings: db status reads it (a read-only command needs no chain), exit 0', async () => {
+    const r = await tapgate(['db', 'status', '--json'], testDir('tapgate-db-status-'), { TAPGATE_DATABASE_URL: db.url() })
+    expect(r.stderr).toBe('')
+    expect(r.code).toBe(0)
+    const status = JSON.parse(r.stdout) as StatusJson
+    expect(status).toMatchObject({ backend: 'postgres', schemaVersion: status.latestVersion, schema: 'current', totalRows: 0 })
+    expect(status.tables.map((t) => t.name)).toContain('teams')
+  })
+
+  test('serve on the same settings still refuses the embedded chain: exit 1 before it starts anything', async () => {
+    const dataDir = testDir('tapgate-db-status-')
+    const r = await tapgate(['serve', '--port', '0'], dataDir, { TAPGATE_DATABASE_URL: db.url() })
+    expect(r.code).toBe(1)
+    expect(r.stderr).toMatch(/chain\.embedded: With database\.url every gateway must reach the same chain: set chain\.embedded to false/)
+    expect(fs.readdirSync(dataDir)).toEqual([])
+  })
+
+  test('a URL with a password (user:…@ and ?password=…): the location shows ****, plain and --json, never the password', async () => {
+    const url = db.url().replace(/^postgres:\/\/([^@]+)@/, `postgres://$1:${password}@`) + `&password=${password}`
+    expect(url).toContain(`:${password}@`)
+    const plain = await tapgate(['db', 'status'], testDir('tapgate-db-status-'), { TAPGATE_DATABASE_URL: url })
+    expect(plain).toMatchObject({ code: 0, stderr: '' })
+    const location = /^location +(.+)$/m.exec(plain.stdout)![1]!
+    expect(location).toMatch(/^postgres:\/\/\w+:\*\*\*\*@\/\w+\?host=.+&password=\*\*\*\*$/)
+    const json = await tapgate(['db', 'status', '--json'], testDir('tapgate-db-status-'), { TAPGATE_DATABASE_URL: url })
+    expect(json.code).toBe(0)
+    expect((JSON.parse(json.stdout) as StatusJson).location).toBe(location)
+    expect(plain.stdout + json.stdout).not.toContain(password)
+  })
+
+  test('a database that cannot be reached: exit 1, the URL in the message without its password', async () => {
+    const url = db.url().replace(/^postgres:\/\/([^@]+)@\/\w+/, `postgres://$1:${password}@/no_such_database`) + `&password=${password}`
+    const r = await tapgate(['db', 'status'], testDir('tapgate-db-status-'), { TAPGATE_DATABASE_URL: url })
+    expect(r).toMatchObject({ code: 1, stdout: '' })
+    expect(r.stderr).toMatch(/^tapgate: cannot read the PostgreSQL database postgres:\/\/\w+:\*\*\*\*@\/no_such_database\?.*password=\*\*\*\*: .*no_such_database/)
+    expect(r.stderr).not.toContain(password)
+  })
+})
+

@@ -216,3 +216,65 @@ describe.skipIf(!HAS_POSTGRES)('tapgate db copy: a SQLite data dir into PostgreS
     expect(ids!.fresh).toBe(otpCodes(body).length)
   })
 })
+
+// Issue 24: a refused copy created tapgate's tables in the target first (the migrations ran before the
+// check). The target is checked before anything is created; on refusal it keeps exactly what it had.
+describe.skipIf(!HAS_POSTGRES)('tapgate db copy refuses before it creates anything', () => {
+  const foreign = testDatabase({ empty: true })
+  const partial = testDatabase({ empty: true })
+  const used = testDatabase({ empty: true })
+  const teamDir = path.join(root, 'team-only')
+  const env = () => baseEnv(teamDir, writeConfig('team-only', {}))
+
+  /** Every table of the target's schema (schema_migrations too) with its row count. */
+  async function tablesOf(sql: ReturnType<typeof foreign.connect>): Promise<Record<string, number>> {
+    const names = (await sql<{ tablename: string }[]>`SELECT tablename FROM pg_tables WHERE schemaname = current_schema() ORDER BY tablename`).map((r) => r.tablename)
+    const out: Record<string, number> = {}
+    for (const name of names) out[name] = (await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM ${sql(name)}`)[0]!.n
+    return out
+  }
+
+  beforeAll(async () => {
+    // A data dir with one team: no chain needed to make it.
+    const made = await cli(env(), 'team', 'create', '--name', 'Booth')
+    expect(made.code, made.stderr).toBe(0)
+  })
+
+  test("a target with a table of its own (someone else's database): refused, still just that table", async () => {
+    const sql = foreign.connect()
+    await sql`CREATE TABLE guests (id int PRIMARY KEY, name text)`
+    await sql`INSERT INTO guests VALUES (1, 'Ada')`
+    const r = await cli(env(), 'db', 'copy', '--to', foreign.url())
+    expect(r.code).toBe(1)
+    expect(r.stderr.trim()).toBe('tapgate: db copy refused: the target database is not empty: it has a table tapgate does not know (guests); copy into a new database')
+    expect(await tablesOf(sql)).toEqual({ guests: 1 })
+    // Empty, the foreign table still makes it someone else's database.
+    await sql`DELETE FROM guests`
+    expect((await cli(env(), 'db', 'copy', '--to', foreign.url())).stderr).toMatch(/refused: .*tapgate does not know \(guests\)/)
+    expect(await tablesOf(sql)).toEqual({ guests: 0 })
+  })
+
+  test('a target with tapgate rows and none of the schema besides (a teams table): refused, no table created', async () => {
+    const sql = partial.connect()
+    await sql`CREATE TABLE teams (id bigint PRIMARY KEY, name text NOT NULL)`
+    await sql`INSERT INTO teams VALUES (7, 'Elsewhere')`
+    const r = await cli(env(), 'db', 'copy', '--to', partial.url())
+    expect(r.code).toBe(1)
+    expect(r.stderr.trim()).toBe('tapgate: db copy refused: the target database is not empty: teams has 1 rows; copy into a new database')
+    expect(await tablesOf(sql)).toEqual({ teams: 1 })
+  })
+
+  test('a target a copy already filled: refused, the same tables, rows and schema_migrations', async () => {
+    const first = await cli(env(), 'db', 'copy', '--to', used.url())
+    expect(first.code, first.stderr).toBe(0)
+    const sql = used.connect()
+    const before = await tablesOf(sql)
+    expect(before).toMatchObject({ teams: 1, api_keys: 1 })
+    const versions = await sql`SELECT * FROM schema_migrations ORDER BY version`
+    const again = await cli(env(), 'db', 'copy', '--to', used.url())
+    expect(again.code).toBe(1)
+    expect(again.stderr).toMatch(/^tapgate: db copy refused: the target database is not empty: \w+ has \d+ rows; copy into a new database$/m)
+    expect(await tablesOf(sql)).toEqual(before)
+    expect(await sql`SELECT * FROM schema_migrations ORDER BY version`).toEqual(versions)
+  })
+})

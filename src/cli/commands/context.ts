@@ -2,9 +2,12 @@ import { loadConfig, type Config } from '../../config.js'
 import { openGatewayStore, type Store } from '../../db/store.js'
 import { UsageError, type Flags } from '../usage.js'
 
-/** Config from env/file with the CLI's global flags (and a command's own overrides) on top. */
-export function configFrom(flags: Flags, overrides: Record<string, unknown> = {}): Config {
-  return loadConfig({ configFile: text(flags, 'config'), overrides: { dataDir: text(flags, 'data-dir'), ...overrides } })
+/**
+ * Config from env/file with the CLI's global flags (and a command's own overrides) on top. `serving`:
+ * for `serve`, which alone starts a chain, so alone needs chain settings that fit database.url.
+ */
+export function configFrom(flags: Flags, overrides: Record<string, unknown> = {}, { serving = false }: { serving?: boolean } = {}): Config {
+  return loadConfig({ configFile: text(flags, 'config'), overrides: { dataDir: text(flags, 'data-dir'), ...overrides }, serving })
 }
 
 /** Runs a command against the gateway's store (PostgreSQL when `database.url` is set, else the data dir's SQLite) and always closes it. */

@@ -1,9 +1,10 @@
 import { ConfigError } from '../../configError.js'
 import { copySqliteToPostgres, CopyRefusedError } from '../../db/copy.js'
-import { connectPostgres, redactDatabaseUrl } from '../../db/pg/connect.js'
+import { connectPostgres, type PgSql } from '../../db/pg/connect.js'
 import { postgresStatus } from '../../db/pg/status.js'
 import { DatabaseStatusError, sqliteStatus, type DatabaseStatus } from '../../db/status.js'
 import { UsageError, type Flags } from '../usage.js'
+import { redactDatabaseUrl } from '../../redact.js'
 import { configFrom, onePositional, printJson, text } from './context.js'
 
 export async function run(positionals: string[], flags: Flags) {
@@ -16,8 +17,17 @@ export async function run(positionals: string[], flags: Flags) {
   else console.log(formatStatus(status))
 }
 
+/** A client for `url`; a URL the driver cannot parse (a port out of range, a stray %) is a config error, not a stack trace. */
+function connect(url: string): PgSql {
+  try {
+    return connectPostgres({ url, max: 1 })
+  } catch (error) {
+    throw new ConfigError(`cannot use the PostgreSQL URL ${redactDatabaseUrl(url)}: ${(error as Error).message}`)
+  }
+}
+
 async function readPostgresStatus(url: string): Promise<DatabaseStatus> {
-  const sql = connectPostgres({ url, max: 1 })
+  const sql = connect(url)
   try {
     return await postgresStatus(sql, url)
   } catch (error) {
@@ -33,7 +43,7 @@ async function copy(flags: Flags): Promise<void> {
   if (!to || !/^postgres(ql)?:\/\//.test(to)) throw new UsageError('db copy needs --to postgres://user@host/database (an empty database)')
   const config = configFrom(flags)
   const before = readStatus(config.dataDir)
-  const sql = connectPostgres({ url: to, max: 1 })
+  const sql = connect(to)
   try {
     const report = await copySqliteToPostgres(config.dataDir, sql)
     const after = await postgresStatus(sql, to)

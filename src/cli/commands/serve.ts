@@ -4,11 +4,11 @@ import { configFrom, noPositionals, text } from './context.js'
 
 export async function run(positionals: string[], flags: Flags) {
   noPositionals(positionals)
-  const config = configFrom(flags, {
-    port: text(flags, 'port'),
-    host: text(flags, 'host'),
-    ...(flags['no-demo'] ? { demo: false } : {}),
-  })
+  const config = configFrom(
+    flags,
+    { port: text(flags, 'port'), host: text(flags, 'host'), ...(flags['no-demo'] ? { demo: false } : {}) },
+    { serving: true },
+  )
   // anvil boots while the server's modules load.
   const early = startEarly(config)
   // startServer stops the chain when it fails; before it runs (its modules did not load), this does.

@@ -72,14 +72,3 @@ export function socketUrl(url: string): { host: string; port: number; user?: str
     database: value(parsed.pathname.slice(1)),
   }
 }
-
-/** A URL with its password replaced, for logs and `db status`. */
-export function redactDatabaseUrl(url: string): string {
-  try {
-    const parsed = new URL(url)
-    if (parsed.password) parsed.password = '***'
-    return parsed.toString()
-  } catch {
-    return 'postgres://(unparsable URL)'
-  }
-}

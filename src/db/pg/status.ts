@@ -1,6 +1,6 @@
 import { quoteIdentifier, type DatabaseStatus } from '../status.js'
 import type { PgSql } from './connect.js'
-import { redactDatabaseUrl } from './connect.js'
+import { redactDatabaseUrl } from '../../redact.js'
 import { loadPostgresMigrations } from './migrate.js'
 
 /**
