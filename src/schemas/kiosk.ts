@@ -92,7 +92,7 @@ export const PinErrorBody = z.object({
 export const StaffModeBody = z
   .object({
     mode: Mode,
-    eventId: IntId.optional().meta({ description: "A guestbook event of the station's team (required for checkin unless the station has one)" }),
+    eventId: IntId.optional().meta({ description: "The station's own event, if given: a staff PIN never changes the event (403 staff_event_locked; the operator's `tapgate station set --event`)" }),
   })
   .strict()
 export const StaffModeResponse = Success.extend({ station: KioskStation })
