@@ -100,6 +100,33 @@ const allowHosts = z.unknown().transform((value, ctx): string[] => {
   return list.map((entry) => entry.trim())
 })
 
+/**
+ * kiosk.origins: a JSON array, or a comma list from env, of http(s) origins (`https://door.example.org`,
+ * `http://192.168.1.10:8787`), kept in URL's normal form. A path, query or credentials are refused:
+ * an origin is scheme, host and port only, and a typo there would silently match nothing.
+ */
+const kioskOrigins = z.unknown().transform((value, ctx): string[] => {
+  const list = typeof value === 'string' ? value.split(',').map((part) => part.trim()).filter((part) => part !== '') : value
+  if (!Array.isArray(list) || !list.every((entry) => typeof entry === 'string')) {
+    ctx.addIssue({ code: 'custom', message: 'Must be a list of origins such as https://door.example.org (a comma list in env)' })
+    return z.NEVER
+  }
+  return list.flatMap((entry) => {
+    let url: URL
+    try {
+      url = new URL(entry.trim())
+    } catch {
+      ctx.addIssue({ code: 'custom', message: `Not an origin (scheme://host[:port]): ${entry}` })
+      return []
+    }
+    if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '' || url.pathname !== '/') {
+      ctx.addIssue({ code: 'custom', message: `An origin is http(s)://host[:port] and nothing more: ${entry}` })
+      return []
+    }
+    return [url.origin]
+  })
+})
+
 /** The whole configuration. Defaults here are the documented defaults. */
 export const ConfigSchema = z
   .object({
@@ -156,9 +183,15 @@ export const ConfigSchema = z
         customerWarnSeconds: z.coerce.number().int().min(20).default(20),
         /** The venue's Wi-Fi, shown under the phone QR: the phone must reach the gateway. */
         wifiName: z.string().min(1).max(64).optional(),
+        /**
+         * The origins whose pages may open /kiosk/ws besides publicBaseUrl's. With either set, only
+         * those: the Host header no longer says what the gateway's own origin is (kioskSocket's
+         * socketOrigin.ts, issue 24 point 9).
+         */
+        origins: kioskOrigins.default([]),
       })
       .strict()
-      .default({ customerIdleSeconds: 60, customerWarnSeconds: 20 }),
+      .default({ customerIdleSeconds: 60, customerWarnSeconds: 20, origins: [] }),
     /** Tap counters: how far above the last accepted one a tap's counter may be (taps/counterRules.ts). */
     taps: z
       .object({
@@ -268,6 +301,7 @@ const envSettings: ReadonlyArray<readonly [string, readonly string[]]> = [
   ['TAPGATE_KIOSK_IDLE_SECONDS', ['kiosk', 'customerIdleSeconds']],
   ['TAPGATE_KIOSK_WARN_SECONDS', ['kiosk', 'customerWarnSeconds']],
   ['TAPGATE_KIOSK_WIFI_NAME', ['kiosk', 'wifiName']],
+  ['TAPGATE_KIOSK_ORIGINS', ['kiosk', 'origins']],
   ['TAPGATE_MAX_COUNTER_JUMP', ['taps', 'maxCounterJump']],
   ['TAPGATE_NTAG424_MAX_COUNTER_JUMP', ['taps', 'ntag424MaxCounterJump']],
   ['TAPGATE_EMBEDDED_CHAIN', ['chain', 'embedded']],

@@ -62,6 +62,30 @@ function secretIndexes(segments: string[]): Set<number> {
   return secret
 }
 
+// Query parameters whose value is a guest's name, email or ticket code as staff typed it (the
+// attendee searches: GET /events/:id/attendees?q=, GET /kiosk/staff/attendees?q=). Redacted on
+// every path: no other route takes them, and a path match would have to follow the router's
+// leniency as the refs/otps one does.
+const personalParams = new Set(['q'])
+
+/**
+ * The query (and fragment) with each personal parameter's value replaced. A name is compared as
+ * the query parser reads it (percent-decoded, `+` a space) and in any case, so `%71=` or `Q=` keeps
+ * nothing either; the other pairs are left as they came.
+ */
+function redactQuery(rest: string): string {
+  if (!rest.startsWith('?')) return rest
+  const hash = rest.indexOf('#')
+  const query = hash === -1 ? rest.slice(1) : rest.slice(1, hash)
+  const fragment = hash === -1 ? '' : rest.slice(hash)
+  const pairs = query.split('&').map((pair) => {
+    const eq = pair.indexOf('=')
+    const name = eq === -1 ? pair : pair.slice(0, eq)
+    return personalParams.has(decodeOnce(name.replace(/\+/g, ' ')).trim().toLowerCase()) ? `${name}=[redacted]` : pair
+  })
+  return `?${pairs.join('&')}${fragment}`
+}
+
 let tapNamesCache: { tapPath: string; names: string[] } | undefined
 /** The configured tap path's segment names (one tap path per process: computed once). */
 function tapNamesOf(tapPath: string): string[] {
@@ -78,18 +102,19 @@ const startsWithPath = (names: string[], prefix: string[]) => prefix.length <= n
  * router or proxy might normalise it (`/otps//…`, `/otps%2F…`, `/ref%73/…`,
  * `/otps./…`, `/x/../otps/…`, `/OTPS/…`): a lenient one upstream could serve
  * a code that a literal match here would leave in clear. A path that names a
- * secret is logged normalised, each secret segment replaced.
+ * secret is logged normalised, each secret segment replaced. A guest search's
+ * term (`q`) is replaced in the query of any path.
  */
 export const redactUrl = (url: string, tapPath = '/tap'): string => {
   const cut = url.search(/[?#]/)
   const path = cut === -1 ? url : url.slice(0, cut)
-  const rest = cut === -1 ? '' : url.slice(cut)
+  const rest = redactQuery(cut === -1 ? '' : url.slice(cut))
   const segments = pathSegments(path)
   if (segments === null) return '/[redacted]'
   const names = segments.map(nameOf)
   const tapNames = tapNamesOf(tapPath)
   if (startsWithPath(names, tapNames) || startsWithPath(resolvedIndexes(segments).map((i) => names[i]!), tapNames)) return `${tapPath}[redacted]`
-  if (!names.some((name) => secretSegments.has(name))) return decoded(url)
+  if (!names.some((name) => secretSegments.has(name))) return decoded(path + rest)
   const secret = secretIndexes(segments)
   return `/${segments.map((segment, i) => (secret.has(i) ? '[redacted]' : segment)).join('/')}${decoded(rest)}`
 }

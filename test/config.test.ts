@@ -20,7 +20,7 @@ const defaults: Config = {
   rateLimit: { max: 120, windowMs: 60_000 },
   claim: { delaySeconds: 0, windowSeconds: 86_400 },
   taps: { maxCounterJump: 1000 },
-  kiosk: { customerIdleSeconds: 60, customerWarnSeconds: 20 },
+  kiosk: { customerIdleSeconds: 60, customerWarnSeconds: 20, origins: [] },
   media: { ipfsGateway: 'https://ipfs.io/ipfs/', maxBytes: 5_242_880, fetchTimeoutMs: 5000, cacheMaxBytes: 268_435_456, allowHosts: [] },
   chain: {
     embedded: true,
@@ -150,6 +150,16 @@ describe('loadConfig', () => {
     const file = configError(() => loadConfig({ env: {}, configFile: configFile({ secret: 'c0ffee'.repeat(11) }) }))
     expect(file.message).toContain('secret in tapgate.config.json: Must be 64 hex characters (32 bytes) (got 66 characters (64 wanted))')
     expect(file.message).not.toContain('c0ffee')
+  })
+
+  test('kiosk.origins: a comma list in env or a JSON array in the file, each kept as its origin; a path, a query or another scheme is refused', () => {
+    expect(loadConfig({ env: { TAPGATE_KIOSK_ORIGINS: 'https://Door.Example.org:443, http://192.168.1.10:8787/' } }).kiosk.origins).toEqual([
+      'https://door.example.org',
+      'http://192.168.1.10:8787',
+    ])
+    expect(loadConfig({ env: {}, configFile: configFile({ kiosk: { origins: ['http://localhost:8787'] } }) }).kiosk).toEqual({ ...defaults.kiosk, origins: ['http://localhost:8787'] })
+    for (const bad of ['door.example.org', 'https://door.example.org/kiosk', 'https://door.example.org?x=1', 'ftp://door.example.org', 'https://u:p@door.example.org'])
+      expect(configError(() => loadConfig({ env: { TAPGATE_KIOSK_ORIGINS: bad } })).message, bad).toMatch(/- TAPGATE_KIOSK_ORIGINS: /)
   })
 
   test('a bad environment value: the message names the variable and shows the value', () => {

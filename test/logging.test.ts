@@ -2,9 +2,10 @@ import { Writable } from 'node:stream'
 import type { InjectOptions } from 'fastify'
 import { afterEach, describe, expect, test } from 'vitest'
 import { redactUrl } from '../src/logger.js'
-import { ALICE, call, CONTRACT, createTestGateway, GUESTBOOK, metadata, seedTeam, tapChip, type TestGateway } from './helpers/gateway.js'
+import { ALICE, type BackendGateway, call, CONTRACT, createBackendGateway, createTestGateway, GUESTBOOK, metadata, seedTeam, tapChip, type TestGateway } from './helpers/gateway.js'
+import { seedDoor, staffClient } from './door/doorFixture.js'
 
-let gw: TestGateway
+let gw: TestGateway | BackendGateway
 afterEach(async () => gw?.close())
 
 const UID = { token: '04AB0000000001', guestbook: '04AB0000000002', bare: '04AB0000000003' }
@@ -123,6 +124,43 @@ describe('logs', () => {
   })
 })
 
+// Issue 24 point 5: a guest search's term is a name, an email or a ticket code someone typed.
+describe('logs of guest searches', () => {
+  test('never contain the search term (q) of the API key\'s or the staff view\'s attendee search, however the name is spelled', async () => {
+    const log = logCapture()
+    const door = await createBackendGateway({ config: { logLevel: 'info' }, logStream: log.stream })
+    gw = door
+    const s = await seedDoor(door)
+    const staff = await staffClient(door, s.kiosk)
+    const terms = ['Lovelace', 'ada@example.org', 'T-ADA', 'Byte', 'bob@example.org', 'Cleo Park']
+    const found = async (url: string, expected: number) => {
+      const res = await staff.get(url)
+      expect(res.status, url).toBe(expected)
+      return res
+    }
+    expect((await found('/kiosk/staff/attendees?q=Lovelace', 200)).body.attendees).toHaveLength(1)
+    expect((await found(`/kiosk/staff/attendees?q=${encodeURIComponent('ada@example.org')}`, 200)).body.attendees).toHaveLength(1)
+    await found('/kiosk/staff/attendees?%71=T-ADA', 200)
+    await found('/kiosk/staff/attendees?q=Cleo+Park', 200)
+    // Refused ones too: a term too short, and two terms.
+    await found('/kiosk/staff/attendees?q=B', 400)
+    await found('/kiosk/staff/attendees?q=Byte&q=Lovelace', 400)
+    const byKey = await call(door, { url: `/events/${s.eventId}/attendees?limit=5&q=${encodeURIComponent('bob@example.org')}`, headers: { 'x-service-api-key': s.apiKey } })
+    expect(byKey.body).toMatchObject({ total: 1 })
+
+    const completed = () => log.text().split('\n').filter((line) => line.includes('"request completed"')).length
+    await expect.poll(completed).toBeGreaterThanOrEqual(8)
+    const text = log.text()
+    for (const term of terms) {
+      expect(text, 'a search term leaked into the logs').not.toContain(term)
+      expect(text, 'a search term leaked into the logs').not.toContain(encodeURIComponent(term))
+    }
+    expect(text).toContain('/kiosk/staff/attendees?q=[redacted]')
+    expect(text).toContain('/kiosk/staff/attendees?q=[redacted]&q=[redacted]')
+    expect(text).toContain(`/events/${s.eventId}/attendees?limit=5&q=[redacted]`)
+  })
+})
+
 describe('logs under path tricks', () => {
   test('double slashes, encoded slashes, dot segments, trailing dots and case never put an OTP code, ref id or tap URL in the log', async () => {
     const log = logCapture()
@@ -237,6 +275,11 @@ describe('redactUrl', () => {
     expect(redactUrl('/c/q5Jc0mK1y7sQ0cS4bWvZ2A')).toBe('/c/[redacted]')
     expect(redactUrl('/c/q5Jc0mK1y7sQ0cS4bWvZ2A/recipient')).toBe('/c/[redacted]/recipient')
     expect(redactUrl('/kiosk/claims/12/handoff')).toBe('/kiosk/claims/12/handoff')
+    // A guest search's term, wherever the parser would read it as q.
+    expect(redactUrl('/events/3/attendees?q=Ada%20Lovelace&limit=5')).toBe('/events/3/attendees?q=[redacted]&limit=5')
+    expect(redactUrl('/kiosk/staff/attendees?%71=ada%40example.org')).toBe('/kiosk/staff/attendees?q=[redacted]')
+    expect(redactUrl('/kiosk/staff/attendees?+Q+=Ada&q')).toBe('/kiosk/staff/attendees?+Q+=[redacted]&q=[redacted]')
+    expect(redactUrl('/refs/abc?q=Ada#q')).toBe('/refs/[redacted]?q=[redacted]#q')
   })
 
   test('matches on the path as the router and other servers may read it: slashes collapsed or encoded, dot segments, trailing dots, any case', () => {
@@ -251,6 +294,7 @@ describe('redactUrl', () => {
     expect(redactUrl('/Tap/?e=abc')).toBe('/tap[redacted]')
     // Nothing else is rewritten.
     expect(redactUrl('/chip-groups?x=1')).toBe('/chip-groups?x=1')
+    expect(redactUrl('/events/3/attendees?qq=1&limit=5')).toBe('/events/3/attendees?qq=1&limit=5')
     expect(redactUrl('/phygitals/claim-registration?recipient=0xab')).toBe('/phygitals/claim-registration?recipient=0xab')
   })
 })

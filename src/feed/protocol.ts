@@ -282,7 +282,9 @@ export type KioskStation = {
  * Client → gateway. The first message must be `hello` within 5 s (the page reads its kiosk token
  * from the URL fragment, which never reaches a server log). `since`: the last event id the page
  * saw; the gateway sends every later event, then live ones. `staffSession`: a staff view's session
- * token (POST /kiosk/staff/session); with it the events are not projected.
+ * token (POST /kiosk/staff/session); with it the events are not projected. One hello per socket:
+ * any later one, even sent before the first was answered, gets the error `hello_already_sent` and
+ * changes nothing (one subscription, one token recheck per socket).
  */
 export type KioskClientMessage =
   | { type: 'hello'; token: string; since?: number; staffSession?: string }

@@ -8,11 +8,11 @@ import { type DoorStats, doorStats } from '../door/doorStats.js'
 import { BadRequestError, ConflictError, NotFoundError } from '../errors.js'
 import type { CheckInSummary } from '../feed/protocol.js'
 import { checkInSummary } from '../door/checkIns.js'
+import { SEARCH_MIN_CHARS, searchTermLongEnough } from '../schemas/kiosk.js'
 import { announce, freshStation, type KioskDeps, manualSummary, staffRow } from './staffActions.js'
 import { appendCheckInRows, isCheckInStation } from './tapFeed.js'
 
-/** Staff search: at least this many characters (a tablet left on a desk must not list the guests), at most this many answers. */
-export const SEARCH_MIN_CHARS = 2
+/** Staff search: at most this many answers (the least is the schema's, SEARCH_MIN_CHARS). */
 export const SEARCH_MAX_RESULTS = 20
 
 /** A guest as the staff view lists them: everything, their chips, their check-in and whether they are inside. */
@@ -58,7 +58,8 @@ function eventOf(station: StationRow): number {
  */
 export async function searchAttendees(deps: KioskDeps, p: { stationId: number; q: string }): Promise<StaffAttendee[]> {
   const q = p.q.trim()
-  if ([...q].length < SEARCH_MIN_CHARS) throw new BadRequestError('query_too_short', `Type ${SEARCH_MIN_CHARS} characters at least of a name, an email or a ticket code`)
+  // The route's schema refused it already; the same rule here for any other caller.
+  if (!searchTermLongEnough(q)) throw new BadRequestError('query_too_short', `Type ${SEARCH_MIN_CHARS} characters at least of a name, an email or a ticket code (accents and blanks do not count)`)
   const station = await freshStation(deps.store, p.stationId)
   const rows = await deps.store.attendees.search(eventOf(station), q, SEARCH_MAX_RESULTS)
   return Promise.all(rows.map((row) => staffAttendee(deps.store, row)))

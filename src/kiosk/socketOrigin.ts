@@ -11,14 +11,20 @@ const originOf = (url: string): string | null => {
 }
 
 /**
- * The origins a kiosk page may open GET /kiosk/ws from: the gateway's own, as this request reached
- * it (its Host and scheme; behind a trusted proxy, X-Forwarded-Host and -Proto, as Fastify reads
- * them with trustProxy), and publicBaseUrl's. Normalized by URL (case, default ports).
+ * The origins a kiosk page may open GET /kiosk/ws from. Configured (publicBaseUrl's origin and
+ * kiosk.origins): those alone. Nothing configured (a LAN or a laptop gateway): the gateway's own, as
+ * this request reached it (its Host and scheme; behind a trusted proxy, X-Forwarded-Host and
+ * -Proto, as Fastify reads them with trustProxy). The Host is the client's word: a page of a name
+ * that an attacker's DNS points at the gateway (DNS rebinding) sends its own name as Host and as
+ * Origin, and passes; it still needs a kiosk token, which only the gateway's real origin's pages
+ * hold (docs/decisions.md, issue 24 point 9). Normalized by URL (case, default ports).
  */
-export function allowedSocketOrigins(request: FastifyRequest, config: Pick<Config, 'publicBaseUrl'>): string[] {
-  const own = originOf(`${request.protocol}://${request.host}`)
+export function allowedSocketOrigins(request: FastifyRequest, config: Pick<Config, 'publicBaseUrl' | 'kiosk'>): string[] {
   const published = config.publicBaseUrl === undefined ? null : originOf(config.publicBaseUrl)
-  return [own, published].filter((o): o is string => o !== null)
+  const configured = [published, ...config.kiosk.origins].filter((o): o is string => o !== null)
+  if (configured.length > 0) return configured
+  const own = originOf(`${request.protocol}://${request.host}`)
+  return own === null ? [] : [own]
 }
 
 /**
@@ -33,13 +39,15 @@ export function allowedSocketOrigins(request: FastifyRequest, config: Pick<Confi
  * @example
  * app.get('/kiosk/ws', { websocket: true, onRequest: async (request) => checkSocketOrigin(request, config) }, handler)
  */
-export function checkSocketOrigin(request: FastifyRequest, config: Pick<Config, 'publicBaseUrl'>): void {
+export function checkSocketOrigin(request: FastifyRequest, config: Pick<Config, 'publicBaseUrl' | 'kiosk'>): void {
   const raw = request.headers.origin
   if (raw === undefined) return
   const origin = originOf(raw)
   if (origin !== null && origin !== 'null' && allowedSocketOrigins(request, config).includes(origin)) return
   throw new ForbiddenError(
     'origin_not_allowed',
-    `A kiosk socket is opened by the gateway's own pages only (origin ${raw} is not this gateway's; behind a proxy, set trustProxy or publicBaseUrl)`,
+    config.publicBaseUrl !== undefined || config.kiosk.origins.length > 0
+      ? `A kiosk socket is opened by pages of publicBaseUrl or kiosk.origins only (origin ${raw} is neither; add it to kiosk.origins, TAPGATE_KIOSK_ORIGINS)`
+      : `A kiosk socket is opened by the gateway's own pages only (origin ${raw} is not this gateway's; behind a proxy, set trustProxy, publicBaseUrl or kiosk.origins)`,
   )
 }

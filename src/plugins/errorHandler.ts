@@ -29,12 +29,19 @@ export default fp(
       let body: ErrorBody
       if (hasZodFastifySchemaValidationErrors(error)) {
         const errors: Record<string, string> = {}
+        let named: { code: string; message: string } | undefined
         for (const issue of error.validation) {
           const key = issue.instancePath.split('/').filter(Boolean).join('.') || (error.validationContext ?? 'body')
           errors[key] ??= issue.message ?? 'Invalid value'
+          // A schema's refine may name the stable code it answers with (`params: { code }`), so a
+          // rule kept in src/schemas keeps the code it had as a domain check.
+          const code = (issue.params as { params?: { code?: unknown } } | undefined)?.params?.code
+          if (named === undefined && typeof code === 'string') named = { code, message: issue.message ?? 'Invalid value' }
         }
         status = 400
-        body = { success: false, error: 'validation_failed', message: `Invalid ${error.validationContext ?? 'request'}`, errors }
+        body = named
+          ? { success: false, error: named.code, message: named.message, errors }
+          : { success: false, error: 'validation_failed', message: `Invalid ${error.validationContext ?? 'request'}`, errors }
       } else if (error instanceof BaseError) {
         status = error.statusCode
         body = { success: false, error: error.code, message: error.message, ...(error.errors ? { errors: error.errors } : {}) }

@@ -95,7 +95,13 @@ const kioskStaff: FastifyPluginAsyncZod = async (app) => {
 
   app.post('/kiosk/staff/mode', {
     preHandler: requireStaff,
-    schema: { tags, summary: 'Switch the station to check-in (for an event) or close it', security: security.staff, body: StaffModeBody, response: { 200: StaffModeResponse, ...errorResponses(...BODY_ERRORS, 401, 404, 409) } },
+    schema: {
+      tags,
+      summary: "Switch the station's mode (a door, claim, closed) for its own event: another event is the operator's (403 staff_event_locked)",
+      security: security.staff,
+      body: StaffModeBody,
+      response: { 200: StaffModeResponse, ...errorResponses(...BODY_ERRORS, 401, 403, 404, 409) },
+    },
     handler: async (request) => {
       const station = await setStationMode(store, { stationId: stationOf(request).id, mode: request.body.mode, eventId: request.body.eventId, now: now(), byStaff: true, feed: app.services.feed })
       return { success: true as const, station: await kioskStation(store, station) }

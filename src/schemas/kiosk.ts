@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { searchText } from '../db/attendees.js'
 import { Attendee } from './attendees.js'
 import { ChipUid, IntId, Iso, Success } from './common.js'
 
@@ -91,7 +92,7 @@ export const PinErrorBody = z.object({
 export const StaffModeBody = z
   .object({
     mode: Mode,
-    eventId: IntId.optional().meta({ description: "A guestbook event of the station's team (required for checkin unless the station has one)" }),
+    eventId: IntId.optional().meta({ description: "The station's own event, if given: a staff PIN never changes the event (403 staff_event_locked; the operator's `tapgate station set --event`)" }),
   })
   .strict()
 export const StaffModeResponse = Success.extend({ station: KioskStation })
@@ -109,7 +110,31 @@ export const StaffAttendee = Attendee.omit({ wallet: true, createdAt: true, upda
   })
   .meta({ id: 'StaffAttendee' })
 
-export const AttendeeSearchQuery = z.object({ q: z.string().max(200).meta({ description: 'Name, email or ticket code: 2 characters at least' }) })
+/** Staff search: at least this many characters (a tablet left on a desk must not list the guests). */
+export const SEARCH_MIN_CHARS = 2
+
+/**
+ * Whether a staff search term is long enough, counted as the search reads it: accents folded off
+ * and blanks trimmed. Counted as typed, two combining accents (or `a` and one) passed, and folded to
+ * nothing they matched every guest.
+ */
+export const searchTermLongEnough = (q: string): boolean => [...searchText(q).trim()].length >= SEARCH_MIN_CHARS
+
+const SEARCH_TOO_SHORT = `Type ${SEARCH_MIN_CHARS} characters at least of a name, an email or a ticket code (accents and blanks do not count)`
+
+/**
+ * `min` puts minLength in the document (a term shorter as typed is shorter folded too, except a
+ * ligature, which the document may refuse); the refine is the rule, and names the stable code
+ * `query_too_short` the error handler answers with.
+ */
+export const AttendeeSearchQuery = z.object({
+  q: z
+    .string()
+    .max(200)
+    .min(SEARCH_MIN_CHARS, { error: SEARCH_TOO_SHORT })
+    .refine(searchTermLongEnough, { error: SEARCH_TOO_SHORT, params: { code: 'query_too_short' } })
+    .meta({ description: `Name, email or ticket code: ${SEARCH_MIN_CHARS} characters at least once accents and blanks are left out` }),
+})
 export const AttendeeSearchResponse = Success.extend({ attendees: z.array(StaffAttendee).meta({ description: 'By name, 20 at most' }) })
 
 export const AttendeeCheckInBody = z.object({ attendeeId: IntId }).strict()

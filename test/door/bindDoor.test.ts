@@ -122,6 +122,20 @@ describe("the staff view's door API", () => {
     const staff = await staffClient(gw, s.kiosk)
     expect(await staff.get('/kiosk/staff/attendees?q=a')).toMatchObject({ status: 400, body: { error: 'query_too_short' } })
     expect(await staff.get('/kiosk/staff/attendees?q=%20%20')).toMatchObject({ status: 400, body: { error: 'query_too_short' } })
+    // Issue 24 point 8: counted after accents are folded off. Two combining accents fold to nothing,
+    // which matched every guest; an accented letter and a blank are one character.
+    for (const q of ['\u0301\u0301', 'a\u0301', '\u0301 \u0301', ' e\u0308 ', '\u0301'])
+      expect(await staff.get(`/kiosk/staff/attendees?q=${encodeURIComponent(q)}`), JSON.stringify(q)).toMatchObject({
+        status: 400,
+        body: { error: 'query_too_short', message: expect.stringContaining('2 characters'), errors: { q: expect.any(String) } },
+      })
+    expect(await staff.get('/kiosk/staff/attendees')).toMatchObject({ status: 400, body: { error: 'validation_failed' } })
+    // Two letters with their accents are a term: Zoë-style names are still found by their accented spelling.
+    expect((await staff.get(`/kiosk/staff/attendees?q=${encodeURIComponent('Ádá')}`)).body.attendees.map((a: { name: string }) => a.name)).toEqual(['Ada Lovelace'])
+    // The document says what the rule is.
+    const doc = (await gw.app.inject({ url: '/openapi.json' })).json() as { paths: Record<string, { get: { parameters: Array<{ name: string; schema: { minLength?: number; description?: string } }> } }> }
+    const q = doc.paths['/kiosk/staff/attendees']!.get.parameters.find((p) => p.name === 'q')!
+    expect(q.schema.minLength).toBe(2)
     const many = Array.from({ length: 30 }, (_, i) => ({ name: `Zed ${String(i).padStart(2, '0')}`, email: null, ticketType: 'GA', ticketCode: `Z-${i}`, wallet: null, note: null, needsAttention: null }))
     await gw.store.attendees.upsertMany(s.eventId, many, gw.clock.now)
     expect((await staff.get('/kiosk/staff/attendees?q=zed')).body.attendees).toHaveLength(20)

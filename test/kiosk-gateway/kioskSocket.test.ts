@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, test } from 'vitest'
 import { KIOSK_CLOSE } from '../../src/feed/protocol.js'
+import { listKioskTokens, revokeKioskToken } from '../../src/kiosk/kioskTokens.js'
 import { setStaffPin } from '../../src/kiosk/staffAuth.js'
 import { revokeStation } from '../../src/stations/stations.js'
 import { type BackendGateway, createBackendGateway } from '../helpers/gateway.js'
@@ -137,5 +138,51 @@ describe('GET /kiosk/ws', () => {
     const page = await kiosk(base, { token: s.kiosk, since: 0 })
     await page.waitFor((m) => m.type === 'event' && m.event.kind === 'tap')
     expect(page.events().some((m) => m.event.kind === 'staff')).toBe(false)
+  })
+
+  // Issue 24 point 3: 25 hellos sent before the first was answered made 11 welcomes and as many
+  // subscriptions, whose token rechecks ran on after the close.
+  test('hellos sent at once: one welcome, one subscription, the others answered hello_already_sent; at the close nothing of the socket runs on', async () => {
+    const base = await listening()
+    const s = await seedCheckInTeam(gw)
+    const page = await kiosk(base, null)
+    const hello = JSON.stringify({ type: 'hello', token: s.kiosk })
+    for (let i = 0; i < 25; i++) page.ws.send(hello)
+    await page.waitFor((m) => m.type === 'welcome')
+    await expect.poll(() => page.messages.length).toBe(25)
+    expect(page.messages.filter((m) => m.type === 'welcome')).toHaveLength(1)
+    expect(page.messages.filter((m) => m.type === 'error' && m.error === 'hello_already_sent')).toHaveLength(24)
+    expect(gw.app.services.feed.subscribers(s.door.stationId)).toBe(1)
+    // One subscription: a tap reaches the page once.
+    await stationTap(gw, s.door.token, UIDS[0]!, 1)
+    await page.waitFor((m) => m.type === 'event' && m.event.kind === 'tx')
+    expect(page.events().filter((m) => m.event.kind === 'tap')).toHaveLength(1)
+    // The socket stays usable after the refused hellos.
+    page.ws.send(JSON.stringify({ type: 'ping' }))
+    await page.waitFor((m) => m.type === 'pong')
+
+    page.ws.close()
+    await page.closed
+    await expect.poll(() => gw.app.services.feed.subscribers(s.door.stationId)).toBe(0)
+    // A recheck that ran on would mark the token seen again once a minute has passed.
+    const seenBefore = (await listKioskTokens(gw.store, { stationId: s.door.stationId }))[0]!.lastSeenAt
+    gw.clock.now += 120_000
+    await new Promise((resolve) => setTimeout(resolve, 2_500))
+    expect((await listKioskTokens(gw.store, { stationId: s.door.stationId }))[0]!.lastSeenAt).toBe(seenBefore)
+  })
+
+  test('an open socket still marks its token seen; revoking the token closes it 4401 with one error and drops its subscription', async () => {
+    const base = await listening()
+    const s = await seedCheckInTeam(gw)
+    const page = await kiosk(base, { token: s.kiosk })
+    await page.waitFor((m) => m.type === 'welcome')
+    expect(gw.app.services.feed.subscribers(s.door.stationId)).toBe(1)
+    // The recheck is alive while the socket is open (the test above shows it gone after the close).
+    gw.clock.now += 120_000
+    await expect.poll(async () => (await listKioskTokens(gw.store, { stationId: s.door.stationId }))[0]!.lastSeenAt).toBe(gw.clock.now)
+    await revokeKioskToken(gw.store, { stationId: s.door.stationId, tokenOrPrefix: s.kiosk, now: gw.clock.now })
+    expect(await page.closed).toEqual({ code: KIOSK_CLOSE.unauthorized, reason: 'invalid_kiosk_token' })
+    expect(page.messages.filter((m) => m.type === 'error')).toEqual([{ type: 'error', error: 'invalid_kiosk_token', message: expect.any(String) }])
+    expect(gw.app.services.feed.subscribers(s.door.stationId)).toBe(0)
   })
 })

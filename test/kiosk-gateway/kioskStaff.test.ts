@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, test } from 'vitest'
 import { setStaffPin } from '../../src/kiosk/staffAuth.js'
+import { setStationMode } from '../../src/kiosk/stationModes.js'
 import { type BackendGateway, call, createBackendGateway, queryRows } from '../helpers/gateway.js'
 import { seedCheckInTeam, stationTap, UIDS } from './kioskFixture.js'
 
@@ -129,27 +130,55 @@ describe('staff actions', () => {
     expect(state.body.recent.at(-1)).toMatchObject({ kind: 'staff', data: { action: 'manual_check_in' } })
   })
 
-  test('mode: switch event, close, claim, reopen; each logged with a mode row', async () => {
+  test('mode: close, claim, reopen; each logged with a mode row', async () => {
     const s = await setup()
     const session = await login(s.kiosk)
-    expect(await staff(s.kiosk, session, 'POST', '/kiosk/staff/mode', { mode: 'checkin', eventId: s.otherEventId })).toMatchObject({
+    // The station's own event may be named: what the staff page sent before issue 24.
+    expect(await staff(s.kiosk, session, 'POST', '/kiosk/staff/mode', { mode: 'bind', eventId: s.eventId })).toMatchObject({
       status: 200,
-      body: { station: { mode: 'checkin', event: { id: s.otherEventId, name: 'Afterparty' } } },
+      body: { station: { mode: 'bind', event: { id: s.eventId, name: 'Opening night' } } },
     })
     expect((await staff(s.kiosk, session, 'POST', '/kiosk/staff/mode', { mode: 'closed' })).body.station).toMatchObject({ mode: 'closed' })
     expect((await stationTap(gw, s.door.token, UIDS[0]!, 1)).body.error).toBe('station_closed')
     expect(await staff(s.kiosk, session, 'POST', '/kiosk/staff/mode', { mode: 'claim' })).toMatchObject({ status: 200, body: { station: { mode: 'claim' } } })
-    expect(await staff(s.kiosk, session, 'POST', '/kiosk/staff/mode', { mode: 'checkin', eventId: 99 })).toMatchObject({ status: 404, body: { error: 'event_not_found' } })
     await staff(s.kiosk, session, 'POST', '/kiosk/staff/mode', { mode: 'checkin' })
-    expect((await stationTap(gw, s.door.token, UIDS[0]!, 2)).body.checkIn.checkIn).toMatchObject({ eventId: s.otherEventId })
+    expect((await stationTap(gw, s.door.token, UIDS[0]!, 2)).body.checkIn.checkIn).toMatchObject({ eventId: s.eventId })
     const modes = (await gw.store.stationEvents.after(s.door.stationId, 0)).filter((e) => e.kind === 'mode').map((e) => e.data)
     expect(modes.slice(1)).toEqual([
-      { mode: 'checkin', eventId: s.otherEventId, eventName: 'Afterparty' },
-      { mode: 'closed', eventId: s.otherEventId, eventName: 'Afterparty' },
-      { mode: 'claim', eventId: s.otherEventId, eventName: 'Afterparty' },
-      { mode: 'checkin', eventId: s.otherEventId, eventName: 'Afterparty' },
+      { mode: 'bind', eventId: s.eventId, eventName: 'Opening night' },
+      { mode: 'closed', eventId: s.eventId, eventName: 'Opening night' },
+      { mode: 'claim', eventId: s.eventId, eventName: 'Opening night' },
+      { mode: 'checkin', eventId: s.eventId, eventName: 'Opening night' },
     ])
     expect(await staffRows(s.door.stationId)).toEqual(['login', 'mode', 'mode', 'mode', 'mode'])
+  })
+
+  // Issue 24 point 9: the staff view searches and exports the guests of the station's event, so a
+  // PIN that could pick the event could read every guest list of the team.
+  test("a staff PIN never switches the station's event (403 staff_event_locked), so it reads no other event's guests; the operator's switch still works", async () => {
+    const s = await setup()
+    const session = await login(s.kiosk)
+    await gw.store.attendees.upsertMany(s.otherEventId, [{ name: 'Zelda Other', email: 'zelda@example.org', ticketType: 'GA', ticketCode: 'T-ZEL', wallet: null, note: null, needsAttention: null }], gw.clock.now)
+    const before = await gw.store.stationEvents.after(s.door.stationId, 0)
+    for (const eventId of [s.otherEventId, 99])
+      expect(await staff(s.kiosk, session, 'POST', '/kiosk/staff/mode', { mode: 'checkin', eventId })).toMatchObject({
+        status: 403,
+        body: { error: 'staff_event_locked', message: expect.stringContaining('tapgate station set') },
+      })
+    // Nothing changed or logged; the guests of the station's event only.
+    expect(await gw.store.stations.get(s.door.stationId)).toMatchObject({ mode: 'checkin', eventId: s.eventId })
+    expect(await gw.store.stationEvents.after(s.door.stationId, 0)).toEqual(before)
+    expect((await staff(s.kiosk, session, 'GET', '/kiosk/staff/attendees?q=zelda')).body).toEqual({ success: true, attendees: [] })
+    const exported = await call(gw, { url: '/kiosk/staff/attendees/export?format=json', headers: { 'x-kiosk-token': s.kiosk, 'x-staff-session': session } })
+    expect(exported).toMatchObject({ status: 200, body: { eventId: s.eventId } })
+    expect(JSON.stringify(exported.body)).not.toContain('Zelda')
+    // The operator (the CLI's `station set`, no PIN) moves the station; then its staff see that event's guests.
+    await setStationMode(gw.store, { stationId: s.door.stationId, mode: 'checkin', eventId: s.otherEventId, now: gw.clock.now })
+    expect((await staff(s.kiosk, session, 'GET', '/kiosk/staff/attendees?q=zelda')).body.attendees).toEqual([expect.objectContaining({ name: 'Zelda Other' })])
+    // A station without an event stays without one for its staff.
+    await gw.store.stations.setMode(s.door.stationId, 'closed', null)
+    expect(await staff(s.kiosk, session, 'POST', '/kiosk/staff/mode', { mode: 'checkin' })).toMatchObject({ status: 400, body: { error: 'event_required', message: expect.stringContaining('operator') } })
+    expect(await staff(s.kiosk, session, 'POST', '/kiosk/staff/mode', { mode: 'checkin', eventId: s.eventId })).toMatchObject({ status: 403, body: { error: 'staff_event_locked' } })
   })
 
   test('test-chip: taps until then do not count; retry refuses a transaction that has not failed', async () => {

@@ -1,9 +1,9 @@
 import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, test } from 'vitest'
 import WebSocket from 'ws'
-import type { KioskServerMessage } from '../../src/feed/protocol.js'
+import { KIOSK_CLOSE, type KioskServerMessage } from '../../src/feed/protocol.js'
 import { createTestGateway, type TestGateway } from '../helpers/gateway.js'
-import { seedCheckInTeam } from './kioskFixture.js'
+import { openKiosk, seedCheckInTeam } from './kioskFixture.js'
 
 // Issue 17 §6: GET /kiosk/ws opened from another site's page is refused (403, before the upgrade);
 // the gateway's own origin (as the request reached it, trustProxy honoured) and publicBaseUrl's
@@ -80,4 +80,29 @@ describe('GET /kiosk/ws: Origin', () => {
     const untrusted = await listening()
     expect(await attempt(untrusted.port, untrusted.kiosk, forwarded)).toEqual(refused)
   })
+
+  // Issue 24 point 9: the own origin comes from the Host header, which a page of a name an attacker's
+  // DNS points at the gateway (DNS rebinding) sets to its own name.
+  test('with publicBaseUrl or kiosk.origins set, only those origins: the Host no longer names an own origin', async () => {
+    const { port, kiosk } = await listening({ config: { publicBaseUrl: 'https://kiosk.example.com/', kiosk: { origins: ['http://192.168.1.10:8787'] } } })
+    const rebound = { origin: `http://rebind.example:${port}`, host: `rebind.example:${port}` }
+    expect(await attempt(port, kiosk, rebound)).toEqual(refused)
+    expect(await attempt(port, kiosk, { origin: `http://127.0.0.1:${port}` })).toEqual({ status: 403, body: expect.stringContaining('kiosk.origins') })
+    expect(await attempt(port, kiosk, { origin: 'https://kiosk.example.com' })).toEqual({ welcome: true })
+    expect(await attempt(port, kiosk, { origin: 'http://192.168.1.10:8787' })).toEqual({ welcome: true })
+    await gw.close()
+    // kiosk.origins alone: the gateway's own address (the Host) must be listed too.
+    const listed = await listening({ config: { kiosk: { origins: ['http://localhost:8787'] } } })
+    expect(await attempt(listed.port, listed.kiosk, { origin: 'http://localhost:8787' })).toEqual({ welcome: true })
+    expect(await attempt(listed.port, listed.kiosk, { origin: `http://127.0.0.1:${listed.port}` })).toEqual(refused)
+  })
+
+  test('with nothing configured, a rebinding page passes the origin check and still gets nothing without a kiosk token', async () => {
+    const { port } = await listening()
+    const page = await openKiosk(`http://127.0.0.1:${port}`, { token: 'tgk_guessed-by-the-page' }, { headers: { origin: `http://rebind.example:${port}`, host: `rebind.example:${port}` } })
+    sockets.push(page.ws)
+    expect(await page.closed).toEqual({ code: KIOSK_CLOSE.unauthorized, reason: 'invalid_kiosk_token' })
+    expect(page.messages).toEqual([{ type: 'error', error: 'invalid_kiosk_token', message: expect.any(String) }])
+  })
 })
+

@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest'
 import { PIN_LOCK_MS } from '../../src/kiosk/staffAuth.js'
 import { createTestGateway, GUESTBOOK, seedTeam, type TestGateway } from '../helpers/gateway.js'
 import { ARTIFACTS, audit, closeKioskContext, HAS_CHROMIUM, kioskContext, type KioskContext, launchChromium, shot } from './browser.js'
-import { BADGES, type Kiosk, kioskTeam, PIN, setUpKiosk } from './kioskGateway.js'
+import { BADGES, EVENT_NAME, type Kiosk, kioskTeam, PIN, setUpKiosk } from './kioskGateway.js'
 
 let browser: Browser
 let gw: TestGateway
@@ -133,6 +133,8 @@ describe.skipIf(!HAS_CHROMIUM)('the staff view (/kiosk/staff)', () => {
     await page.click('#test-chip')
     await expect.poll(() => page.locator('#action-result').innerText()).toContain('Test chip until')
 
+    // The mode of the station's event: the PIN picks no other event (issue 24 point 9).
+    expect(await page.locator('#mode-event').innerText()).toBe(EVENT_NAME)
     await page.selectOption('#mode', 'closed')
     await page.click('#mode-form button[type=submit]')
     await expect.poll(() => attendee.locator('#result').getAttribute('data-state')).toBe('closed')

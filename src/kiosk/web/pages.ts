@@ -184,8 +184,7 @@ export const STAFF_HTML = `${head('Staff', 'staff.js')}
       <form id="mode-form">
         <label for="mode">Mode</label>
         <select id="mode" data-action="mode"><option value="checkin">check-in</option><option value="bind">bind wristbands</option><option value="exit">exit</option><option value="claim">claim (products)</option><option value="closed">closed</option></select>
-        <label for="event-id">Event</label>
-        <select id="event-id" data-action="mode"></select>
+        <p>Event: <span id="mode-event"></span> <small>(the operator sets it)</small></p>
         <button type="submit" data-action="mode">Apply</button>
       </form>
       <form id="checkin-form">

@@ -181,7 +181,8 @@ function setStation(station: KioskStation): void {
   $('station-mode').textContent = station.mode === null ? 'no mode set' : station.mode + (station.event ? `: ${station.event.name}` : '')
   const mode = $<HTMLSelectElement>('mode')
   if (station.mode) mode.value = station.mode
-  if (station.event) $<HTMLSelectElement>('event-id').value = String(station.event.id)
+  // The PIN switches the mode of this event only (403 staff_event_locked otherwise): no event picker.
+  $('mode-event').textContent = station.event ? station.event.name : 'none'
   door.setStation(station)
 }
 
@@ -294,15 +295,6 @@ function followCounts(station: KioskStation, counts: KioskCounts): void {
 }
 
 function renderState(state: StaffState): void {
-  const events = $<HTMLSelectElement>('event-id')
-  events.replaceChildren(
-    ...state.team.events.map((e) => {
-      const option = document.createElement('option')
-      option.value = String(e.eventId)
-      option.textContent = e.name
-      return option
-    }),
-  )
   setStation(state.station)
   setCounts(state.counts)
   const { reader, chains, outboxPending, kiosksConnected } = state.health
@@ -434,10 +426,7 @@ function start(): void {
   })
   $('mode-form').addEventListener('submit', (e) => {
     e.preventDefault()
-    const mode = $<HTMLSelectElement>('mode').value
-    const eventId = Number($<HTMLSelectElement>('event-id').value)
-    const forEvent = mode === 'checkin' || mode === 'bind' || mode === 'exit'
-    void act('/kiosk/staff/mode', forEvent && eventId > 0 ? { mode, eventId } : { mode })
+    void act('/kiosk/staff/mode', { mode: $<HTMLSelectElement>('mode').value })
   })
   $('checkin-form').addEventListener('submit', (e) => {
     e.preventDefault()
