@@ -1,9 +1,16 @@
 import type { Address } from 'viem'
+import type { Chains } from '../chain/chains.js'
+import type { Config } from '../config.js'
+import type { Store } from '../db/store.js'
+import type { FeedHub } from '../feed/feedHub.js'
+import type { Relayer } from '../relayer/relayer.js'
 import { ConflictError, NotFoundError, UnavailableError } from '../errors.js'
 import { watchTx } from '../feed/txProgress.js'
 import { txStatusOf } from '../feed/txProgress.js'
-import type { KioskDeps } from '../kiosk/staffActions.js'
 import { transferWithOtp } from '../transfers/transferToken.js'
+
+/** What a retry needs: the store, the signers (absent: 503 chain_unavailable), the clock, and whom to tell. */
+export type RetryClaimTxDeps = { store: Store; chains?: Chains; config?: Config; now: () => number; feed: FeedHub; relayer?: Relayer }
 
 /**
  * POST /kiosk/staff/retry for a claim's transfer that was given up (it reverted and re-signing
@@ -13,7 +20,7 @@ import { transferWithOtp } from '../transfers/transferToken.js'
  *
  * @throws NotFoundError tx_not_found; ConflictError tx_not_failed / claim_expired (otp_expired)
  */
-export async function retryClaimTx(deps: KioskDeps, p: { stationId: number; txId: number }): Promise<{ txId: number; txnHash: string }> {
+export async function retryClaimTx(deps: RetryClaimTxDeps, p: { stationId: number; txId: number }): Promise<{ txId: number; txnHash: string }> {
   const { store } = deps
   if (!deps.chains || !deps.config) throw new UnavailableError('chain_unavailable', 'This gateway cannot sign transactions')
   const claim = await store.claims.findByTx(p.txId)

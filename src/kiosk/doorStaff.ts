@@ -9,7 +9,7 @@ import { BadRequestError, ConflictError, NotFoundError } from '../errors.js'
 import type { CheckInSummary } from '../feed/protocol.js'
 import { checkInSummary } from '../door/checkIns.js'
 import { announce, freshStation, type KioskDeps, manualSummary, staffRow } from './staffActions.js'
-import { appendCheckInRows, isCheckInStation } from './tapFeed.js'
+import { appendCheckInRows, isCheckInStation } from '../stations/recordAcceptedTap.js'
 
 /** Staff search: at least this many characters (a tablet left on a desk must not list the guests), at most this many answers. */
 export const SEARCH_MIN_CHARS = 2

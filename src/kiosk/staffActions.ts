@@ -13,7 +13,7 @@ import type { FeedHub } from '../feed/feedHub.js'
 import { kioskCounts, kioskStation, teamCounts } from './kioskViews.js'
 import type { CheckInSummary, StaffEventData } from '../feed/protocol.js'
 import { watchTx } from '../feed/txProgress.js'
-import { appendCheckInRows, isCheckInStation } from './tapFeed.js'
+import { appendCheckInRows, isCheckInStation } from '../stations/recordAcceptedTap.js'
 
 export type KioskDeps = CheckInDeps & { feed: FeedHub; relayer?: Relayer }
 

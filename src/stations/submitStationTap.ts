@@ -7,7 +7,7 @@ import type { FeedHub } from '../feed/feedHub.js'
 import { claimSummary } from '../claims/claimViews.js'
 import { giveClaimAddress } from '../claims/giveClaimAddress.js'
 import { BaseError } from '../errors.js'
-import { type RecordedTap, recordAcceptedTap, refusedTapState, type TapCheckIn } from '../kiosk/tapFeed.js'
+import { type RecordedTap, recordAcceptedTap, refusedTapState, type TapCheckIn } from './recordAcceptedTap.js'
 import type { MediaCache } from '../media/mediaCache.js'
 import type { Relayer } from '../relayer/relayer.js'
 import type { Keyring } from '../taps/createKeyring.js'
@@ -51,7 +51,7 @@ export type SubmitStationTapDeps = {
  * same way whichever transport brought it (HTTP or WebSocket). A refusal
  * (TapRejectedError) is an outcome; anything else (a sealed key, a bug) throws.
  *
- * A station with a row gets a feed row per tap (src/kiosk/tapFeed.ts): in check-in mode an
+ * A station with a row gets a feed row per tap (src/stations/recordAcceptedTap.ts): in check-in mode an
  * accepted tap checks the chip in (and may queue its guestbook mint), a closed station verifies
  * nothing (no ref, no counter spent: 409 station_closed), refusals become `replay`, `unknown` or
  * `refused` rows.
