@@ -4,7 +4,7 @@ import type { TokenKey } from '../db/tokens.js'
 import { queueTx } from '../outbox/queueTx.js'
 import { PhygitalMetadata } from '../schemas/metadata.js'
 import { parseJsonField } from '../validation/issuesToErrors.js'
-import { findToken } from './findTeamToken.js'
+import { findToken } from '../tokens/findTeamToken.js'
 
 /**
  * PATCH /phygitals/metadata: validates and replaces a team token's metadata.

@@ -6,10 +6,10 @@ import type { TransferRow } from '../db/transfers.js'
 import type { Repositories, Tx } from '../db/types.js'
 import { ConflictError, NotFoundError } from '../errors.js'
 import { checkTokenOtp, spendTokenOtp } from '../otps/tokenOtp.js'
-import { findToken } from '../phygitals/findTeamToken.js'
+import { findToken } from '../tokens/findTeamToken.js'
 import { useClaimRegistration } from './claimGate.js'
 import { signTransferTx } from './signTransferTx.js'
-import { refreshTokenMoves } from './tokenMoves.js'
+import { refreshTokenMoves } from '../tokens/tokenMoves.js'
 
 export type AcceptedTransfer = { initialTxHash: string; token: TokenRow; txId: number; transferId: number; recipient: Address }
 
