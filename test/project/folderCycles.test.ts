@@ -13,9 +13,6 @@ import { repoRoot } from '../helpers/processes.js'
 const KNOWN = [
   // db/ names the feed's event shapes (types only, rule db-feed-shapes-as-types); feed/ writes through db/.
   ['src/db', 'src/feed'],
-  ['src/phygitals', 'src/transfers'],
-  ['src/keys', 'src/provisioning', 'src/taps'],
-  ['src/claims', 'src/kiosk', 'src/stations'],
 ]
 
 type Cruise = { modules: Array<{ source: string; dependencies: Array<{ resolved: string }> }> }
