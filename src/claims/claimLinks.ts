@@ -4,7 +4,7 @@ import type { Address } from 'viem'
 import type { ClaimRow } from '../db/claims.js'
 import type { Store, Repositories } from '../db/store.js'
 import { BaseError, ConflictError, ForbiddenError, GoneError, NotFoundError } from '../errors.js'
-import type { ClaimSummary, TxStatus } from '../feed/protocol.js'
+import type { ClaimSummary, TxStatus } from '../wire/feedProtocol.js'
 import { claimStep, claimSummary } from './claimViews.js'
 import { type ClaimDeps, checkClaimOpen, giveClaimAddress } from './giveClaimAddress.js'
 

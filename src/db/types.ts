@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3'
-import type { StationEvent, StationEventData, StationEventKind } from '../feed/protocol.js'
+import type { StationEvent, StationEventData, StationEventKind } from '../wire/feedProtocol.js'
 import type { Repositories as SqliteRepositories } from './repositories.js'
 
 /*

@@ -1,5 +1,5 @@
 import type { Repositories } from '../db/store.js'
-import type { StationEvent } from './protocol.js'
+import type { StationEvent } from '../wire/feedProtocol.js'
 
 type Subscriber = { lastId: number; deliver: (events: StationEvent[]) => void }
 

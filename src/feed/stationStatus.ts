@@ -1,6 +1,6 @@
 import type { Store } from '../db/store.js'
 import type { FeedHub } from './feedHub.js'
-import type { ReaderEventData } from './protocol.js'
+import type { ReaderEventData } from '../wire/feedProtocol.js'
 
 const sameStatus = (a: ReaderEventData, b: ReaderEventData): boolean =>
   a.cardPresent === b.cardPresent && a.pcscd === b.pcscd && a.readers.length === b.readers.length && a.readers.every((name, i) => name === b.readers[i])

@@ -1,6 +1,6 @@
 import type { ChainTxRow, TxWatcher } from '../db/chainTxs.js'
 import type { Tx } from '../db/types.js'
-import type { TxStatus } from './protocol.js'
+import type { TxStatus } from '../wire/feedProtocol.js'
 
 /** A station's check-in or claim whose chain transaction its kiosk follows. */
 export type StationTxWatcher = { stationId: number; checkInId: number | null; claimId: number | null }

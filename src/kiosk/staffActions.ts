@@ -11,7 +11,7 @@ import { type CheckInDeps, type CheckInResult, checkInChip } from '../door/check
 import { txStatusOf } from '../feed/txProgress.js'
 import type { FeedHub } from '../feed/feedHub.js'
 import { kioskCounts, kioskStation, teamCounts } from './kioskViews.js'
-import type { CheckInSummary, StaffEventData } from '../feed/protocol.js'
+import type { CheckInSummary, StaffEventData } from '../wire/feedProtocol.js'
 import { watchTx } from '../feed/txProgress.js'
 import { appendCheckInRows, isCheckInStation } from '../stations/recordAcceptedTap.js'
 

@@ -2,7 +2,7 @@ import type { StationRow } from '../db/stations.js'
 import type { Store } from '../db/store.js'
 import { BadRequestError, NotFoundError } from '../errors.js'
 import type { FeedHub } from '../feed/feedHub.js'
-import type { StationMode } from '../feed/protocol.js'
+import type { StationMode } from '../wire/feedProtocol.js'
 
 export type SetStationModeParameters = {
   stationId: number

@@ -9,7 +9,7 @@ import { bindTap } from '../door/bindWristband.js'
 import type { DoorResult, DoorState, DoorStation } from '../door/doorResult.js'
 import { exitTap } from '../door/exitTap.js'
 import { type CheckInDeps, type CheckInResult, checkInChip, checkInSummary } from '../door/checkIns.js'
-import { type AttendeeView, type CheckInSummary, publicAttendee, type TapEventData } from '../feed/protocol.js'
+import { type AttendeeView, type CheckInSummary, publicAttendee, type TapEventData } from '../wire/feedProtocol.js'
 import { watchTx } from '../feed/txProgress.js'
 
 /** A copied or cloned URL, not a second visit: an alert for staff. */
