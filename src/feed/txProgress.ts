@@ -30,7 +30,7 @@ export async function passWatch(tx: Tx, from: TxWatcher, toTxId: number): Promis
  * that watches it, inside the relayer's transaction, so the step and its feed row commit together.
  * A transaction nobody watches (an API mint, a deploy) appends nothing.
  *
- * @returns true when a row was appended (the caller then tells the feed hub after the commit)
+ * @returns true when a row was appended (the store tells the feed hub once it commits)
  */
 export async function recordTxStep(
   tx: Tx,

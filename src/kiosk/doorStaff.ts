@@ -8,7 +8,7 @@ import { type DoorStats, doorStats } from '../door/doorStats.js'
 import { BadRequestError, ConflictError, NotFoundError } from '../errors.js'
 import type { CheckInSummary } from '../wire/feedProtocol.js'
 import { checkInSummary } from '../door/checkIns.js'
-import { announce, freshStation, type KioskDeps, manualSummary, staffRow } from './staffActions.js'
+import { freshStation, type KioskDeps, manualSummary, staffRow } from './staffActions.js'
 import { appendCheckInRows, isCheckInStation } from '../stations/recordAcceptedTap.js'
 
 /** Staff search: at least this many characters (a tablet left on a desk must not list the guests), at most this many answers. */
@@ -85,7 +85,6 @@ export function attendeeCheckIn(deps: KioskDeps, p: { stationId: number; attende
     const result = await admitGuest(tx, deps, { station, attendee: guest, uid: null, manual: true, now })
     const { summary: checkIn } = await appendCheckInRows(tx, station.id, result, { uid: null, counter: null }, now)
     await staffRow(tx, station.id, { action: 'manual_check_in', summary: manualSummary(result, `${guest.name} (${guest.ticketCode})`, checkIn), ...(checkIn ? { checkInId: checkIn.id } : {}) }, now)
-    announce(tx, deps, result.queued?.chainId ?? null)
     return { state: result.state, checkIn }
   })
 }
@@ -103,7 +102,6 @@ export function armBind(deps: KioskDeps, p: { stationId: number; target: BindTar
     const { attendee, expiresAt } = await armBindDoor(tx, { station: { ...station, eventId: station.eventId }, target: p.target, rebind: p.rebind, now })
     const summary = `${p.rebind ? 'rebind' : 'bind'}: the next tap binds a wristband to ${attendee.name} (${attendee.ticketCode})`
     await staffRow(tx, station.id, { action: p.rebind ? 'rebind' : 'bind', summary }, now)
-    announce(tx, deps, null)
     return { attendee: await staffAttendee(tx, attendee), rebind: p.rebind, expiresAt: new Date(expiresAt).toISOString() }
   })
 }
@@ -116,7 +114,6 @@ export async function cancelBind(deps: KioskDeps, p: { stationId: number }): Pro
     if (station.bindAttendeeId === null) return
     await tx.stations.arm(station.id, null)
     await staffRow(tx, station.id, { action: station.bindRebind === 1 ? 'rebind' : 'bind', summary: 'cancelled: the next tap binds nobody' }, now)
-    announce(tx, deps, null)
   })
 }
 

@@ -1,7 +1,6 @@
 import type { StationRow } from '../db/stations.js'
 import type { Store } from '../db/store.js'
 import { BadRequestError, NotFoundError } from '../errors.js'
-import type { FeedHub } from '../feed/feedHub.js'
 import type { StationMode } from '../wire/feedProtocol.js'
 
 export type SetStationModeParameters = {
@@ -13,8 +12,6 @@ export type SetStationModeParameters = {
   now: number
   /** Staff did it (POST /kiosk/staff/mode): a `staff` row is logged beside the `mode` row. */
   byStaff?: boolean
-  /** The station's kiosks (the server's hub), told once the new mode commits; the CLI has none (hubs poll). */
-  feed?: Pick<FeedHub, 'changed'>
 }
 
 /**
@@ -48,7 +45,6 @@ export function setStationMode(store: Store, p: SetStationModeParameters): Promi
       const summary = door ? `${p.mode === 'checkin' ? 'check-in' : p.mode} for "${event!.name}"` : p.mode === 'claim' ? 'claim mode' : p.mode === 'closed' ? 'closed the station' : 'cleared the mode'
       await tx.stationEvents.append(station.id, 'staff', { action: 'mode', summary }, p.now)
     }
-    tx.afterCommit(() => p.feed?.changed())
     return (await tx.stations.get(station.id))!
   })
 }

@@ -33,7 +33,6 @@ export function updateTokenMetadata(deps: ChainDeps, p: { key: TokenKey; teamId:
       now,
       fallbackMaxFeeGwei: deps.config.chain.fallbackMaxFeeGwei,
     })
-    tx.afterCommit(() => deps.relayer?.wake(token.chainId))
     return { refreshTxHash: queued.hash, chainId: token.chainId }
   }, { isolation: 'read committed' })
 }

@@ -17,6 +17,7 @@ export type ChainStatus = { chainId: number; reachable: boolean; lastError: stri
 export type Relayer = {
   /** This instance's id in relayer_leases and chain_txs.sent_by: random, since pids repeat across machines. */
   readonly holder: string
+  /** Starts a loop per chain, woken by every commit that queues a transaction (the store's `tapgate_outbox`). */
   start(): void
   /** Something was queued for this chain: send it now rather than at the next poll. */
   wake(chainId: number): void
@@ -29,8 +30,6 @@ export type Relayer = {
    * the outbox this way, with nothing else sending).
    */
   hold<T>(chainId: number, work: () => Promise<T>): Promise<T>
-  /** Told after a commit that appended kiosk feed rows (a check-in's mint sent, replaced, mined): the app's FeedHub. */
-  attachFeed(feed: { changed(): void } | null): void
   stop(): Promise<void>
 }
 
@@ -79,7 +78,8 @@ export function createRelayer({ store, chains, config, log, now = Date.now, hold
   }
   const loops = new Map<number, Loop>()
   let stopped = true
-  let feed: { changed(): void } | null = null
+  // The store's outbox notifications, while started: this process's commits, and on PostgreSQL every gateway's.
+  let listening: Promise<(() => Promise<void>) | null> | null = null
 
   const schedule = (loop: Loop, delayMs: number) => {
     if (stopped || loop.timer) return
@@ -166,16 +166,14 @@ export function createRelayer({ store, chains, config, log, now = Date.now, hold
       if (chain.embedded) loop.blockAt = Date.now()
       const sentAt = now()
       const recorded = await lease.write(async (tx) => {
-        let fed = false
         for (const [i, row] of queued.entries()) {
           const error = results[i]!.error
           if (error) await tx.chainTxs.setError(row.id, error)
           else if (await tx.chainTxs.markSent(row.id, sentAt, holder)) {
             sentNow++
-            if (await recordTxStep(tx, row, { status: 'sent', hash: row.txHash, now: sentAt })) fed = true
+            await recordTxStep(tx, row, { status: 'sent', hash: row.txHash, now: sentAt })
           }
         }
-        if (fed) tx.afterCommit(() => feed?.changed())
       })
       if (recorded.fenced) fenced(loop)
       const unreachable = results.find((r) => r.unreachable)
@@ -209,8 +207,6 @@ export function createRelayer({ store, chains, config, log, now = Date.now, hold
     const timestamps = await blockTimestamps(chain, receipts.map(([, r]) => r))
     const reverted: ChainTxRow[] = []
     await store.tx(async (tx) => {
-      // settleTx appends a confirmed / failed row for each transaction a station watches.
-      if (receipts.some(([row]) => row.stationId !== null)) tx.afterCommit(() => feed?.changed())
       for (const [row, receipt] of receipts) {
         const isReverted = receipt.status !== '0x1'
         const settled = await settleTx(tx, row, {
@@ -347,7 +343,7 @@ export function createRelayer({ store, chains, config, log, now = Date.now, hold
           maxPriorityFeePerGas: maxPriorityFeePerGas.toString(),
           now: now(),
         })
-        if (await recordTxStep(tx, row, { status: 'replaced', hash, now: now() })) tx.afterCommit(() => feed?.changed())
+        await recordTxStep(tx, row, { status: 'replaced', hash, now: now() })
       })
       // Fenced out: another gateway took the lease and replaces from now on; this version is never sent.
       if (recorded.fenced) return fenced(loop)
@@ -358,11 +354,26 @@ export function createRelayer({ store, chains, config, log, now = Date.now, hold
     }
   }
 
+  const wake = (chainId: number) => {
+    const loop = loops.get(chainId)
+    if (!loop) return
+    if (loop.timer) {
+      clearTimeout(loop.timer)
+      loop.timer = null
+    }
+    run(loop)
+  }
+
   return {
     holder,
     start() {
       if (!stopped) return
       stopped = false
+      // A LISTEN that fails (PostgreSQL unreachable at this moment) leaves the poll: late, never lost.
+      listening = store.listen('tapgate_outbox', (chainId) => wake(Number(chainId))).catch((error: unknown) => {
+        log.warn({ err: error }, 'not following queued transactions: the relayer polls')
+        return null
+      })
       for (const chain of chains.list()) {
         const loop: Loop = {
           chain,
@@ -380,15 +391,7 @@ export function createRelayer({ store, chains, config, log, now = Date.now, hold
         run(loop)
       }
     },
-    wake(chainId) {
-      const loop = loops.get(chainId)
-      if (!loop) return
-      if (loop.timer) {
-        clearTimeout(loop.timer)
-        loop.timer = null
-      }
-      run(loop)
-    },
+    wake,
     async waitIdle({ chainId, timeoutMs = 30_000 } = {}) {
       const deadline = Date.now() + timeoutMs
       const ids = chainId === undefined ? [...loops.keys()] : [chainId]
@@ -413,11 +416,12 @@ export function createRelayer({ store, chains, config, log, now = Date.now, hold
         if (loop.held === 0) run(loop)
       }
     },
-    attachFeed(hub) {
-      feed = hub
-    },
     async stop() {
       stopped = true
+      const unlisten = await listening
+      listening = null
+      // UNLISTEN ends with its connection: a database already gone must not stop the stop.
+      await unlisten?.().catch((error: unknown) => log.warn({ err: error }, 'could not stop following queued transactions'))
       for (const loop of loops.values()) {
         if (loop.timer) clearTimeout(loop.timer)
         loop.timer = null

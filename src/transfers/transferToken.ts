@@ -54,7 +54,6 @@ function accept(
     if (otpCode !== null) await tx.otps.bindToMoves(otpCode, moves)
     const accepted = { initialTxHash: signed.hash, token, txId: signed.id, transferId, recipient: p.recipient }
     await p.onAccepted?.(accepted, tx)
-    tx.afterCommit(() => deps.relayer?.wake(token.chainId))
     return accepted
   }, { isolation: 'read committed' })
 }
