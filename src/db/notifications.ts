@@ -42,21 +42,34 @@ export function createNotifications(log: StoreLog): Notifications {
   }
 }
 
+/** Registers a notification (`key`: its channel and payload) once: what a commit says, not how many rows it wrote. */
+export type Register = (key: string, effect: Effect) => void
+
+const keys = new WeakMap<Effect, string>()
+
+/** A transaction's (or savepoint's, or job's) list of effects: a notification already on it is not added again. */
+export function registerOnce(effects: Effect[], key: string, effect: Effect): void {
+  if (effects.some((e) => keys.get(e) === key)) return
+  keys.set(effect, key)
+  effects.push(effect)
+}
+
 /**
  * The same repositories, with the two announcing writes wrapped: once `stationEvents.append` or
  * `chainTxs.insert` has succeeded, `register` gets the notification to run after the commit (a
- * transaction handle: its `afterCommit`; the store's own autocommitting methods: run it now).
+ * transaction handle: on its effects, once per channel and payload; the store's own autocommitting
+ * methods: run it now).
  */
-export function announcing<R extends Pick<Repositories, 'stationEvents' | 'chainTxs'>>(repositories: R, notifications: Notifications, register: (effect: Effect) => void): R {
+export function announcing<R extends Pick<Repositories, 'stationEvents' | 'chainTxs'>>(repositories: R, notifications: Notifications, register: Register): R {
   const { stationEvents, chainTxs } = repositories
   const append: typeof stationEvents.append = async (stationId, kind, data, now) => {
     const id = await stationEvents.append(stationId, kind, data, now)
-    register(() => notifications.emit('tapgate_feed', String(stationId)))
+    register(`tapgate_feed:${stationId}`, () => notifications.emit('tapgate_feed', String(stationId)))
     return id
   }
   const insert: typeof chainTxs.insert = async (row) => {
     const id = await chainTxs.insert(row)
-    register(() => notifications.emit('tapgate_outbox', String(row.chainId)))
+    register(`tapgate_outbox:${row.chainId}`, () => notifications.emit('tapgate_outbox', String(row.chainId)))
     return id
   }
   return { ...repositories, stationEvents: { ...stationEvents, append }, chainTxs: { ...chainTxs, insert } }

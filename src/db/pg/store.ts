@@ -4,7 +4,7 @@ import { runEffects, type Effect } from '../effects.js'
 import type { Isolation, Repositories, Store, StoreChannel, StoreLog, Tx, TxOptions } from '../types.js'
 import type { PgSql, PgTransaction } from './connect.js'
 import { mapMethods } from '../mapMethods.js'
-import { announcing, createNotifications, type Notifications } from '../notifications.js'
+import { announcing, createNotifications, type Notifications, registerOnce } from '../notifications.js'
 import { createPgRepositories } from './repositories.js'
 
 export type PostgresStore = Store & {
@@ -50,7 +50,7 @@ export function createPostgresStore(first: PgSql, { log = { error: (obj, msg) =>
   // and the feed and the relayer poll as well, so a lost notification is late, never lost.
   let listener: PgSql | null = reconnect ? null : first
   const notifications = createNotifications(log)
-  const run = (effect: Effect) => runEffects([effect], log)
+  const run = (_key: string, effect: Effect) => runEffects([effect], log)
   let sql = first
   let replacedAt = 0
 
@@ -137,7 +137,7 @@ function observed(repositories: Repositories, onError: (error: unknown) => void)
 
 function handleOf(transaction: PgTransaction, effects: Effect[], notifications: Notifications): Tx {
   return {
-    ...announcing(createPgRepositories(transaction), notifications, (effect) => effects.push(effect)),
+    ...announcing(createPgRepositories(transaction), notifications, (key, effect) => registerOnce(effects, key, effect)),
     afterCommit(effect) {
       effects.push(effect)
     },

@@ -2,7 +2,7 @@ import { createRepositories } from '../repositories.js'
 import { runEffects, type Effect } from '../effects.js'
 import { createLock } from '../lock.js'
 import { mapMethods } from '../mapMethods.js'
-import { announcing, createNotifications } from '../notifications.js'
+import { announcing, createNotifications, registerOnce } from '../notifications.js'
 import type { Repositories, Store, StoreChannel, StoreLog, Tx, TxOptions } from '../types.js'
 import { openDatabase, type Db } from './openDatabase.js'
 import { startWalCheckpointer, type WalCheckpointer } from './walCheckpointer.js'
@@ -49,7 +49,10 @@ export function createSqliteStore(db: Db, options: { checkpointer?: WalCheckpoin
     ...announcing(
       mapMethods<Repositories>(sync, (fn) => (...args) => settle(() => fn(...args))),
       notifications,
-      (effect) => handle.afterCommit(effect),
+      (key, effect) => {
+        if (!effects) throw new Error('a write outside a transaction on its handle: the handle escaped its store.tx')
+        registerOnce(effects, key, effect)
+      },
     ),
     afterCommit(effect) {
       if (!effects) throw new Error('afterCommit outside a transaction: the handle escaped its store.tx')
@@ -158,7 +161,7 @@ export function createSqliteStore(db: Db, options: { checkpointer?: WalCheckpoin
     ...announcing(
       mapMethods<Repositories>(sync, (fn) => (...args) => outside(() => fn(...args))),
       notifications,
-      (effect) => runEffects([effect], log),
+      (_key, effect) => runEffects([effect], log),
     ),
     tx,
     batch,
