@@ -74,7 +74,7 @@ module.exports = {
         path: '^src/',
         pathNot:
           '^src/card/|^src/sun/index\\.ts$|^src/provisioning/index\\.ts$|^src/(config|errors)\\.ts$|^src/db/store\\.ts$|' +
-          '^src/feed/(feedHub|stationStatus)\\.ts$|^src/schemas/taps\\.ts$|^src/stations/|^src/taps/createKeyring\\.ts$',
+          '^src/feed/stationStatus\\.ts$|^src/schemas/taps\\.ts$|^src/stations/|^src/taps/createKeyring\\.ts$',
       },
     },
     {

@@ -76,7 +76,7 @@ export type Store = Repositories & {
   tx<T>(fn: (tx: Tx) => Promise<T>, options?: TxOptions): Promise<T>
   /**
    * Like `tx` at READ COMMITTED; on SQLite, jobs of one event-loop turn share one commit (group
-   * commit, src/db/sqlite/groupCommit.ts).
+   * commit, createGroupCommit in src/db/sqlite/store.ts).
    */
   batch<T>(fn: (tx: Tx) => Promise<T>): Promise<T>
   /** A round trip to the database, for health checks. */

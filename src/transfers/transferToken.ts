@@ -63,7 +63,7 @@ function accept(
  * (400 recipient_cannot_receive). The chain's signer is required first, so a
  * chain this gateway has no keys for is refused as before; an RPC that is down
  * skips the check (the write is still accepted). The same reads count the
- * token's moves made outside the gateway (src/transfers/tokenMoves.ts).
+ * token's moves made outside the gateway (src/tokens/tokenMoves.ts).
  */
 export async function checkRecipient(deps: ChainDeps, token: TokenRow, recipient: Address): Promise<void> {
   const signer = deps.chains.signer(token.chainId)
