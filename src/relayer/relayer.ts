@@ -176,5 +176,3 @@ export function createRelayer({ store, chains, config, log, now = Date.now, hold
     },
   }
 }
-
-const max = (...values: bigint[]) => values.reduce((a, b) => (b > a ? b : a))
