@@ -74,7 +74,7 @@ module.exports = {
         path: '^src/',
         pathNot:
           '^src/card/|^src/sun/index\\.ts$|^src/provisioning/index\\.ts$|^src/(config|errors)\\.ts$|^src/db/store\\.ts$|' +
-          '^src/feed/(feedHub|stationStatus)\\.ts$|^src/schemas/taps\\.ts$|^src/stations/|^src/taps/createKeyring\\.ts$',
+          '^src/feed/stationStatus\\.ts$|^src/schemas/taps\\.ts$|^src/stations/|^src/taps/createKeyring\\.ts$',
       },
     },
     {
@@ -108,17 +108,18 @@ module.exports = {
         'src/db/ (all the SQL) imports nothing from the domain, the schemas or above; only src/paths.ts and src/redact.ts ' +
         '(leaves: a password masked in a status or an error the same way the config masks it). The schemas ' +
         "import db's value lists (otpTypes, keySchemes, proofEventStatuses) so a CHECK constraint and an API enum are " +
-        'one list: schemas sit above db. One named exception: db/stationEvents.ts takes the feed event shapes from ' +
-        'feed/protocol.ts, as types only (db-feed-shapes-as-types).',
+        'one list: schemas sit above db. One named exception: db/ takes the feed event shapes from ' +
+        'wire/feedProtocol.ts, as types only (db-wire-shapes-as-types). They live in src/wire/, a leaf below both db/ and ' +
+        'feed/, so that db/ names them without importing feed/ (issue 24: that was the db <-> feed folder cycle).',
       from: { path: '^src/db/' },
-      to: { path: '^(src|station)/', pathNot: '^src/db/|^src/(paths|redact)\\.ts$|^src/feed/protocol\\.ts$' },
+      to: { path: '^(src|station)/', pathNot: '^src/db/|^src/(paths|redact)\\.ts$|^src/wire/feedProtocol\\.ts$' },
     },
     {
-      name: 'db-feed-shapes-as-types',
+      name: 'db-wire-shapes-as-types',
       severity: 'error',
-      comment: 'db/ may name the feed event shapes of feed/protocol.ts, never run its code.',
+      comment: 'db/ may name the feed event shapes of wire/feedProtocol.ts, never run its code.',
       from: { path: '^src/db/' },
-      to: { path: '^src/feed/protocol\\.ts$', dependencyTypesNot: ['type-only'] },
+      to: { path: '^src/wire/feedProtocol\\.ts$', dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'libraries-are-pure',
@@ -141,10 +142,10 @@ module.exports = {
       severity: 'error',
       comment:
         'The kiosk, staff and claim-phone pages (src/kiosk/web/client/, bundled by esbuild for the browser) import ' +
-        'their own folder and two browser-safe modules of the server side: feed/protocol.ts (the feed and socket types, ' +
+        'their own folder and two browser-safe modules of the server side: wire/feedProtocol.ts (the feed and socket types, ' +
         "the close codes) and claims/addressInput.ts (the as-typed address checks, shared so a page and the server say the same).",
       from: { path: '^src/kiosk/web/client/' },
-      to: { pathNot: '^src/kiosk/web/client/|^src/feed/protocol\\.ts$|^src/claims/addressInput\\.ts$|^src/schemas/|^node_modules/zod/' },
+      to: { pathNot: '^src/kiosk/web/client/|^src/wire/feedProtocol\\.ts$|^src/claims/addressInput\\.ts$|^src/schemas/|^node_modules/zod/' },
     },
     {
       name: 'browser-client-reads-schemas-as-types',
@@ -158,8 +159,10 @@ module.exports = {
     {
       name: 'browser-shared-stays-browser-safe',
       severity: 'error',
-      comment: "What the browser code shares with the server imports no Node module and none of ours; addressInput uses viem's tree-shaken utils.",
-      from: { path: '^src/feed/protocol\\.ts$|^src/claims/addressInput\\.ts$' },
+      comment:
+        "What the browser code shares with the server imports no Node module and none of ours; addressInput uses viem's tree-shaken utils. " +
+        'src/wire/ as a whole is such a leaf: db/, feed/ and the pages all read it.',
+      from: { path: '^src/wire/|^src/claims/addressInput\\.ts$' },
       to: { pathNot: '^node_modules/viem/' },
     },
     {

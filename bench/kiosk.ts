@@ -30,7 +30,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import WebSocket from 'ws'
-import type { KioskServerMessage } from '../src/feed/protocol.js'
+import type { KioskServerMessage } from '../src/wire/feedProtocol.js'
 import { VirtualNtag424 } from '../station/virtual-card/ntag424.js'
 
 const root = fileURLToPath(new URL('..', import.meta.url))

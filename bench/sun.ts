@@ -17,7 +17,7 @@ import { openStore } from '../src/db/store.js'
 import { importData, parseImportFile } from '../src/importer/importData.js'
 import { loadGatewaySecret } from '../src/keys/gatewaySecret.js'
 import { createSunVerifier, generateSunMessage, type GeneratedSunMessage, type SunMode } from '../src/sun/index.js'
-import { setChipVerification, upsertChipProfile } from '../src/taps/chipProfiles.js'
+import { setChipVerification, upsertChipProfile } from '../src/profiles/chipProfiles.js'
 import { printTable, ratioRows, runRounds, startServers, stopServers, type Route } from './loopback.js'
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 2)

@@ -5,7 +5,7 @@ import { type Chains, createChains } from './chain/chains.js'
 import type { Config } from './config.js'
 import type { Store } from './db/store.js'
 import { BaseError } from './errors.js'
-import { openGatewaySecret } from './keys/secretCheck.js'
+import { openGatewaySecret } from './profiles/secretCheck.js'
 import { loggerOptions } from './logger.js'
 import auth from './plugins/auth.js'
 import errorHandler from './plugins/errorHandler.js'
@@ -84,16 +84,14 @@ export async function buildApp({ config, store, logStream, logger, now = Date.no
   app.setSerializerCompiler(serializerCompiler)
 
   const secret = await openGatewaySecret(store, { dataDir: config.dataDir, secretHex: config.secret })
-  // The kiosk feed's live side; the relayer tells it about check-in mints' progress.
+  // The kiosk feed's live side. It hears every commit that appended station events from the store (this
+  // process's at once; on PostgreSQL another gateway's too), so no domain function tells it.
   const feed = await createFeedHub(store, { onError: (error) => app.log.warn({ err: error }, 'the kiosk feed could not read new rows; retrying at the next poll') })
-  relayer?.attachFeed(feed)
-  // Several gateways on one PostgreSQL: a row another gateway appended arrives at once, not at the next poll.
-  const unlisten = await store.listen?.('tapgate_feed', () => feed.changed())
+  const unlisten = await store.listen('tapgate_feed', () => feed.changed())
   app.addHook('onClose', async () => {
-    relayer?.attachFeed(null)
     feed.close()
     // LISTEN ends with its connection: a database already gone (or its client closed) must not stop the close.
-    await unlisten?.().catch((error: unknown) => app.log.warn({ err: error }, 'could not UNLISTEN the kiosk feed'))
+    await unlisten().catch((error: unknown) => app.log.warn({ err: error }, 'could not UNLISTEN the kiosk feed'))
   })
   // Product images: fetches in flight are aborted before the store closes.
   const media = createMediaCache({ store, config, now, log: app.log, userAgent: `tapgate/${version}` })

@@ -3,7 +3,7 @@ import { buildApp } from './app.js'
 import { bootstrapDemo } from './bootstrapDemo.js'
 import type { Config } from './config.js'
 import { openGatewayStore, type Store } from './db/store.js'
-import { checkGatewaySecret, openGatewaySecret } from './keys/secretCheck.js'
+import { checkGatewaySecret, openGatewaySecret } from './profiles/secretCheck.js'
 import { dataDirExposure } from './paths.js'
 import { EMBEDDED_CHAIN_ID } from './chain/chainKeys.js'
 import { type Chains, createChains } from './chain/chains.js'
@@ -42,7 +42,6 @@ export async function startServer(
   let store: Store | undefined
   let chains: Chains | undefined
   let relayer: Relayer | undefined
-  let stopListening: (() => Promise<void>) | null = null
   try {
     store = await openGatewayStore({ dataDir: config.dataDir, databaseUrl: config.database.url, backgroundCheckpoints: true, log })
     // Before anything is sealed or served: a secret that cannot open the stored chip keys stops the start here.
@@ -52,9 +51,6 @@ export async function startServer(
     const demo = config.demo ? await bootstrapDemo(store, { config, now: Date.now(), secret }) : null
     chains = createChains({ config, embedded: await embeddedStart })
     relayer = createRelayer({ store, chains, config, log })
-    // On PostgreSQL a transaction queued by another gateway wakes this one's relayer (if it holds the lease it sends now).
-    const wakeRelayer = relayer
-    stopListening = (await store.listen?.('tapgate_outbox', (chainId) => wakeRelayer.wake(Number(chainId)))) ?? null
     app = await buildApp({ config, store, chains, relayer, logger: log })
     const exposure = dataDirExposure(config.dataDir)
     if (exposure) app.log.warn({ dataDir: config.dataDir }, exposure)
@@ -92,7 +88,6 @@ export async function startServer(
 
     const close = async () => {
       await (await station)?.close()
-      await stopListening?.()
       await relayer!.stop()
       await app!.close()
       await chains!.close()
@@ -100,7 +95,6 @@ export async function startServer(
     }
     return { app, store, url, chains, relayer, close }
   } catch (error) {
-    await stopListening?.()
     await relayer?.stop()
     await app?.close()
     await (chains ? chains.close() : embeddedStart?.then((chain) => chain.stop(), () => {}))

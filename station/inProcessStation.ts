@@ -68,10 +68,10 @@ export async function startInProcessStation({
   } catch (error) {
     return off((error as Error).message)
   }
-  const { keyring, now, feed, chains, config: appConfig, relayer, media } = app.services
+  const { keyring, now, chains, config: appConfig, media } = app.services
   // Made on the first start, found on the next: a row gives the gateway's own readers a mode and a feed.
   const { id: stationId } = await ensureInProcessStation(store, { teamId: team.id, now: now() })
-  const sink = createInProcessSink({ store, keyring, now, teamId: team.id, stationId, feed, chains, config: appConfig, relayer, media, log: app.log })
+  const sink = createInProcessSink({ store, keyring, now, teamId: team.id, stationId, chains, config: appConfig, media, log: app.log })
   // Refs are bearer secrets: the gateway's log gets their first characters only.
   const station = new Station({ source, sink, log, redactRefs: true })
   app.log.info({ teamId: team.id, stationId }, `in-process station on: ${openReaders ? 'its readers' : 'every PC/SC reader'}, taps verified for team "${team.name}"`)

@@ -13,7 +13,7 @@ export type StationTap = {
 
 /**
  * What a station's readers are doing, as it reports it to the gateway's feed (the kiosk's reader
- * state); the gateway's `reader` event data (src/feed/protocol.ts ReaderEventData).
+ * state); the gateway's `reader` event data (src/wire/feedProtocol.ts ReaderEventData).
  */
 export type ReaderStatus = {
   /** The attached readers' names; empty: no reader. */

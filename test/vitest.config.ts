@@ -36,7 +36,7 @@ const bothEngines = [
   'test/claims/claimStation.test.ts',
   'test/otps/tokenOtp.test.ts',
   'test/taps/replay.test.ts',
-  'test/taps/chipProfiles.test.ts',
+  'test/profiles/chipProfiles.test.ts',
   'test/routes/claimLinksRateLimit.test.ts',
   'test/importer.test.ts',
   'test/attendees/importAttendees.test.ts',

@@ -1,7 +1,7 @@
 import { stringify } from 'csv-stringify/sync'
 import type { AttendeeExportPass, AttendeeExportRow } from '../db/attendees.js'
 import type { Repositories } from '../db/types.js'
-import type { TxStatus } from '../feed/protocol.js'
+import type { TxStatus } from '../wire/feedProtocol.js'
 import { iso } from '../ids.js'
 import { txStatusOf } from '../feed/txProgress.js'
 import { attendeeEvent } from './importAttendees.js'

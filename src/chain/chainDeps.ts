@@ -5,10 +5,10 @@ import type { Chains } from './chains.js'
 import { ChainUnreachableError } from './rpc.js'
 
 /**
- * What every on-chain endpoint needs. `relayer` (the server's; absent in the CLI) is woken once a
- * transaction queued in the outbox has committed, so it is sent now rather than at the next poll.
+ * What every on-chain endpoint needs. The relayer is not among them: the store tells it of every
+ * transaction queued in the outbox once that commits (Store.listen, `tapgate_outbox`).
  */
-export type ChainDeps = { store: Store; chains: Chains; config: Config; now: () => number; relayer?: { wake(chainId: number): void } }
+export type ChainDeps = { store: Store; chains: Chains; config: Config; now: () => number }
 
 /** Runs chain reads; an unreachable RPC becomes a clear 503 instead of a 500. */
 export async function readChain<T>(chainId: number, read: () => Promise<T>): Promise<T> {

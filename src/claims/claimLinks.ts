@@ -4,7 +4,7 @@ import type { Address } from 'viem'
 import type { ClaimRow } from '../db/claims.js'
 import type { Store, Repositories } from '../db/store.js'
 import { BaseError, ConflictError, ForbiddenError, GoneError, NotFoundError } from '../errors.js'
-import type { ClaimSummary, TxStatus } from '../feed/protocol.js'
+import type { ClaimSummary, TxStatus } from '../wire/feedProtocol.js'
 import { claimStep, claimSummary } from './claimViews.js'
 import { type ClaimDeps, checkClaimOpen, giveClaimAddress } from './giveClaimAddress.js'
 
@@ -71,7 +71,7 @@ const linkExpired = () => new GoneError('claim_link_expired', 'This link has exp
  * idle) and gets a session secret; that phone's later calls (a reload) send it back. Any other
  * phone, or a link already claimed, is `claim_link_used`; past the OTP's lifetime, `expired`.
  */
-export async function openClaimLink(deps: Pick<ClaimDeps, 'store' | 'now' | 'feed'>, p: { token: string; session?: string; ens: boolean }): Promise<{ session: string; claim: PhoneClaim }> {
+export async function openClaimLink(deps: Pick<ClaimDeps, 'store' | 'now'>, p: { token: string; session?: string; ens: boolean }): Promise<{ session: string; claim: PhoneClaim }> {
   const { store } = deps
   const now = deps.now()
   const opened = await store.tx(async (tx) => {
@@ -83,7 +83,6 @@ export async function openClaimLink(deps: Pick<ClaimDeps, 'store' | 'now' | 'fee
     if (!await tx.claims.markOpened(claim.id, hashSecret(session), now)) throw linkUsed()
     const row = (await tx.claims.get(claim.id))!
     await tx.stationEvents.append(row.stationId, 'claim', { claim: await claimSummary(tx, row, now) }, now)
-    tx.afterCommit(() => deps.feed?.changed())
     return { session, claim: row, fresh: true }
   })
   return { session: opened.session, claim: await phoneClaim(store, opened.claim, { now, ens: p.ens }) }

@@ -1,7 +1,7 @@
 import type { ClaimRow } from '../db/claims.js'
 import type { Repositories } from '../db/store.js'
 import { txStatusOf } from '../feed/txProgress.js'
-import type { ClaimStep, ClaimSummary, ProductCard, TxStatus } from '../feed/protocol.js'
+import type { ClaimStep, ClaimSummary, ProductCard, TxStatus } from '../wire/feedProtocol.js'
 import { mediaPath } from '../media/mediaCache.js'
 import { tokenMovedSince } from '../otps/tokenOtp.js'
 

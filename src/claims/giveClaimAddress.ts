@@ -6,17 +6,16 @@ import type { Repositories, Store } from '../db/store.js'
 import type { Tx } from '../db/types.js'
 import { BaseError, ConflictError, ForbiddenError, GoneError, NotFoundError } from '../errors.js'
 import { mintGuestbookEventSelf } from '../guestbook/guestbookChain.js'
-import type { FeedHub } from '../feed/feedHub.js'
-import type { TapEventData } from '../feed/protocol.js'
+import type { TapEventData } from '../wire/feedProtocol.js'
 import { watchTx } from '../feed/txProgress.js'
 import { createClaimRegistrationWithOtp } from '../phygitals/claimRegistrations.js'
-import type { Relayer } from '../relayer/relayer.js'
 import { checkClaimRegistration } from '../transfers/claimGate.js'
 import { checkRecipient, transferWithOtp } from '../transfers/transferToken.js'
 import { tokenMovedError } from '../otps/tokenOtp.js'
 import { claimMoved, claimSummary } from './claimViews.js'
 
-export type ClaimDeps = ChainDeps & { feed?: FeedHub; relayer?: Relayer }
+/** A claim's steps need what every on-chain endpoint does: the store tells the kiosks and the relayer what they commit. */
+export type ClaimDeps = ChainDeps
 
 export type GiveClaimAddressParameters = {
   claimId: number
@@ -111,7 +110,7 @@ async function needsRegistration(store: Store, claim: ClaimRow, recipient: Addre
   return false
 }
 
-/** Inside the transfer's (or mint's) transaction: the claim is claimed, and once it commits the feed says so. */
+/** Inside the transfer's (or mint's) transaction: the claim is claimed, and its feed row commits with it. */
 async function claimed(
   tx: Tx,
   deps: ClaimDeps,
@@ -125,7 +124,6 @@ async function claimed(
   await appendClaimRow(tx, claim, p.tapRow, now)
   await watchTx(tx, t.txId, { stationId: claim.stationId, checkInId: claim.checkInId, claimId: claim.id }, { hash: t.hash, now })
   // The transfer's (or mint's) own transaction wakes the relayer after the same commit.
-  tx.afterCommit(() => deps.feed?.changed())
 }
 
 async function registered(tx: Tx, deps: ClaimDeps, p: GiveClaimAddressParameters, registrationId: number): Promise<void> {
@@ -133,7 +131,6 @@ async function registered(tx: Tx, deps: ClaimDeps, p: GiveClaimAddressParameters
   if (!await tx.claims.markRegistered({ id: p.claimId, via: p.via, phoneHash: p.phoneHash ?? null, recipient: p.recipient, registrationId, now }))
     throw new ConflictError('claim_used', 'This claim was already used')
   await appendClaimRow(tx, (await tx.claims.get(p.claimId))!, p.tapRow, now)
-  tx.afterCommit(() => deps.feed?.changed())
 }
 
 /** The claim's new state for its station's kiosks: a `claim` row, or the tap's own row (known-address path). */

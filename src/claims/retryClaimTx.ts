@@ -1,9 +1,14 @@
 import type { Address } from 'viem'
+import type { Chains } from '../chain/chains.js'
+import type { Config } from '../config.js'
+import type { Store } from '../db/store.js'
 import { ConflictError, NotFoundError, UnavailableError } from '../errors.js'
 import { watchTx } from '../feed/txProgress.js'
 import { txStatusOf } from '../feed/txProgress.js'
-import type { KioskDeps } from '../kiosk/staffActions.js'
 import { transferWithOtp } from '../transfers/transferToken.js'
+
+/** What a retry needs: the store, the signers (absent: 503 chain_unavailable) and the clock. */
+export type RetryClaimTxDeps = { store: Store; chains?: Chains; config?: Config; now: () => number }
 
 /**
  * POST /kiosk/staff/retry for a claim's transfer that was given up (it reverted and re-signing
@@ -13,7 +18,7 @@ import { transferWithOtp } from '../transfers/transferToken.js'
  *
  * @throws NotFoundError tx_not_found; ConflictError tx_not_failed / claim_expired (otp_expired)
  */
-export async function retryClaimTx(deps: KioskDeps, p: { stationId: number; txId: number }): Promise<{ txId: number; txnHash: string }> {
+export async function retryClaimTx(deps: RetryClaimTxDeps, p: { stationId: number; txId: number }): Promise<{ txId: number; txnHash: string }> {
   const { store } = deps
   if (!deps.chains || !deps.config) throw new UnavailableError('chain_unavailable', 'This gateway cannot sign transactions')
   const claim = await store.claims.findByTx(p.txId)
@@ -34,8 +39,6 @@ export async function retryClaimTx(deps: KioskDeps, p: { stationId: number; txId
         await tx.claims.setRetried(claim.id, { transferId: a.transferId, guestbookMintId: null, chainTxId: a.txId })
         await watchTx(tx, a.txId, { stationId: claim.stationId, checkInId: claim.checkInId, claimId: claim.id }, { hash: a.initialTxHash, now })
         await tx.stationEvents.append(claim.stationId, 'staff', { action: 'retry', summary: `retried claim ${claim.id}'s transaction ${p.txId} as ${a.txId}`, txId: a.txId }, now)
-        tx.afterCommit(() => deps.feed.changed())
-        tx.afterCommit(() => deps.relayer?.wake(a.token.chainId))
       },
     },
   ).catch((error: unknown) => {

@@ -1,4 +1,4 @@
-import type { StationEvent, StationEventData, StationEventKind } from '../feed/protocol.js'
+import type { StationEvent, StationEventData, StationEventKind } from '../wire/feedProtocol.js'
 import type { Db } from './sqlite/openDatabase.js'
 
 type Row = { id: number; stationId: number; kind: StationEventKind; data: string; createdAt: number }

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3'
-import type { StationEvent, StationEventData, StationEventKind } from '../feed/protocol.js'
+import type { StationEvent, StationEventData, StationEventKind } from '../wire/feedProtocol.js'
 import type { Repositories as SqliteRepositories } from './repositories.js'
 
 /*
@@ -76,25 +76,29 @@ export type Store = Repositories & {
   tx<T>(fn: (tx: Tx) => Promise<T>, options?: TxOptions): Promise<T>
   /**
    * Like `tx` at READ COMMITTED; on SQLite, jobs of one event-loop turn share one commit (group
-   * commit, src/db/sqlite/groupCommit.ts).
+   * commit, createGroupCommit in src/db/sqlite/store.ts).
    */
   batch<T>(fn: (tx: Tx) => Promise<T>): Promise<T>
   /** A round trip to the database, for health checks. */
   ping(): Promise<void>
   /**
-   * Follows what other gateways on the same database commit (PostgreSQL's LISTEN; SQLite has no such
-   * thing and leaves it undefined: a second process there is found by polling). `onNotify` gets each
-   * notification's payload, delivered only after the notifying transaction committed.
+   * Follows what transactions commit on `channel` (StoreChannel): this process's, as after-commit
+   * effects of the transaction that appended the station event or queued the chain transaction (one
+   * rolled back, or a savepoint or group-commit job that rolled back, announces nothing), and on
+   * PostgreSQL every other gateway's too (LISTEN; SQLite has no such thing: a second process on the
+   * same file is found by polling). `onNotify` gets each notification's payload. So the feed hub and
+   * the relayer subscribe once, and no caller announces its own writes.
    *
    * @returns stops listening
    */
-  listen?(channel: StoreChannel, onNotify: (payload: string) => void): Promise<() => Promise<void>>
+  listen(channel: StoreChannel, onNotify: (payload: string) => void): Promise<() => Promise<void>>
   close(): Promise<void>
 }
 
 /**
- * What a transaction tells every gateway on commit: `feed` (payload: the station id) when it appended a
- * station event, `outbox` (payload: the chain id) when it queued a chain transaction.
+ * What a transaction tells on commit: `tapgate_feed` (payload: the station id) when it appended a
+ * station event, `tapgate_outbox` (payload: the chain id) when it queued a chain transaction
+ * (src/db/notifications.ts; on PostgreSQL the same statements also pg_notify every gateway).
  */
 export type StoreChannel = 'tapgate_feed' | 'tapgate_outbox'
 

@@ -1,6 +1,6 @@
 import type { AttendeeRow } from '../db/attendees.js'
 import type { GuestbookEventRow } from '../db/guestbook.js'
-import type { AttendeeView } from '../feed/protocol.js'
+import type { AttendeeView } from '../wire/feedProtocol.js'
 
 /**
  * What the public door screen calls a guest: the first word of the name (a name on a screen in a
@@ -16,7 +16,7 @@ export function displayName(name: string, publicNames: GuestbookEventRow['public
 }
 
 /**
- * A guest as a feed row carries them: everything for staff; `publicAttendee` (src/feed/protocol.ts)
+ * A guest as a feed row carries them: everything for staff; `publicAttendee` (src/wire/feedProtocol.ts)
  * keeps only the id, display name, ticket type and attention flag for the public screen.
  */
 export function attendeeView(row: AttendeeRow, event: Pick<GuestbookEventRow, 'publicNames'>): AttendeeView {

@@ -9,7 +9,7 @@ import type { Tx } from '../db/types.js'
 import { attendeeView } from './attendeeView.js'
 import { BaseError } from '../errors.js'
 import { queueMint } from '../guestbook/guestbookChain.js'
-import type { CheckInSummary } from '../feed/protocol.js'
+import type { CheckInSummary } from '../wire/feedProtocol.js'
 import { txStatusOf } from '../feed/txProgress.js'
 
 /** What a check-in needs beyond the store: the chain signers to queue its mint (absent: it counts, and mints nothing). */

@@ -1,10 +1,10 @@
 import type { Repositories } from '../db/store.js'
-import type { StationEvent } from './protocol.js'
+import type { StationEvent } from '../wire/feedProtocol.js'
 
 type Subscriber = { lastId: number; deliver: (events: StationEvent[]) => void }
 
 export type FeedHub = {
-  /** Call after a commit that appended feed rows: subscribers get them on the next turn of the event loop. */
+  /** After a commit that appended feed rows (the store's `tapgate_feed`): subscribers get them on the next turn of the event loop. */
   changed(): void
   /**
    * Follows one station's feed from after `afterId`: the backlog is delivered at once (in pages),
@@ -22,7 +22,8 @@ export type FeedHub = {
  * The live side of the feed. The table is the truth: a hub only reads rows after what each
  * subscriber has seen, so a reconnecting kiosk resumes by id, two kiosks see the same rows, and a
  * row appended by another process on the same data dir (the CLI's `station set`, a second server)
- * arrives through the poll, at most `pollMs` later. Rows this process appends arrive on `changed()`.
+ * arrives through the poll, at most `pollMs` later (on PostgreSQL at once: LISTEN). Rows this process
+ * appends arrive on `changed()`, which the app subscribes to the store's `tapgate_feed` once.
  */
 export async function createFeedHub(
   store: Repositories,

@@ -1,6 +1,5 @@
 import type { Store } from '../db/store.js'
-import type { FeedHub } from './feedHub.js'
-import type { ReaderEventData } from './protocol.js'
+import type { ReaderEventData } from '../wire/feedProtocol.js'
 
 const sameStatus = (a: ReaderEventData, b: ReaderEventData): boolean =>
   a.cardPresent === b.cardPresent && a.pcscd === b.pcscd && a.readers.length === b.readers.length && a.readers.every((name, i) => name === b.readers[i])
@@ -12,16 +11,14 @@ const sameStatus = (a: ReaderEventData, b: ReaderEventData): boolean =>
  *
  * @returns the new event's id, or null when nothing changed
  * @example
- * recordReaderStatus(store, feed, { stationId, status: { readers: ['ACR122U'], cardPresent: false, pcscd: true }, now: Date.now() })
+ * recordReaderStatus(store, { stationId, status: { readers: ['ACR122U'], cardPresent: false, pcscd: true }, now: Date.now() })
  */
-export function recordReaderStatus(store: Store, feed: FeedHub | undefined, p: { stationId: number; status: ReaderEventData; now: number }): Promise<number | null> {
+export function recordReaderStatus(store: Store, p: { stationId: number; status: ReaderEventData; now: number }): Promise<number | null> {
   // Reader names sorted: two stations listing the same readers in another order have the same status.
   const status: ReaderEventData = { readers: [...p.status.readers].sort(), cardPresent: p.status.cardPresent, pcscd: p.status.pcscd }
   return store.tx(async (tx) => {
     const last = await tx.stationEvents.lastOfKind(p.stationId, 'reader')
     if (last && sameStatus(last.data, status)) return null
-    // Without a hub (the CLI) the row still lands; a server's hub finds it by polling.
-    tx.afterCommit(() => feed?.changed())
     return tx.stationEvents.append(p.stationId, 'reader', status, p.now)
   })
 }
@@ -31,11 +28,10 @@ export function recordReaderStatus(store: Store, feed: FeedHub | undefined, p: {
  * little longer"). Nothing was submitted, so there is no UID, no ref and no count.
  *
  * @example
- * recordPulledCard(store, feed, { stationId, readerName: 'ACR122U', now: Date.now() })
+ * recordPulledCard(store, { stationId, readerName: 'ACR122U', now: Date.now() })
  */
-export function recordPulledCard(store: Store, feed: FeedHub | undefined, p: { stationId: number; readerName: string; now: number }): Promise<number> {
+export function recordPulledCard(store: Store, p: { stationId: number; readerName: string; now: number }): Promise<number> {
   return store.tx((tx) => {
-    tx.afterCommit(() => feed?.changed())
     return tx.stationEvents.append(p.stationId, 'tap', { state: 'retry', uid: null, readerName: p.readerName }, p.now)
   })
 }

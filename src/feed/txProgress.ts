@@ -1,6 +1,6 @@
 import type { ChainTxRow, TxWatcher } from '../db/chainTxs.js'
 import type { Tx } from '../db/types.js'
-import type { TxStatus } from './protocol.js'
+import type { TxStatus } from '../wire/feedProtocol.js'
 
 /** A station's check-in or claim whose chain transaction its kiosk follows. */
 export type StationTxWatcher = { stationId: number; checkInId: number | null; claimId: number | null }
@@ -30,7 +30,7 @@ export async function passWatch(tx: Tx, from: TxWatcher, toTxId: number): Promis
  * that watches it, inside the relayer's transaction, so the step and its feed row commit together.
  * A transaction nobody watches (an API mint, a deploy) appends nothing.
  *
- * @returns true when a row was appended (the caller then tells the feed hub after the commit)
+ * @returns true when a row was appended (the store tells the feed hub once it commits)
  */
 export async function recordTxStep(
   tx: Tx,

@@ -42,7 +42,6 @@ export function deployGuestbook(deps: ChainDeps, p: { teamId: number; name: stri
   const chain = deps.chains.signer(p.chainId)
   return deps.store.tx(async (tx) => {
     const queued = await queueGuestbookDeploy(tx, chain, deps.config, { ...p, now: deps.now() })
-    tx.afterCommit(() => deps.relayer?.wake(p.chainId))
     return queued
   }, { isolation: 'read committed' })
 }
@@ -114,7 +113,6 @@ export async function mintGuestbookEvent(deps: ChainDeps, p: { teamId: number; s
   const now = deps.now()
   return deps.store.tx(async (tx) => {
     const mint = await queueMint(tx, deps, await findGuestbookEvent(tx, p.teamId, p.selector), p.recipient, null, null, now)
-    tx.afterCommit(() => deps.relayer?.wake(mint.chainId))
     return mint
   }, { isolation: 'read committed' })
 }
@@ -134,7 +132,6 @@ export async function mintGuestbookEventSelf(
     if (!event) throw new NotFoundError('event_not_found', 'The guestbook event of this OTP no longer exists')
     const mint = await queueMint(tx, deps, event, p.recipient, otp.chipUid, otp.code, now)
     await p.onQueued?.(mint, tx)
-    tx.afterCommit(() => deps.relayer?.wake(mint.chainId))
     return mint
   }, { isolation: 'read committed' })
 }
@@ -162,8 +159,6 @@ export function setGuestbookPaused(
       fallbackMaxFeeGwei: deps.config.chain.fallbackMaxFeeGwei,
     })
     await tx.guestbook.setPaused(contract.id, p.pauseState)
-    const { chainId } = contract
-    tx.afterCommit(() => deps.relayer?.wake(chainId))
     return { txnHash: queued.hash, chainId: contract.chainId }
   }, { isolation: 'read committed' })
 }

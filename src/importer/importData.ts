@@ -5,7 +5,7 @@ import { BaseError, ValidationError } from '../errors.js'
 import { queueGuestbookDeploy } from '../guestbook/guestbookChain.js'
 import { queuePhygitalDeploy } from '../phygitals/deployPhygitalContract.js'
 import { ImportFile, type ImportFileT } from '../schemas/importFile.js'
-import { assertSecretOpensStoredKeys, setChipVerification, upsertChipProfile } from '../taps/chipProfiles.js'
+import { assertSecretOpensStoredKeys, setChipVerification, upsertChipProfile } from '../profiles/chipProfiles.js'
 import { issuesToErrors } from '../validation/issuesToErrors.js'
 
 export type ImportSummary = {

@@ -6,11 +6,11 @@ import { armBindDoor, type BindTarget } from '../door/bindWristband.js'
 import type { DoorState } from '../door/doorResult.js'
 import { type DoorStats, doorStats } from '../door/doorStats.js'
 import { BadRequestError, ConflictError, NotFoundError } from '../errors.js'
-import type { CheckInSummary } from '../feed/protocol.js'
+import type { CheckInSummary } from '../wire/feedProtocol.js'
 import { checkInSummary } from '../door/checkIns.js'
 import { SEARCH_MIN_CHARS, searchTermLongEnough } from '../schemas/kiosk.js'
-import { announce, freshStation, type KioskDeps, manualSummary, staffRow } from './staffActions.js'
-import { appendCheckInRows, isCheckInStation } from './tapFeed.js'
+import { freshStation, type KioskDeps, manualSummary, staffRow } from './staffActions.js'
+import { appendCheckInRows, isCheckInStation } from '../stations/recordAcceptedTap.js'
 
 /** Staff search: at most this many answers (the least is the schema's, SEARCH_MIN_CHARS). */
 export const SEARCH_MAX_RESULTS = 20
@@ -86,7 +86,6 @@ export function attendeeCheckIn(deps: KioskDeps, p: { stationId: number; attende
     const result = await admitGuest(tx, deps, { station, attendee: guest, uid: null, manual: true, now })
     const { summary: checkIn } = await appendCheckInRows(tx, station.id, result, { uid: null, counter: null }, now)
     await staffRow(tx, station.id, { action: 'manual_check_in', summary: manualSummary(result, `${guest.name} (${guest.ticketCode})`, checkIn), ...(checkIn ? { checkInId: checkIn.id } : {}) }, now)
-    announce(tx, deps, result.queued?.chainId ?? null)
     return { state: result.state, checkIn }
   })
 }
@@ -104,7 +103,6 @@ export function armBind(deps: KioskDeps, p: { stationId: number; target: BindTar
     const { attendee, expiresAt } = await armBindDoor(tx, { station: { ...station, eventId: station.eventId }, target: p.target, rebind: p.rebind, now })
     const summary = `${p.rebind ? 'rebind' : 'bind'}: the next tap binds a wristband to ${attendee.name} (${attendee.ticketCode})`
     await staffRow(tx, station.id, { action: p.rebind ? 'rebind' : 'bind', summary }, now)
-    announce(tx, deps, null)
     return { attendee: await staffAttendee(tx, attendee), rebind: p.rebind, expiresAt: new Date(expiresAt).toISOString() }
   })
 }
@@ -117,7 +115,6 @@ export async function cancelBind(deps: KioskDeps, p: { stationId: number }): Pro
     if (station.bindAttendeeId === null) return
     await tx.stations.arm(station.id, null)
     await staffRow(tx, station.id, { action: station.bindRebind === 1 ? 'rebind' : 'bind', summary: 'cancelled: the next tap binds nobody' }, now)
-    announce(tx, deps, null)
   })
 }
 

@@ -3,7 +3,7 @@ import type { KioskTokenRow } from '../db/kioskTokens.js'
 import type { StationRow } from '../db/stations.js'
 import type { Store, Repositories } from '../db/store.js'
 import { BadRequestError, NotFoundError, UnauthorizedError } from '../errors.js'
-import { hashStationToken } from '../stations/stations.js'
+import { hashStationToken } from '../auth/stationTokens.js'
 
 /** Stored in the clear to tell a station's kiosk tokens apart (`tgk_` and 6 random characters). */
 const PREFIX_LENGTH = 10

@@ -1,7 +1,7 @@
 import type { StationRow } from '../db/stations.js'
 import type { Store, Repositories } from '../db/store.js'
 import type { Config } from '../config.js'
-import type { KioskCounts, KioskSettings, KioskStation } from '../feed/protocol.js'
+import type { KioskCounts, KioskSettings, KioskStation } from '../wire/feedProtocol.js'
 
 const FIVE_MINUTES_MS = 5 * 60_000
 

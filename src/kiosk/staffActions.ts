@@ -11,11 +11,15 @@ import { type CheckInDeps, type CheckInResult, checkInChip } from '../door/check
 import { txStatusOf } from '../feed/txProgress.js'
 import type { FeedHub } from '../feed/feedHub.js'
 import { kioskCounts, kioskStation, teamCounts } from './kioskViews.js'
-import type { CheckInSummary, StaffEventData } from '../feed/protocol.js'
+import type { CheckInSummary, StaffEventData } from '../wire/feedProtocol.js'
 import { watchTx } from '../feed/txProgress.js'
-import { appendCheckInRows, isCheckInStation } from './tapFeed.js'
+import { appendCheckInRows, isCheckInStation } from '../stations/recordAcceptedTap.js'
 
-export type KioskDeps = CheckInDeps & { feed: FeedHub; relayer?: Relayer }
+/** What a staff action needs: a check-in's (the store tells the kiosks and the relayer of what it commits). */
+export type KioskDeps = CheckInDeps
+
+/** The staff view's state also reads the live side: the relayer's chains and the kiosks connected. */
+export type StaffStateDeps = KioskDeps & { feed: Pick<FeedHub, 'subscribers'>; relayer?: Pick<Relayer, 'status'> }
 
 /** Staff may undo a check-in this long after it was made. */
 export const UNDO_WINDOW_MS = 2 * 60_000
@@ -27,12 +31,6 @@ export async function freshStation(store: Repositories, stationId: number): Prom
   const station = await store.stations.get(stationId)
   if (!station || station.revokedAt !== null) throw new NotFoundError('station_not_found', `No active station with id ${stationId}`)
   return station
-}
-
-/** Once `tx` (which appended rows, and maybe queued a mint) commits: kiosks now, the relayer now. */
-export function announce(tx: Tx, deps: KioskDeps, chainId: number | null) {
-  tx.afterCommit(() => deps.feed.changed())
-  if (chainId !== null) tx.afterCommit(() => deps.relayer?.wake(chainId))
 }
 
 /**
@@ -58,7 +56,6 @@ export async function manualCheckIn(deps: KioskDeps, p: { stationId: number; uid
       : await checkInChip(tx, deps, { station, uid: p.uid, manual: true, now })
     const { summary: checkIn } = await appendCheckInRows(tx, station.id, result, { uid: p.uid, counter: null }, now)
     await staffRow(tx, station.id, { action: 'manual_check_in', summary: manualSummary(result, p.uid, checkIn), ...(checkIn ? { checkInId: checkIn.id } : {}) }, now)
-    announce(tx, deps, result.queued?.chainId ?? null)
     return { state: result.state, checkIn }
   })
 }
@@ -91,7 +88,6 @@ export function undoLastCheckIn(deps: KioskDeps, p: { stationId: number }): Prom
     await tx.stationEvents.append(station.id, 'undo', { checkInId: last.id, tokenStays }, now)
     const summary = `undid check-in ${last.id}${tokenStays ? '; its token stays' : ''}`
     await staffRow(tx, station.id, { action: 'undo', summary, checkInId: last.id }, now)
-    announce(tx, deps, null)
     return { checkInId: last.id, tokenStays }
   })
 }
@@ -126,7 +122,6 @@ export function retryCheckInTx(deps: KioskDeps, p: { stationId: number; txId: nu
     if (claim) await tx.claims.setRetried(claim.id, { transferId: null, guestbookMintId: mint.mintId, chainTxId: mint.txId })
     await watchTx(tx, mint.txId, { stationId: station.id, checkInId: checkIn.id, claimId: claim?.id ?? null }, { hash: mint.txnHash, now })
     await staffRow(tx, station.id, { action: 'retry', summary: `retried transaction ${p.txId} as ${mint.txId}`, checkInId: checkIn.id, txId: mint.txId }, now)
-    announce(tx, deps, mint.chainId)
     return { txId: mint.txId, txnHash: mint.txnHash }
   }, { isolation: 'read committed' })
 }
@@ -139,7 +134,6 @@ export async function startTestChip(deps: KioskDeps, p: { stationId: number; sec
     const station = await freshStation(tx, p.stationId)
     await tx.stations.setTestUntil(station.id, testUntil)
     await staffRow(tx, station.id, { action: 'test_chip', summary: `test-chip taps for ${p.seconds} s: they do not count` }, now)
-    announce(tx, deps, null)
   })
   return { testUntil }
 }
@@ -153,7 +147,6 @@ export async function dismissAlert(deps: KioskDeps, p: { stationId: number }): P
   await deps.store.tx(async (tx) => {
     const station = await freshStation(tx, p.stationId)
     await staffRow(tx, station.id, { action: 'dismiss', summary: 'dismissed the alert on the check-in screen' }, now)
-    announce(tx, deps, null)
   })
 }
 
@@ -170,7 +163,7 @@ async function productName(store: KioskDeps['store'], tokenRowId: number): Promi
 }
 
 /** GET /kiosk/staff/state: counts, health and the recent feed (whole events). */
-export async function staffState(deps: KioskDeps, p: { stationId: number }) {
+export async function staffState(deps: StaffStateDeps, p: { stationId: number }) {
   const { store } = deps
   const now = deps.now()
   const station = await freshStation(store, p.stationId)

@@ -3,7 +3,6 @@ import { promisify } from 'node:util'
 import type { StationRow } from '../db/stations.js'
 import type { Store, Repositories } from '../db/store.js'
 import { BaseError, ConflictError, NotFoundError, UnauthorizedError, ValidationError } from '../errors.js'
-import type { FeedHub } from '../feed/feedHub.js'
 
 export const MAX_PIN_TRIES = 5
 /** The first lock; each lock in a row lasts twice the one before, up to PIN_LOCK_MAX_MS. */
@@ -95,14 +94,13 @@ const hashSession = (token: string) => crypto.createHash('sha256').update(token)
  *
  * @throws ConflictError pin_not_set; PinError invalid_pin (401) / pin_locked (423)
  */
-export async function openStaffSession(store: Store, p: { station: StationRow; pin: string; now: number; feed?: Pick<FeedHub, 'changed'> }): Promise<{ session: string; expiresAt: number }> {
+export async function openStaffSession(store: Store, p: { station: StationRow; pin: string; now: number }): Promise<{ session: string; expiresAt: number }> {
   const before = await store.staffAuth.getPin(p.station.id)
   if (!before) throw new ConflictError('pin_not_set', 'This station has no staff PIN: set one with `tapgate station staff-pin --station ID`')
   if (before.lockedUntil !== null && before.lockedUntil > p.now) throw locked(before.lockedUntil)
   const ok = /^\d{4,12}$/.test(p.pin) && (await pinMatches(p.pin, before.pinHash))
   const outcome = await store.tx(async (tx) => {
     // Its kiosks see the login, or the wrong try, once it commits.
-    tx.afterCommit(() => p.feed?.changed())
     const pin = (await tx.staffAuth.getPin(p.station.id))!
     if (pin.lockedUntil !== null && pin.lockedUntil > p.now) return { error: locked(pin.lockedUntil) }
     if (!ok) {

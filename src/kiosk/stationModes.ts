@@ -1,8 +1,7 @@
 import type { StationRow } from '../db/stations.js'
 import type { Store } from '../db/store.js'
 import { BadRequestError, ForbiddenError, NotFoundError } from '../errors.js'
-import type { FeedHub } from '../feed/feedHub.js'
-import type { StationMode } from '../feed/protocol.js'
+import type { StationMode } from '../wire/feedProtocol.js'
 
 export type SetStationModeParameters = {
   stationId: number
@@ -16,8 +15,6 @@ export type SetStationModeParameters = {
    * event stays the station's (a PIN changes what the door does, never whose guests it reads).
    */
   byStaff?: boolean
-  /** The station's kiosks (the server's hub), told once the new mode commits; the CLI has none (hubs poll). */
-  feed?: Pick<FeedHub, 'changed'>
 }
 
 /**
@@ -65,7 +62,6 @@ export function setStationMode(store: Store, p: SetStationModeParameters): Promi
       const summary = door ? `${p.mode === 'checkin' ? 'check-in' : p.mode} for "${event!.name}"` : p.mode === 'claim' ? 'claim mode' : p.mode === 'closed' ? 'closed the station' : 'cleared the mode'
       await tx.stationEvents.append(station.id, 'staff', { action: 'mode', summary }, p.now)
     }
-    tx.afterCommit(() => p.feed?.changed())
     return (await tx.stations.get(station.id))!
   })
 }

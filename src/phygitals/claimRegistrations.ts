@@ -6,8 +6,8 @@ import type { Tx } from '../db/types.js'
 import { ConflictError, NotFoundError } from '../errors.js'
 import { iso } from '../ids.js'
 import { checkTokenOtp, spendTokenOtp } from '../otps/tokenOtp.js'
-import { refreshTokenMoves } from '../transfers/tokenMoves.js'
-import { findToken } from './findTeamToken.js'
+import { refreshTokenMoves } from '../tokens/tokenMoves.js'
+import { findToken } from '../tokens/findTeamToken.js'
 
 export type ClaimRegistrationView = {
   recipient: string

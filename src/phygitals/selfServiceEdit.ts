@@ -6,7 +6,7 @@ import { ContractRevertError } from '../chain/rpc.js'
 import type { Store, Repositories } from '../db/store.js'
 import type { TokenKey } from '../db/tokens.js'
 import { BadRequestError, ConflictError, ForbiddenError } from '../errors.js'
-import { findToken } from './findTeamToken.js'
+import { findToken } from '../tokens/findTeamToken.js'
 
 /** The spec's EIP-712 request (no chainId or verifyingContract in the domain: the token names both). */
 export const selfServiceTypes = {

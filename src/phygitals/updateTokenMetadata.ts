@@ -4,7 +4,7 @@ import type { TokenKey } from '../db/tokens.js'
 import { queueTx } from '../outbox/queueTx.js'
 import { PhygitalMetadata } from '../schemas/metadata.js'
 import { parseJsonField } from '../validation/issuesToErrors.js'
-import { findToken } from './findTeamToken.js'
+import { findToken } from '../tokens/findTeamToken.js'
 
 /**
  * PATCH /phygitals/metadata: validates and replaces a team token's metadata.
@@ -33,7 +33,6 @@ export function updateTokenMetadata(deps: ChainDeps, p: { key: TokenKey; teamId:
       now,
       fallbackMaxFeeGwei: deps.config.chain.fallbackMaxFeeGwei,
     })
-    tx.afterCommit(() => deps.relayer?.wake(token.chainId))
     return { refreshTxHash: queued.hash, chainId: token.chainId }
   }, { isolation: 'read committed' })
 }

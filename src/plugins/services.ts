@@ -22,7 +22,7 @@ export type Services = {
   chains: Chains
   /** The outbox worker; absent where nothing sends (CLI, some tests), and then queued work waits for a server. */
   relayer?: Relayer
-  /** The per-station kiosk feed, live: call `changed()` after a commit that appended station_events rows. */
+  /** The per-station kiosk feed, live: the store tells it of every commit that appended station_events rows (app.ts). */
   feed: FeedHub
   /** Product images: GET /media/:key serves them; prefetch(key) when a card is about to be shown. */
   media: MediaCache

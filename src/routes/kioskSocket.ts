@@ -5,7 +5,7 @@ import type { StationRow } from '../db/stations.js'
 import { BaseError } from '../errors.js'
 import { authenticateKiosk } from '../kiosk/kioskTokens.js'
 import { kioskCounts, kioskSettings, kioskStation } from '../kiosk/kioskViews.js'
-import { KIOSK_CLOSE, type KioskServerMessage, publicView, type StationEvent } from '../feed/protocol.js'
+import { KIOSK_CLOSE, type KioskServerMessage, publicView, type StationEvent } from '../wire/feedProtocol.js'
 import { checkSocketOrigin } from '../kiosk/socketOrigin.js'
 import { checkStaffSession } from '../kiosk/staffAuth.js'
 

@@ -78,7 +78,7 @@ const kioskStaff: FastifyPluginAsyncZod = async (app) => {
     },
     handler: async (request, reply) => {
       try {
-        const { session, expiresAt } = await openStaffSession(store, { station: stationOf(request), pin: request.body.pin, now: now(), feed: app.services.feed })
+        const { session, expiresAt } = await openStaffSession(store, { station: stationOf(request), pin: request.body.pin, now: now() })
         return { success: true as const, session, expiresAt: new Date(expiresAt).toISOString() }
       } catch (error) {
         if (!(error instanceof PinError)) throw error
@@ -103,7 +103,7 @@ const kioskStaff: FastifyPluginAsyncZod = async (app) => {
       response: { 200: StaffModeResponse, ...errorResponses(...BODY_ERRORS, 401, 403, 404, 409) },
     },
     handler: async (request) => {
-      const station = await setStationMode(store, { stationId: stationOf(request).id, mode: request.body.mode, eventId: request.body.eventId, now: now(), byStaff: true, feed: app.services.feed })
+      const station = await setStationMode(store, { stationId: stationOf(request).id, mode: request.body.mode, eventId: request.body.eventId, now: now(), byStaff: true })
       return { success: true as const, station: await kioskStation(store, station) }
     },
   })

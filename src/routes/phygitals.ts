@@ -5,7 +5,7 @@ import {
   getClaimRegistration,
   registerWithOtp,
 } from '../phygitals/claimRegistrations.js'
-import { getTokenChips } from '../phygitals/findTeamToken.js'
+import { getTokenChips } from '../tokens/findTeamToken.js'
 import { updateTokenMetadata } from '../phygitals/updateTokenMetadata.js'
 import { otpCodeOf, teamOf } from '../plugins/auth.js'
 import { BODY_ERRORS, errorResponses, security, Success } from '../schemas/common.js'

@@ -188,15 +188,14 @@ const stationSocket: FastifyPluginAsync = async (app) => {
   async function report(ws: WebSocket, log: typeof app.log, token: string, parsed: object): Promise<null> {
     const station = await stationOrClose(ws, token)
     if (!station) return null
-    const { feed } = app.services
     const status = StatusMessage.safeParse(parsed)
     if (status.success) {
-      await recordReaderStatus(store, feed, { stationId: station.id, status: status.data.status, now: now() })
+      await recordReaderStatus(store, { stationId: station.id, status: status.data.status, now: now() })
       return null
     }
     const pulled = PulledMessage.safeParse(parsed)
     if (pulled.success) {
-      await recordPulledCard(store, feed, { stationId: station.id, readerName: pulled.data.pulled.readerName, now: now() })
+      await recordPulledCard(store, { stationId: station.id, readerName: pulled.data.pulled.readerName, now: now() })
       return null
     }
     log.warn({ issues: (status.error ?? pulled.error).issues.length }, 'station sent an invalid status message; dropped')

@@ -2,7 +2,7 @@ import { z } from 'zod'
 import { IntId, Iso, Success } from './common.js'
 
 // The claim hand-off's HTTP shapes: the kiosk's (/kiosk/claims/*) and the phone page's (/c/*).
-// The kiosk's feed events carry the same ClaimSummary (src/feed/protocol.ts).
+// The kiosk's feed events carry the same ClaimSummary (src/wire/feedProtocol.ts).
 
 const TxStatus = z.enum(['queued', 'sent', 'replaced', 'confirmed', 'failed'])
 // moved: the token moved after the claim's tap (claimed meanwhile, by another claim or path): it takes no address.

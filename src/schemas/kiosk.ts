@@ -4,12 +4,12 @@ import { Attendee } from './attendees.js'
 import { ChipUid, IntId, Iso, Success } from './common.js'
 
 // The kiosk's HTTP shapes (POST /station/taps' `checkIn`, /kiosk/staff/*). The WebSocket's
-// messages are typed in src/feed/protocol.ts; the feed events here mirror its StationEvent.
+// messages are typed in src/wire/feedProtocol.ts; the feed events here mirror its StationEvent.
 
 const TxStatus = z.enum(['queued', 'sent', 'replaced', 'confirmed', 'failed'])
 const Mode = z.enum(['checkin', 'bind', 'exit', 'claim', 'closed'])
 
-/** The states a door answers with (src/door): see src/feed/protocol.ts KioskState. */
+/** The states a door answers with (src/door): see src/wire/feedProtocol.ts KioskState. */
 export const DoorState = z.enum(['accepted', 'already', 'reentry', 'no_reentry', 'not_allowed', 'not_on_list', 'exit', 'not_inside', 'bound', 'bind_taken', 'bind_waiting'])
 
 export const AttendeeView = z
@@ -74,7 +74,7 @@ const StationEvent = z.object({
   stationId: z.number().int(),
   kind: z.enum(['tap', 'reader', 'tx', 'mode', 'staff', 'undo', 'claim']),
   at: Iso,
-  data: z.record(z.string(), z.unknown()).meta({ description: 'As src/feed/protocol.ts StationEventData[kind]' }),
+  data: z.record(z.string(), z.unknown()).meta({ description: 'As src/wire/feedProtocol.ts StationEventData[kind]' }),
 })
 
 export const StaffSessionBody = z.object({ pin: z.string().regex(/^\d{4,12}$/, 'A staff PIN is 4 to 12 digits') }).strict()

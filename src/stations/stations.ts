@@ -1,12 +1,11 @@
 import crypto from 'node:crypto'
+import { hashStationToken } from '../auth/stationTokens.js'
 import type { StationRow } from '../db/stations.js'
 import type { Store, Repositories, Transactional } from '../db/store.js'
 import { NotFoundError, UnauthorizedError } from '../errors.js'
 
 /** Enough of the token to tell stations apart in `station list` and to revoke one. */
 const PREFIX_LENGTH = 10
-
-export const hashStationToken = (token: string): string => crypto.createHash('sha256').update(token).digest('hex')
 
 export type CreateStationParameters = { teamId: number; name?: string | null; now: number }
 export type CreateStationReturnType = { stationId: number; teamId: number; name: string; token: string; prefix: string }

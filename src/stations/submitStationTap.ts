@@ -3,13 +3,11 @@ import type { Config } from '../config.js'
 import type { StationRow } from '../db/stations.js'
 import type { Store } from '../db/store.js'
 import type { Tx } from '../db/types.js'
-import type { FeedHub } from '../feed/feedHub.js'
 import { claimSummary } from '../claims/claimViews.js'
 import { giveClaimAddress } from '../claims/giveClaimAddress.js'
 import { BaseError } from '../errors.js'
-import { type RecordedTap, recordAcceptedTap, refusedTapState, type TapCheckIn } from '../kiosk/tapFeed.js'
+import { type RecordedTap, recordAcceptedTap, refusedTapState, type TapCheckIn } from './recordAcceptedTap.js'
 import type { MediaCache } from '../media/mediaCache.js'
-import type { Relayer } from '../relayer/relayer.js'
 import type { Keyring } from '../taps/createKeyring.js'
 import { TapRejectedError } from '../taps/tapErrors.js'
 import { type VerifiedTap, verifyTapBatched } from '../taps/verifyTap.js'
@@ -36,12 +34,9 @@ export type SubmitStationTapDeps = {
   now: () => number
   /** Where the one line per tap goes (the request's logger, or the socket's). */
   log: { info: (obj: object, msg: string) => void }
-  /** The station's kiosks (app.services.feed); without it the feed rows still land, and hubs find them by polling. */
-  feed?: FeedHub
   /** To queue a check-in's guestbook mint (app.services); without them a check-in counts and mints nothing. */
   chains?: Chains
   config?: Config
-  relayer?: Relayer
   /** Fetches a claim card's image at once (app.services.media), so it shows, and shows offline later. */
   media?: Pick<MediaCache, 'prefetch'>
 }
@@ -51,7 +46,7 @@ export type SubmitStationTapDeps = {
  * same way whichever transport brought it (HTTP or WebSocket). A refusal
  * (TapRejectedError) is an outcome; anything else (a sealed key, a bug) throws.
  *
- * A station with a row gets a feed row per tap (src/kiosk/tapFeed.ts): in check-in mode an
+ * A station with a row gets a feed row per tap (src/stations/recordAcceptedTap.ts): in check-in mode an
  * accepted tap checks the chip in (and may queue its guestbook mint), a closed station verifies
  * nothing (no ref, no counter spent: 409 station_closed), refusals become `replay`, `unknown` or
  * `refused` rows.
@@ -68,22 +63,17 @@ export async function submitStationTap(deps: SubmitStationTapDeps, station: TapS
     // A closed station spends nothing: the chip's counter and a ref stay for an open one.
     await store.tx(async (tx) => {
       await tx.stationEvents.append(row.id, 'tap', { state: 'closed', uid: tap.rfUid, ...reader }, now())
-      tx.afterCommit(() => deps.feed?.changed())
     })
     log.info({ ...context, uid: tap.rfUid, reason: 'station_closed' }, 'station tap refused')
     const message = 'This station is closed; staff can open it again'
     return { accepted: false, statusCode: 409, reason: 'station_closed', message, detail: `station ${row.id} is closed`, uid: null }
   }
   // What the tap causes at a station with a row commits in the tap's own transaction (issue 18),
-  // and its kiosks and the relayer hear of it only once that commits: a tap rolled back says nothing.
+  // and its kiosks and the relayer hear of it only once that commits (the store tells them): a tap
+  // rolled back says nothing.
   const consequence = row
-    ? async (accepted: { refId: string; chip: { uid: string }; counter: number | null }, tx: Tx) => {
-        const caused = await recordAcceptedTap(tx, deps, row.id, { uid: accepted.chip.uid, counter: accepted.counter, refId: accepted.refId, ...reader })
-        tx.afterCommit(() => deps.feed?.changed())
-        const { queuedOn } = caused
-        if (queuedOn !== null) tx.afterCommit(() => deps.relayer?.wake(queuedOn))
-        return caused
-      }
+    ? (accepted: { refId: string; chip: { uid: string }; counter: number | null }, tx: Tx) =>
+        recordAcceptedTap(tx, deps, row.id, { uid: accepted.chip.uid, counter: accepted.counter, refId: accepted.refId, ...reader })
     : undefined
   let verified: VerifiedTap & { caused?: RecordedTap }
   try {
@@ -95,7 +85,6 @@ export async function submitStationTap(deps: SubmitStationTapDeps, station: TapS
       const data = { state: refusedTapState(error.reason), uid: error.uid, reason: error.reason, detail: error.detail, ...reader }
       await store.tx(async (tx) => {
         await tx.stationEvents.append(row.id, 'tap', data, now())
-        tx.afterCommit(() => deps.feed?.changed())
       })
     }
     return { accepted: false, statusCode: error.statusCode, reason: error.reason, message: error.message, detail: error.detail, uid: error.uid }
@@ -127,7 +116,6 @@ async function claimKnownAddress(deps: SubmitStationTapDeps, known: NonNullable<
         const claim = (await tx.claims.get(known.claimId))!
         const detail = `the known address ${known.recipient} was refused: ${error.code}: ${error.message}`
         await tx.stationEvents.append(claim.stationId, 'tap', { ...known.tapRow, state: 'product', detail, claim: await claimSummary(tx, claim, now) }, now)
-        tx.afterCommit(() => deps.feed?.changed())
       })
     }
   }

@@ -2,6 +2,7 @@ import type { ChipRow } from '../db/chips.js'
 import type { ChipProfileRow } from '../db/chipProfiles.js'
 import type { Store, Repositories } from '../db/store.js'
 import { SealedKeyError } from '../keys/errors.js'
+import { chipKeyContext, profileKeyContext } from '../keys/keyContexts.js'
 import { openKey } from '../keys/sealKey.js'
 import {
   an10922Input,
@@ -39,9 +40,6 @@ export type Keyring = {
   /** How far a tap's counter may jump (config `taps`): verifyTap's other setting, carried wherever the keyring goes. */
   counterRules: CounterRules
 }
-
-export const profileKeyContext = (id: number, slot: 'meta' | 'file' | 'master') => `profile:${id}:${slot}`
-export const chipKeyContext = (uid: string) => `chip:${uid}:file`
 
 /**
  * Opens the sealed keys of every chip profile and builds one SunVerifier per

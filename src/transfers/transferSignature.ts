@@ -8,9 +8,9 @@ import { ContractRevertError } from '../chain/rpc.js'
 import type { TokenKey, TokenRow } from '../db/tokens.js'
 import { ConflictError } from '../errors.js'
 import { checkTokenOtp, spendTokenOtp } from '../otps/tokenOtp.js'
-import { findToken } from '../phygitals/findTeamToken.js'
+import { findToken } from '../tokens/findTeamToken.js'
 import { checkClaimRegistration } from './claimGate.js'
-import { noteChainNonce } from './tokenMoves.js'
+import { noteChainNonce } from '../tokens/tokenMoves.js'
 
 export type TransferSignature = {
   signature: string

@@ -6,10 +6,10 @@ import type { TransferRow } from '../db/transfers.js'
 import type { Repositories, Tx } from '../db/types.js'
 import { ConflictError, NotFoundError } from '../errors.js'
 import { checkTokenOtp, spendTokenOtp } from '../otps/tokenOtp.js'
-import { findToken } from '../phygitals/findTeamToken.js'
+import { findToken } from '../tokens/findTeamToken.js'
 import { useClaimRegistration } from './claimGate.js'
 import { signTransferTx } from './signTransferTx.js'
-import { refreshTokenMoves } from './tokenMoves.js'
+import { refreshTokenMoves } from '../tokens/tokenMoves.js'
 
 export type AcceptedTransfer = { initialTxHash: string; token: TokenRow; txId: number; transferId: number; recipient: Address }
 
@@ -54,7 +54,6 @@ function accept(
     if (otpCode !== null) await tx.otps.bindToMoves(otpCode, moves)
     const accepted = { initialTxHash: signed.hash, token, txId: signed.id, transferId, recipient: p.recipient }
     await p.onAccepted?.(accepted, tx)
-    tx.afterCommit(() => deps.relayer?.wake(token.chainId))
     return accepted
   }, { isolation: 'read committed' })
 }
@@ -64,7 +63,7 @@ function accept(
  * (400 recipient_cannot_receive). The chain's signer is required first, so a
  * chain this gateway has no keys for is refused as before; an RPC that is down
  * skips the check (the write is still accepted). The same reads count the
- * token's moves made outside the gateway (src/transfers/tokenMoves.ts).
+ * token's moves made outside the gateway (src/tokens/tokenMoves.ts).
  */
 export async function checkRecipient(deps: ChainDeps, token: TokenRow, recipient: Address): Promise<void> {
   const signer = deps.chains.signer(token.chainId)

@@ -1,6 +1,5 @@
 import type { Store } from '../../src/db/store.js'
 import { BaseError } from '../../src/errors.js'
-import type { FeedHub } from '../../src/feed/feedHub.js'
 import { recordPulledCard, recordReaderStatus } from '../../src/feed/stationStatus.js'
 import { StationTapBody } from '../../src/schemas/taps.js'
 import { submitStationTap, type SubmitStationTapDeps } from '../../src/stations/submitStationTap.js'
@@ -18,12 +17,9 @@ export type InProcessSinkParameters = {
    * one (the fixture recorder, benches) taps verify as before and status goes nowhere.
    */
   stationId?: number
-  /** Reader status and pulled cards go to the station's feed, as a networked station's do. */
-  feed?: FeedHub
   /** For a check-in's guestbook mint (app.services), as for a networked station's taps. */
   chains?: SubmitStationTapDeps['chains']
   config?: SubmitStationTapDeps['config']
-  relayer?: SubmitStationTapDeps['relayer']
   media?: SubmitStationTapDeps['media']
   /** The gateway's logger: one line per tap, like a networked station's. */
   log: SubmitStationTapDeps['log']
@@ -39,7 +35,7 @@ export type InProcessSinkParameters = {
  *
  * @example
  * const { store, keyring, now } = app.services
- * const sink = createInProcessSink({ store, keyring, now, teamId, stationId, feed, log: app.log })
+ * const sink = createInProcessSink({ store, keyring, now, teamId, stationId, log: app.log })
  */
 export function createInProcessSink(p: InProcessSinkParameters): TapSink {
   let closed = false
@@ -62,10 +58,10 @@ export function createInProcessSink(p: InProcessSinkParameters): TapSink {
       }
     },
     async reportStatus(status) {
-      if (!closed && p.stationId !== undefined) await recordReaderStatus(p.store, p.feed, { stationId: p.stationId, status, now: p.now() })
+      if (!closed && p.stationId !== undefined) await recordReaderStatus(p.store, { stationId: p.stationId, status, now: p.now() })
     },
     async reportPulled({ readerName }) {
-      if (!closed && p.stationId !== undefined) await recordPulledCard(p.store, p.feed, { stationId: p.stationId, readerName, now: p.now() })
+      if (!closed && p.stationId !== undefined) await recordPulledCard(p.store, { stationId: p.stationId, readerName, now: p.now() })
     },
     async close() {
       closed = true

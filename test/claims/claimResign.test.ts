@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, test } from 'vitest'
 import { createApiKey } from '../../src/auth/apiKeys.js'
 import type { PostgresStore, SqliteStore } from '../../src/db/store.js'
-import type { StationEvent } from '../../src/feed/protocol.js'
+import type { StationEvent } from '../../src/wire/feedProtocol.js'
 import { type ChainGateway, contractOf, createBackendChainGateway, holdRelayer, OTHER, signPull, USER } from '../helpers/chainGateway.js'
 import { type ClaimStation, MUG, setUpClaimStation } from '../helpers/claimStation.js'
 import { until } from '../helpers/until.js'

@@ -7,7 +7,7 @@ import { parseFixture } from '../../station/fixtures/format.js'
 import { VIRTUAL_CARD_ORIGINALITY_PUBLIC_KEY, VirtualNtag424 } from '../../station/virtual-card/ntag424.js'
 import { createVirtualReader } from '../../station/virtual-card/virtualReader.js'
 import { testDir } from '../helpers/gateway.js'
-import { upsertChipProfile } from '../../src/taps/chipProfiles.js'
+import { upsertChipProfile } from '../../src/profiles/chipProfiles.js'
 import { seedGateway, TEMPLATE } from '../provisioning/run/runHelpers.js'
 
 /** Every table's rows, to compare before and after. */

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from 'vitest'
-import { publicView } from '../../src/feed/protocol.js'
+import { publicView } from '../../src/wire/feedProtocol.js'
 import { type BackendGateway, createBackendGateway, queryRows } from '../helpers/gateway.js'
 import { secondGateway, UIDS, WALLET } from '../kiosk-gateway/kioskFixture.js'
 import { ADA_WALLET, addDoor, seedDoor, staffClient, tapper } from './doorFixture.js'

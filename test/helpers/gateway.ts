@@ -207,7 +207,7 @@ import {
   upsertChipProfile,
   type SetChipVerificationParameters,
   type UpsertChipProfileParameters,
-} from '../../src/taps/chipProfiles.js'
+} from '../../src/profiles/chipProfiles.js'
 
 /** A chip profile for SUN taps, set up through the real domain function (keys sealed under the app's secret). */
 export function seedSunProfile(

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, test } from 'vitest'
 import { setChipWallet } from '../../src/kiosk/chipWallet.js'
 import { setStaffPin } from '../../src/kiosk/staffAuth.js'
-import type { TxEventData } from '../../src/feed/protocol.js'
+import type { TxEventData } from '../../src/wire/feedProtocol.js'
 import type { PostgresStore, SqliteStore } from '../../src/db/store.js'
 import { type ChainGateway, createBackendChainGateway, OTHER } from '../helpers/chainGateway.js'
 import { call } from '../helpers/gateway.js'

@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, test } from 'vitest'
-import { KIOSK_CLOSE } from '../../src/feed/protocol.js'
+import { KIOSK_CLOSE } from '../../src/wire/feedProtocol.js'
 import { listKioskTokens, revokeKioskToken } from '../../src/kiosk/kioskTokens.js'
 import { setStaffPin } from '../../src/kiosk/staffAuth.js'
 import { revokeStation } from '../../src/stations/stations.js'

@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, test } from 'vitest'
 import WebSocket from 'ws'
-import { KIOSK_CLOSE, type KioskServerMessage } from '../../src/feed/protocol.js'
+import { KIOSK_CLOSE, type KioskServerMessage } from '../../src/wire/feedProtocol.js'
 import { createTestGateway, type TestGateway } from '../helpers/gateway.js'
 import { openKiosk, seedCheckInTeam } from './kioskFixture.js'
 

@@ -27,7 +27,7 @@ import { ProvisioningStopped, runKeyContext } from '../../src/provisioning/run/k
 import { provisionChip, type ProvisionResult } from '../../src/provisioning/run/provisionChip.js'
 import { resetChip } from '../../src/provisioning/run/resetChip.js'
 import { createKeyring } from '../../src/taps/createKeyring.js'
-import { upsertChipProfile } from '../../src/taps/chipProfiles.js'
+import { upsertChipProfile } from '../../src/profiles/chipProfiles.js'
 import { verifyTap } from '../../src/taps/verifyTap.js'
 import { PCSCD_BINARY, PCSCD_SOCKET, usePcscd, type PcscdProcess } from '../../station/pcsc/pcscdProcess.js'
 import { openPcscReaders } from '../../station/pcsc/pcscReaders.js'

@@ -1,7 +1,7 @@
 import fs from 'node:fs'
 import { ValidationError } from '../../errors.js'
 import { importData, parseImportFile } from '../../importer/importData.js'
-import { openGatewaySecret, recordGatewaySecret } from '../../keys/secretCheck.js'
+import { openGatewaySecret, recordGatewaySecret } from '../../profiles/secretCheck.js'
 import type { Flags } from '../usage.js'
 import { onePositional, printJson, withStore } from './context.js'
 

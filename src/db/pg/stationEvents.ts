@@ -1,4 +1,4 @@
-import type { StationEvent, StationEventKind } from '../../feed/protocol.js'
+import type { StationEvent, StationEventKind } from '../../wire/feedProtocol.js'
 import type { createStationEventsRepository } from '../stationEvents.js'
 import type { AsyncRepository } from '../types.js'
 import type { PgQuery } from './connect.js'

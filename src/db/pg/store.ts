@@ -4,6 +4,7 @@ import { runEffects, type Effect } from '../effects.js'
 import type { Isolation, Repositories, Store, StoreChannel, StoreLog, Tx, TxOptions } from '../types.js'
 import type { PgSql, PgTransaction } from './connect.js'
 import { mapMethods } from '../mapMethods.js'
+import { announcing, createNotifications, type Notifications, registerOnce } from '../notifications.js'
 import { createPgRepositories } from './repositories.js'
 
 export type PostgresStore = Store & {
@@ -48,6 +49,8 @@ export function createPostgresStore(first: PgSql, { log = { error: (obj, msg) =>
   // LISTEN on a client of its own, never replaced: postgres.js re-listens on its own after a reconnect,
   // and the feed and the relayer poll as well, so a lost notification is late, never lost.
   let listener: PgSql | null = reconnect ? null : first
+  const notifications = createNotifications(log)
+  const run = (_key: string, effect: Effect) => runEffects([effect], log)
   let sql = first
   let replacedAt = 0
 
@@ -56,18 +59,18 @@ export function createPostgresStore(first: PgSql, { log = { error: (obj, msg) =>
     replacedAt = Date.now()
     const old = sql
     sql = reconnect()
-    repositories = observed(createPgRepositories(sql), noteError)
+    repositories = announcing(observed(createPgRepositories(sql), noteError), notifications, run)
     log.warn?.({ err: error }, 'the database connection was lost: a fresh PostgreSQL client takes over')
     // Its queries in flight fail (503) rather than wait on a connection that may never send again.
     if (old !== listener) void old.end({ timeout: 0 }).catch(() => undefined)
   }
-  let repositories = observed(createPgRepositories(sql), noteError)
+  let repositories = announcing(observed(createPgRepositories(sql), noteError), notifications, run)
 
   const tx = async <T>(fn: (tx: Tx) => Promise<T>, { isolation = 'serializable' }: TxOptions = {}): Promise<T> => {
     for (let attempt = 1; ; attempt++) {
       const effects: Effect[] = []
       try {
-        const value = (await sql.begin(begin[isolation], (transaction) => fn(handleOf(transaction as unknown as PgTransaction, effects)))) as T
+        const value = (await sql.begin(begin[isolation], (transaction) => fn(handleOf(transaction as unknown as PgTransaction, effects, notifications)))) as T
         runEffects(effects, log)
         return value
       } catch (error) {
@@ -94,10 +97,21 @@ export function createPostgresStore(first: PgSql, { log = { error: (obj, msg) =>
         throw error
       }
     },
+    // This gateway's commits at once, from their after-commit effects; every gateway's (this one's
+    // again, harmlessly: a feed hub reads what is new, a relayer's wake joins its running pass) by LISTEN.
     async listen(channel: StoreChannel, onNotify: (payload: string) => void) {
-      listener ??= reconnect!()
-      const { unlisten } = await listener.listen(channel, onNotify)
-      return unlisten
+      const stop = notifications.listen(channel, onNotify)
+      try {
+        listener ??= reconnect!()
+        const { unlisten } = await listener.listen(channel, onNotify)
+        return async () => {
+          stop()
+          await unlisten()
+        }
+      } catch (error) {
+        stop()
+        throw error
+      }
     },
     async close() {
       await Promise.all([...new Set([sql, listener ?? sql])].map((client) => client.end({ timeout: 5 })))
@@ -121,15 +135,15 @@ function observed(repositories: Repositories, onError: (error: unknown) => void)
   )
 }
 
-function handleOf(transaction: PgTransaction, effects: Effect[]): Tx {
+function handleOf(transaction: PgTransaction, effects: Effect[], notifications: Notifications): Tx {
   return {
-    ...createPgRepositories(transaction),
+    ...announcing(createPgRepositories(transaction), notifications, (key, effect) => registerOnce(effects, key, effect)),
     afterCommit(effect) {
       effects.push(effect)
     },
     async tx(fn) {
       const mine: Effect[] = []
-      const value = await transaction.savepoint((savepoint) => fn(handleOf(savepoint as unknown as PgTransaction, mine)))
+      const value = await transaction.savepoint((savepoint) => fn(handleOf(savepoint as unknown as PgTransaction, mine, notifications)))
       effects.push(...mine)
       return value as Awaited<ReturnType<typeof fn>>
     },

@@ -2,7 +2,8 @@ import { createRepositories } from '../repositories.js'
 import { runEffects, type Effect } from '../effects.js'
 import { createLock } from '../lock.js'
 import { mapMethods } from '../mapMethods.js'
-import type { Repositories, Store, StoreLog, Tx, TxOptions } from '../types.js'
+import { announcing, createNotifications, registerOnce } from '../notifications.js'
+import type { Repositories, Store, StoreChannel, StoreLog, Tx, TxOptions } from '../types.js'
 import { openDatabase, type Db } from './openDatabase.js'
 import { startWalCheckpointer, type WalCheckpointer } from './walCheckpointer.js'
 
@@ -40,11 +41,19 @@ export function createSqliteStore(db: Db, options: { checkpointer?: WalCheckpoin
     rollbackToSavepoint: db.prepare('ROLLBACK TO job'),
   }
   const sync = createRepositories(db)
+  const notifications = createNotifications(log)
   // The effects of the transaction (or group-commit job, or savepoint) running now: the lock means there is one.
   let effects: Effect[] | null = null
   let depth = 0
   const handle: Tx = {
-    ...mapMethods<Repositories>(sync, (fn) => (...args) => settle(() => fn(...args))),
+    ...announcing(
+      mapMethods<Repositories>(sync, (fn) => (...args) => settle(() => fn(...args))),
+      notifications,
+      (key, effect) => {
+        if (!effects) throw new Error('a write outside a transaction on its handle: the handle escaped its store.tx')
+        registerOnce(effects, key, effect)
+      },
+    ),
     afterCommit(effect) {
       if (!effects) throw new Error('afterCommit outside a transaction: the handle escaped its store.tx')
       effects.push(effect)
@@ -149,9 +158,18 @@ export function createSqliteStore(db: Db, options: { checkpointer?: WalCheckpoin
     backend: 'sqlite',
     db,
     checkpointer,
-    ...mapMethods<Repositories>(sync, (fn) => (...args) => outside(() => fn(...args))),
+    ...announcing(
+      mapMethods<Repositories>(sync, (fn) => (...args) => outside(() => fn(...args))),
+      notifications,
+      (_key, effect) => runEffects([effect], log),
+    ),
     tx,
     batch,
+    // This process's commits only: another process on the same file is found by polling.
+    async listen(channel: StoreChannel, onNotify: (payload: string) => void) {
+      const stop = notifications.listen(channel, onNotify)
+      return async () => stop()
+    },
     async ping() {
       await outside(() => statements.ping.get())
     },

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import type { ChipProfileRow, KeyScheme } from '../../db/chipProfiles.js'
 import { openKey } from '../../keys/sealKey.js'
 import { an10922Input, deriveBoltCardKeys, deriveSdmBackendMetaKey, deriveSdmBackendTagKey, diversifyAn10922 } from '../../sun/index.js'
-import { profileKeyContext } from '../../taps/createKeyring.js'
+import { profileKeyContext } from '../../keys/keyContexts.js'
 import type { SlotVersions } from '../../db/provisioning.js'
 import { FILE_SLOT, META_SLOT, ProvisioningPlanError } from './planProvisioning.js'
 

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto'
 import type { KeyScheme } from '../../../src/db/chipProfiles.js'
 import type { SqliteStore } from '../../../src/db/store.js'
-import { upsertChipProfile } from '../../../src/taps/chipProfiles.js'
+import { upsertChipProfile } from '../../../src/profiles/chipProfiles.js'
 import { testDir, testStore } from '../../helpers/gateway.js'
 import { profileKeysFor } from '../../../fixtures/provisioningKeys.js'
 export { PROFILE_KEYS } from '../../../fixtures/provisioningKeys.js'

@@ -2,7 +2,7 @@
  * The kiosk's two claim calls (POST /kiosk/claims/:id/handoff and …/recipient), authenticated by
  * the page's kiosk token like the staff calls. Errors come back as values: the page shows them.
  */
-import type { ClaimSummary } from '../../../feed/protocol.js'
+import type { ClaimSummary } from '../../../wire/feedProtocol.js'
 
 export type ApiResult<T> = { ok: true; body: T } | { ok: false; status: number; error: string; message: string }
 

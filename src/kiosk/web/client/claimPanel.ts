@@ -4,7 +4,7 @@
  * and makes the calls. The field is validated as typed with the gateway's own parser.
  */
 import { ADDRESS_INPUT_MESSAGES, parseAddressInput } from '../../../claims/addressInput.js'
-import type { ClaimSummary, ProductCard } from '../../../feed/protocol.js'
+import type { ClaimSummary, ProductCard } from '../../../wire/feedProtocol.js'
 import type { Handoff } from './claimApi.js'
 import { buildKeyboard, type Key } from './keyboard.js'
 

@@ -3,7 +3,7 @@
  * a JSON body; an answer is either the claim or the gateway's `{ error, message }`, or `network`
  * when the phone could not reach the gateway at all (it left the shop's Wi-Fi).
  */
-import type { ClaimStep, ProductCard, TxStatus } from '../../../feed/protocol.js'
+import type { ClaimStep, ProductCard, TxStatus } from '../../../wire/feedProtocol.js'
 
 /** What the gateway tells the phone of its claim (never the OTPs, never another phone's data). */
 export type PhoneClaim = {

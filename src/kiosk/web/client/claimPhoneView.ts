@@ -2,7 +2,7 @@
  * What the phone page draws: the product card (with its placeholder) and the outcome panel. No
  * state lives here; claim.ts decides, these functions only put it on the screen.
  */
-import type { ProductCard } from '../../../feed/protocol.js'
+import type { ProductCard } from '../../../wire/feedProtocol.js'
 import { iconSvg, type IconName } from './states.js'
 
 export const $ = <T extends HTMLElement>(id: string): T => document.getElementById(id) as T

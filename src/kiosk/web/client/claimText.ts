@@ -1,5 +1,5 @@
 /* What the kiosk says about a transaction's steps, a claim, the gateway's refusals, the 2-tap wait. */
-import type { ClaimSummary, TxStatus } from '../../../feed/protocol.js'
+import type { ClaimSummary, TxStatus } from '../../../wire/feedProtocol.js'
 
 /**
  * A transaction's step in the strip and on the claimed screen. A product claim is a transfer

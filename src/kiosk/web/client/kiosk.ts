@@ -17,7 +17,7 @@ import type {
   StationEvent,
   TapEventData,
   TxStatus,
-} from '../../../feed/protocol.js'
+} from '../../../wire/feedProtocol.js'
 import { type Handoff, requestHandoff, sendRecipient } from './claimApi.js'
 import { createClaimPanel } from './claimPanel.js'
 import { chainText, claimStepText, countdown, handoffError, recipientError } from './claimText.js'

@@ -1,4 +1,4 @@
-import { KIOSK_CLOSE, KIOSK_TOKEN_FRAGMENT, type KioskClientMessage, type KioskCounts, type KioskServerMessage, type StationEvent } from '../../../feed/protocol.js'
+import { KIOSK_CLOSE, KIOSK_TOKEN_FRAGMENT, type KioskClientMessage, type KioskCounts, type KioskServerMessage, type StationEvent } from '../../../wire/feedProtocol.js'
 
 type Welcome = Extract<KioskServerMessage, { type: 'welcome' }>
 

@@ -3,7 +3,7 @@
  * counts, health and the station's actions. The session lives in this page's memory only and ends
  * after a minute without use (the gateway ends it too; either way the PIN pad comes back).
  */
-import type { KioskCounts, KioskStation, StationEvent } from '../../../feed/protocol.js'
+import type { KioskCounts, KioskStation, StationEvent } from '../../../wire/feedProtocol.js'
 import { type Link, openLink, tokenFromFragment } from './link.js'
 import { clockTime } from './states.js'
 import { createDoor } from './staffDoor.js'

@@ -4,7 +4,7 @@
  * show the guest list), the results as cards with their actions, the "needs attention" alert and the
  * guest list's download.
  */
-import type { AttendeeView, KioskStation, StationEvent, TapEventData } from '../../../feed/protocol.js'
+import type { AttendeeView, KioskStation, StationEvent, TapEventData } from '../../../wire/feedProtocol.js'
 import { play } from './sound.js'
 import {
   type Armed,

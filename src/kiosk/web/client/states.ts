@@ -1,4 +1,4 @@
-import type { KioskState } from '../../../feed/protocol.js'
+import type { KioskState } from '../../../wire/feedProtocol.js'
 
 /** The sounds of the page (WebAudio tones: no files to serve). */
 export type SoundName = 'tick' | 'chime' | 'twoTones' | 'threeLow' | 'oneLow' | 'none'

@@ -11,8 +11,9 @@ import {
   setChipVerification,
   unopenableProfiles,
   upsertChipProfile,
-} from '../../src/taps/chipProfiles.js'
-import { chipKeyContext, createKeyring, profileKeyContext } from '../../src/taps/createKeyring.js'
+} from '../../src/profiles/chipProfiles.js'
+import { chipKeyContext, profileKeyContext } from '../../src/keys/keyContexts.js'
+import { createKeyring } from '../../src/taps/createKeyring.js'
 import { verifyTap } from '../../src/taps/verifyTap.js'
 import { makeTempDir, openBackendStore } from '../helpers/gateway.js'
 import { rejected } from '../helpers/thrown.js'

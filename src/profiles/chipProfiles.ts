@@ -2,10 +2,10 @@ import type { ChipProfileRow, KeyScheme } from '../db/chipProfiles.js'
 import type { Store, Repositories, Transactional } from '../db/store.js'
 import { NotFoundError, ValidationError } from '../errors.js'
 import { SealedKeyError } from '../keys/errors.js'
+import { chipKeyContext, profileKeyContext } from '../keys/keyContexts.js'
 import { openKey, sealKey } from '../keys/sealKey.js'
 import { planProfileOf, planProvisioning, ProvisioningPlanError } from '../provisioning/run/planProvisioning.js'
 import { checkSunLayout, isSunOffsetLayout, SunLayoutError, type SunLayout } from '../sun/index.js'
-import { chipKeyContext, profileKeyContext } from './createKeyring.js'
 
 type Slot = 'meta' | 'file' | 'master'
 const slots = ['meta', 'file', 'master'] as const

@@ -9,7 +9,7 @@ import { bindTap } from '../door/bindWristband.js'
 import type { DoorResult, DoorState, DoorStation } from '../door/doorResult.js'
 import { exitTap } from '../door/exitTap.js'
 import { type CheckInDeps, type CheckInResult, checkInChip, checkInSummary } from '../door/checkIns.js'
-import { type AttendeeView, type CheckInSummary, publicAttendee, type TapEventData } from '../feed/protocol.js'
+import { type AttendeeView, type CheckInSummary, publicAttendee, type TapEventData } from '../wire/feedProtocol.js'
 import { watchTx } from '../feed/txProgress.js'
 
 /** A copied or cloned URL, not a second visit: an alert for staff. */
@@ -75,7 +75,6 @@ export type TapRowBase = Omit<TapEventData, 'state' | 'checkIn' | 'claim'>
 
 export type RecordedTap = {
   result: TapCheckIn | null
-  queuedOn: number | null
   /**
    * A claim station's tap whose address the gateway knows: the caller starts the transfer after
    * this commit (it checks the recipient on chain first) and then appends the tap's row.
@@ -90,7 +89,7 @@ export type RecordedTap = {
  * time and station); in claim mode, a claim of the chip's token (src/claims); in the test-chip
  * window, a `test` tap that counts nothing; otherwise (no mode) a plain accepted tap. Inside the
  * tap's own transaction (`tx`, verifyTapBatched's consequence), so the tap never commits without
- * them; the caller registers the feed notification and the relayer's wake-up on `tx.afterCommit`.
+ * them; the store tells the kiosks and the relayer once it commits.
  */
 export async function recordAcceptedTap(
   tx: Tx,
@@ -103,12 +102,12 @@ export async function recordAcceptedTap(
   const base: TapRowBase = { uid: tap.uid, counter: tap.counter, ...(tap.readerName ? { readerName: tap.readerName } : {}) }
   if (station.testUntil !== null && station.testUntil > now) {
     await tx.stationEvents.append(station.id, 'tap', { ...base, state: 'accepted', test: true }, now)
-    return { result: { state: 'accepted', test: true, checkIn: null }, queuedOn: null }
+    return { result: { state: 'accepted', test: true, checkIn: null } }
   }
   if (station.mode === 'claim') return recordClaimTap(tx, deps, station, base, tap.refId, now)
   if (!isDoorStation(station)) {
     await tx.stationEvents.append(station.id, 'tap', { ...base, state: 'accepted' }, now)
-    return { result: null, queuedOn: null }
+    return { result: null }
   }
   const door = { station, uid: tap.uid, now }
   // An exit or bind door, or an entry door of an event with a guest list, follows the door's rules
@@ -125,25 +124,25 @@ export async function recordAcceptedTap(
   const claimed = claim ? await claimSummary(tx, claim, now) : undefined
   const { summary, attendee } = await appendCheckInRows(tx, station.id, checkIn, { ...base, ...(claimed ? { claim: claimed } : {}) }, now)
   const guest = attendee ? { attendee: publicAttendee(attendee) } : {}
-  return { result: { state: checkIn.state, test: false, checkIn: publicSummary(summary), ...guest }, queuedOn: checkIn.queued?.chainId ?? null, image: claimed?.product.image }
+  return { result: { state: checkIn.state, test: false, checkIn: publicSummary(summary), ...guest }, image: claimed?.product.image }
 }
 
 /** A claim station's tap, inside recordAcceptedTap's transaction. */
 async function recordClaimTap(tx: Tx, deps: Omit<CheckInDeps, 'store'>, station: StationRow, base: TapRowBase, refId: string, now: number): Promise<RecordedTap> {
   if (!deps.config || !deps.chains) {
     await tx.stationEvents.append(station.id, 'tap', { ...base, state: 'refused', reason: 'chain_unavailable', detail: 'this gateway cannot sign transactions' }, now)
-    return { result: null, queuedOn: null }
+    return { result: null }
   }
   const opened = await openTokenClaim({ tx, otpTtlMs: deps.config.otpTtlSeconds * 1000 }, { station, uid: base.uid!, refId, now })
   if ('nothing' in opened) {
     await tx.stationEvents.append(station.id, 'tap', { ...base, state: 'nothing', reason: opened.nothing, detail: opened.detail }, now)
-    return { result: null, queuedOn: null }
+    return { result: null }
   }
   const early = opened.allowedAt === undefined ? {} : { step: 'early' as const, allowedAt: opened.allowedAt }
   const summary = await claimSummary(tx, opened.claim, now, early)
-  if (opened.known) return { result: null, queuedOn: null, known: { claimId: opened.claim.id, recipient: opened.known, tapRow: base }, image: summary.product.image }
+  if (opened.known) return { result: null, known: { claimId: opened.claim.id, recipient: opened.known, tapRow: base }, image: summary.product.image }
   await tx.stationEvents.append(station.id, 'tap', { ...base, state: 'product', claim: summary }, now)
-  return { result: null, queuedOn: null, image: summary.product.image }
+  return { result: null, image: summary.product.image }
 }
 
 /** An entry door of its event: check-in, or bind (a bind door checks the guest in as it binds). */

@@ -1,10 +1,10 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import type { Store, Repositories } from '../db/store.js'
-import { unopenableProfiles } from '../taps/chipProfiles.js'
-import { GatewaySecretError } from './errors.js'
-import { loadGatewaySecret, SECRET_FILE } from './gatewaySecret.js'
-import { openKey, sealKey } from './sealKey.js'
+import { GatewaySecretError } from '../keys/errors.js'
+import { loadGatewaySecret, SECRET_FILE } from '../keys/gatewaySecret.js'
+import { openKey, sealKey } from '../keys/sealKey.js'
+import { unopenableProfiles } from './chipProfiles.js'
 
 // The check value is a sealed key like the chip keys (same secret, same AES-GCM), of a fixed
 // label: "opens" means exactly "the chip keys would open", and it reveals nothing about the secret.
