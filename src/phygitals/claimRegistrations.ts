@@ -103,7 +103,7 @@ export function createClaimRegistrationWithOtp(store: Store, p: RegisterWithOtpP
 }
 
 /** POST /phygitals/claim-registration/pullable: a stale OTP is refused before the chain is read for the token's moves. */
-export async function registerWithOtp(deps: Pick<ChainDeps, 'store' | 'chains'>, p: RegisterWithOtpParameters): Promise<ClaimRegistrationView> {
+export async function registerWithOtp(deps: Pick<ChainDeps, 'store' | 'chains' | 'config'>, p: RegisterWithOtpParameters): Promise<ClaimRegistrationView> {
   const { token } = await checkTokenOtp(deps.store, { code: p.code, now: p.now })
   await refreshTokenMoves(deps, token)
   return createClaimRegistrationWithOtp(deps.store, p)
