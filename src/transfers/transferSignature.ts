@@ -3,7 +3,9 @@ import type { Chain } from '../chain/chains.js'
 import { signClaim } from '../chain/claimSignature.js'
 import { type ChainDeps, readChain } from '../chain/chainDeps.js'
 import { checkRecipientCanReceive } from '../chain/recipientCheck.js'
+import { ChainUnreachableError } from '../chain/rpc.js'
 import type { TokenKey, TokenRow } from '../db/tokens.js'
+import { BaseError } from '../errors.js'
 import { checkTokenOtp, spendTokenOtp } from '../otps/tokenOtp.js'
 import { findToken } from '../phygitals/findTeamToken.js'
 import { checkClaimRegistration } from './claimGate.js'
@@ -28,8 +30,11 @@ async function sign(deps: ChainDeps, chain: Chain, token: TokenRow, recipient: A
   const [head, onChainNonce] = await readChain(chain.chainId, () =>
     Promise.all([
       chain.rpc.blockNumber(),
-      // Bounded like every read of a token's moves: 503 chain_state_unknown past it, nothing spent.
-      readTokenNonce(deps, token),
+      // Bounded like every read of a token's moves: 503 chain_state_unknown past it, nothing spent. An
+      // RPC that is gone is the endpoint's usual chain_unavailable (the head read fails the same way).
+      readTokenNonce(deps, token).catch((error: unknown) => {
+        throw error instanceof BaseError && error.cause instanceof ChainUnreachableError ? error.cause : error
+      }),
       checkRecipientCanReceive(chain.rpc, { standard: 'erc721', contract, operator: chain.relayer.address, tokenId, recipient }),
     ]),
   )
