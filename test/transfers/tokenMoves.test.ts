@@ -206,3 +206,19 @@ describe('a relayed transfer that reverts after a move the gateway did not make'
     expect(events.some((e) => e.kind === 'tx' && e.data.status === 'failed' && /could not be read/.test(String(e.data.error)))).toBe(true)
   })
 })
+
+test('the OpenAPI document names chain_state_unknown on the 503 of every operation that moves a token', async () => {
+  const doc = (await inject('GET', '/openapi.json')).body as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>>; components: { schemas: Record<string, { description?: string }> } }
+  const operations = [
+    ['/phygitals/transfer', 'post'],
+    ['/phygitals/transfer/pullable', 'post'],
+    ['/phygitals/transfer/self-service', 'post'],
+    ['/phygitals/transfer-signature', 'get'],
+    ['/phygitals/transfer-signature/pullable', 'get'],
+    ['/phygitals/claim-registration/pullable', 'post'],
+    ['/kiosk/claims/{id}/recipient', 'post'],
+    ['/c/{token}/recipient', 'post'],
+  ] as const
+  for (const [path, method] of operations) expect(JSON.stringify(doc.paths[path]?.[method]?.responses['503']), `${method} ${path}`).toContain('TokenMoveUnavailable')
+  expect(doc.components.schemas.TokenMoveUnavailable!.description).toMatch(/chain_state_unknown.*Retry-After/)
+})
