@@ -80,10 +80,11 @@ export async function recoverTransfer(p: { store: Store; chain: Chain; config: C
       return giveUp(p, transfer, token, owner, `the token's nonce could not be read to explain the revert (${error.message}); not re-signed`)
     throw error
   }
-  // Moves the chain shows that are neither ours (landed) nor counted when the transfer was accepted
-  // (tokens.outside_moves, written only by quiet reads, so not while this transfer was on its way).
+  // Moves the chain shows that are neither ours (landed) nor known when the transfer was accepted
+  // (kept on the transfer: tokens.outside_moves may have been raised since, by a read made after the
+  // revert was recorded). A transfer from before migration 016 has only the token's count.
   const outsideNow = Number(onChainNonce) - await store.transfers.countLandedOfToken(token.id)
-  const unknownMoves = outsideNow - (token.outsideMoves ?? 0)
+  const unknownMoves = outsideNow - (transfer.knownOutsideMoves ?? token.outsideMoves ?? 0)
   if (unknownMoves > 0)
     return giveUp(p, transfer, token, owner, `the token moved ${unknownMoves} time(s) outside the gateway after the transfer was accepted; not re-signed over a move the gateway did not make`, onChainNonce)
   const method = owner === null ? 'mintNFT' : 'claimNFT'

@@ -47,6 +47,8 @@ function accept(
       claimRegistrationId: registration?.id ?? null,
       chainTxId: signed.id,
       createdAt: now,
+      // Read under the token's lock, after this request's nonce read was committed: a re-sign never goes beyond it.
+      knownOutsideMoves: token.outsideMoves,
     })
     await tx.tokens.setMinted(token.id, true)
     const moves = await tx.tokens.addMove(token.id)
