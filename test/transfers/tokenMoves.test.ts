@@ -171,7 +171,7 @@ describe('a request that moves a token, while its nonce read is slow or failing'
 
 describe('a relayed transfer that reverts after a move the gateway did not make', () => {
   /** A kiosk claim to OTHER accepted while the relayer is held, X's pull landing first, then the relayer let go. */
-  async function revertedClaim(uid: string, duringRecovery: NonceReadMode) {
+  async function revertedClaim(uid: string, duringRecovery: NonceReadMode, beforeRelease?: () => Promise<unknown>) {
     proxy.nonceReads = 'pass'
     const contract = await contractOf(gw, shop.teamId)
     const functionName = (await ownerOf(uid).then(() => true, () => false)) ? 'claimNFT' : 'mintNFT'
@@ -181,6 +181,7 @@ describe('a relayed transfer that reverts after a move the gateway did not make'
     const sent = await shop.kiosk(`/kiosk/claims/${claim.claimId}/recipient`, { recipient: OTHER })
     expect(sent, JSON.stringify(sent.body)).toMatchObject({ status: 200, body: { claim: { step: 'claimed' } } })
     await pull()
+    await beforeRelease?.()
     proxy.nonceReads = duringRecovery
     await held.release()
     const transferId = (await gw.store.claims.get(claim.claimId))!.transferId!
@@ -205,6 +206,14 @@ describe('a relayed transfer that reverts after a move the gateway did not make'
     // The move was counted: the claim's own OTP, given back, no longer moves the token.
     expect(await inject('POST', '/phygitals/transfer/pullable', { headers: { 'x-service-code': claim.otp }, payload: { recipient: OTHER } })).toMatchObject({ status: 409, body: { error: 'token_moved' } })
     expect(await ownerOf(CAP)).toBe(USER)
+  })
+
+  test('a read that counted the outside move before the revert is dealt with does not make it known to the transfer: given up', async () => {
+    // What a request for the token (Y retrying the stale link) does between the relayer recording the
+    // revert and dealing with it: its quiet read counts X's pull in tokens.outside_moves. Written here
+    // through the same repository call, since that window cannot be hit on purpose.
+    const token = (await gw.store.tokens.findByChip(LAMP))!
+    await revertedClaim(LAMP, 'pass', () => gw.store.tokens.noteOutsideMoves(token.id, (token.outsideMoves ?? 0) + 1))
   })
 
   test('the nonce cannot be read while the revert is dealt with: given up, not re-signed', async () => {
