@@ -11,7 +11,7 @@ import type { TransferRow } from '../db/transfers.js'
 import { BaseError } from '../errors.js'
 import { passWatch, recordTxStep } from '../feed/txProgress.js'
 import { signTransferTx } from '../transfers/signTransferTx.js'
-import { noteChainNonce, readChainTokenNonce } from '../transfers/tokenMoves.js'
+import { ChainStateUnknownError, noteChainNonce, readChainTokenNonce } from '../transfers/tokenMoves.js'
 import type { RelayerLog } from './relayerLog.js'
 
 /** A transfer is re-signed at most this many times before it is given up. */
@@ -76,8 +76,8 @@ export async function recoverTransfer(p: { store: Store; chain: Chain; config: C
   } catch (error) {
     if (error instanceof BaseError && error.code === 'not_a_phygital_contract')
       return giveUp(p, transfer, token, owner, `${contract} has no getTokenNonce (a PhygitalToken deployed by an older gateway?)`)
-    if (error instanceof BaseError && error.code === 'chain_state_unknown')
-      return giveUp(p, transfer, token, owner, `the token's nonce could not be read to explain the revert (${error.message}); not re-signed`)
+    if (error instanceof ChainStateUnknownError)
+      return giveUp(p, transfer, token, owner, `the token's nonce could not be read to explain the revert (${error.reason}); not re-signed`)
     throw error
   }
   // Moves the chain shows that are neither ours (landed) nor known when the transfer was accepted

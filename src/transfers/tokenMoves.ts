@@ -22,14 +22,24 @@ import { ConflictError, UnavailableError } from '../errors.js'
 /** Seconds a client is told to wait (Retry-After) before it asks again. */
 const RETRY_AFTER_SECONDS = 5
 
-/** 503: the token's moves cannot be known now; nothing was spent, the same request may be sent again. */
-export function chainStateUnknownError(token: Pick<TokenRow, 'chainId'>, why: string, cause?: unknown): UnavailableError {
-  return new UnavailableError(
-    'chain_state_unknown',
-    `The token's moves on chain ${token.chainId} cannot be read right now (${why}), so it cannot be moved safely; nothing was used up, try again shortly`,
-    { retryAfterSeconds: RETRY_AFTER_SECONDS, cause },
-  )
+/** 503 chain_state_unknown: the token's moves cannot be known now; nothing was spent, the same request may be sent again. */
+export class ChainStateUnknownError extends UnavailableError {
+  override name = 'ChainStateUnknownError'
+  constructor(
+    token: Pick<TokenRow, 'chainId'>,
+    /** Why the nonce could not be read, for logs (the relayer's). */
+    readonly reason: string,
+    cause?: unknown,
+  ) {
+    super(
+      'chain_state_unknown',
+      `The token's moves on chain ${token.chainId} cannot be read right now (${reason}), so it cannot be moved safely; nothing was used up, try again shortly`,
+      { retryAfterSeconds: RETRY_AFTER_SECONDS, cause },
+    )
+  }
 }
+
+const chainStateUnknownError = (token: Pick<TokenRow, 'chainId'>, reason: string, cause?: unknown) => new ChainStateUnknownError(token, reason, cause)
 
 /**
  * The token's nonce on chain: how many times it has moved. A contract with no code yet (its

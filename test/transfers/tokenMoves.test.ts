@@ -137,6 +137,18 @@ describe('a request that moves a token, while its nonce read is slow or failing'
       gw.clock.offsetMs = 0
     }
     await refusedUntilKnown(TWO_TAP, stale, () => inject('POST', '/phygitals/claim-registration/pullable', { headers: { 'x-service-code': stale.otp }, payload: { recipient: OTHER } }))
+
+    // Once X's registration window is over, a tap after X's claim registers with its OTP, which is spent.
+    gw.clock.offsetMs = 2 * 3600_000
+    try {
+      const fresh = await tap(TWO_TAP)
+      const registered = await inject('POST', '/phygitals/claim-registration/pullable', { headers: { 'x-service-code': fresh.otp }, payload: { recipient: OTHER.toLowerCase() } })
+      expect(registered, JSON.stringify(registered.body)).toMatchObject({ status: 200, body: { recipient: OTHER, linkedToken: { tokenId: '5', chainId: '31337' } } })
+      expect((await gw.store.otps.get(fresh.otp))!.usedAt).not.toBeNull()
+      expect(await inject('POST', '/phygitals/claim-registration/pullable', { headers: { 'x-service-code': fresh.otp }, payload: { recipient: OTHER } })).toMatchObject({ status: 409, body: { error: 'otp_used' } })
+    } finally {
+      gw.clock.offsetMs = 0
+    }
   })
 
   test('the kiosk recipient of a claim station claim opened before X\'s claim', async () => {
