@@ -121,7 +121,7 @@ describe('a request that moves a token, while its nonce read is slow or failing'
     await refusedUntilKnown(CAP, stale, () => inject('GET', `/phygitals/transfer-signature/pullable?recipient=${OTHER}`, { headers: { 'x-service-code': stale.otp } }), 'chain_unavailable')
   })
 
-  test('POST /phygitals/claim-registration/pullable (a 2-tap token\'s first tap) from before X\'s claim', async () => {
+  test('POST /phygitals/claim-registration/pullable (a 2-tap token\'s first tap) from before X\'s claim; then the known-address second tap', async () => {
     const stale = await tap(TWO_TAP)
     // X registers nothing: X's signature needs a registration of X first (the API key's), then the pull.
     const token = (await gw.store.tokens.findByChip(TWO_TAP))!
@@ -146,7 +146,25 @@ describe('a request that moves a token, while its nonce read is slow or failing'
       expect(registered, JSON.stringify(registered.body)).toMatchObject({ status: 200, body: { recipient: OTHER, linkedToken: { tokenId: '5', chainId: '31337' } } })
       expect((await gw.store.otps.get(fresh.otp))!.usedAt).not.toBeNull()
       expect(await inject('POST', '/phygitals/claim-registration/pullable', { headers: { 'x-service-code': fresh.otp }, payload: { recipient: OTHER } })).toMatchObject({ status: 409, body: { error: 'otp_used' } })
+
+      // The second tap, once allowed, is the station's known-address path: with the nonce read slow,
+      // nothing moves, the claim stays open and the tap's row says why; later the kiosk finishes it.
+      gw.clock.offsetMs += 61_000
+      proxy.nonceReads = SLOW
+      const before = await counts()
+      const second = await tap(TWO_TAP)
+      const claim = (await gw.store.claims.get(second.claimId))!
+      expect(claim.step).toBe('open')
+      expect((await gw.store.otps.get(second.otp))!.usedAt).toBeNull()
+      expect(await counts()).toEqual(before)
+      const row = (await gw.store.stationEvents.after(shop.stationId, 0)).filter((e) => e.kind === 'tap').at(-1)!
+      expect(JSON.stringify(row.data)).toMatch(/was refused: chain_state_unknown/)
+      proxy.nonceReads = 'pass'
+      expect(await shop.kiosk(`/kiosk/claims/${second.claimId}/recipient`, { recipient: OTHER })).toMatchObject({ status: 200, body: { claim: { step: 'claimed' } } })
+      await gw.settle()
+      expect(await ownerOf(TWO_TAP)).toBe(OTHER)
     } finally {
+      proxy.nonceReads = 'pass'
       gw.clock.offsetMs = 0
     }
   })
