@@ -47,8 +47,9 @@ function accept(
       claimRegistrationId: registration?.id ?? null,
       chainTxId: signed.id,
       createdAt: now,
-      // Read under the token's lock, after this request's nonce read was committed: a re-sign never goes beyond it.
-      knownOutsideMoves: token.outsideMoves,
+      // Read under the token's lock, after this request's nonce read was committed: a re-sign never goes
+      // beyond it. A token never read quietly has no outside move the gateway knows of.
+      knownOutsideMoves: token.outsideMoves ?? 0,
     })
     await tx.tokens.setMinted(token.id, true)
     const moves = await tx.tokens.addMove(token.id)
