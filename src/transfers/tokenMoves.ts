@@ -33,7 +33,8 @@ export class ChainStateUnknownError extends UnavailableError {
   ) {
     super(
       'chain_state_unknown',
-      `The token's moves on chain ${token.chainId} cannot be read right now (${reason}), so it cannot be moved safely; nothing was used up, try again shortly`,
+      // Shown as is on the phone's claim page: said for a customer, the technical part in brackets.
+      `This product's token cannot be checked on the blockchain right now, so nothing was sent and nothing used up: try again in a moment (chain ${token.chainId}: ${reason})`,
       { retryAfterSeconds: RETRY_AFTER_SECONDS, cause },
     )
   }
