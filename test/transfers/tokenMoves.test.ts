@@ -62,11 +62,13 @@ async function tap(uid: string): Promise<{ claimId: number; otp: string }> {
   return { claimId, otp: (await gw.store.claims.get(claimId))!.otpCode }
 }
 
+/** What X's signature is submitted as: the chain says whether the token exists yet. */
+const pullMethod = async (uid: string) => ((await ownerOf(uid).then(() => true, () => false)) ? 'claimNFT' : 'mintNFT')
+
 /** X's own claim on chain with a signature from GET /phygitals/transfer-signature (read while the RPC answers). */
 async function xPulls(uid: string): Promise<void> {
   proxy.nonceReads = 'pass'
-  const minted = (await gw.store.tokens.findByChip(uid))!.minted === 1 || (await ownerOf(uid).then(() => true, () => false))
-  const pull = await signPull(gw, { apiKey, contract: await contractOf(gw, shop.teamId), tokenId: tokenIdOf[uid]!, recipient: USER, functionName: minted ? 'claimNFT' : 'mintNFT' })
+  const pull = await signPull(gw, { apiKey, contract: await contractOf(gw, shop.teamId), tokenId: tokenIdOf[uid]!, recipient: USER, functionName: await pullMethod(uid) })
   await pull()
   expect(await ownerOf(uid)).toBe(USER)
 }
@@ -204,8 +206,7 @@ describe('a relayed transfer that reverts after a move the gateway did not make'
   async function revertedClaim(uid: string, duringRecovery: NonceReadMode, beforeRelease?: () => Promise<unknown>) {
     proxy.nonceReads = 'pass'
     const contract = await contractOf(gw, shop.teamId)
-    const functionName = (await ownerOf(uid).then(() => true, () => false)) ? 'claimNFT' : 'mintNFT'
-    const pull = await signPull(gw, { apiKey, contract, tokenId: tokenIdOf[uid]!, recipient: USER, functionName })
+    const pull = await signPull(gw, { apiKey, contract, tokenId: tokenIdOf[uid]!, recipient: USER, functionName: await pullMethod(uid) })
     const claim = await tap(uid)
     const held = await holdRelayer(gw)
     const sent = await shop.kiosk(`/kiosk/claims/${claim.claimId}/recipient`, { recipient: OTHER })
