@@ -201,6 +201,26 @@ describe('a request that moves a token, while its nonce read is slow or failing'
   })
 })
 
+describe('the API-key paths that move a token', () => {
+  test('POST /phygitals/transfer and /transfer/self-service: 503 chain_state_unknown while the read is slow or failing, nothing queued; then accepted', async () => {
+    const token = (await gw.store.tokens.findByChip(TEE))!
+    const key = { contractAddress: token.contractAddress, chainId: token.chainId, tokenId: token.tokenId }
+    const headers = { 'x-service-api-key': apiKey }
+    const before = await counts()
+    for (const mode of [SLOW, 'error'] as const) {
+      proxy.nonceReads = mode
+      expect(await inject('POST', '/phygitals/transfer', { headers, payload: { ...key, recipient: USER } })).toMatchObject({ status: 503, body: { error: 'chain_state_unknown' }, retryAfter: '5' })
+      expect(await inject('POST', '/phygitals/transfer/self-service', { headers, payload: { tagUID: TEE, recipient: USER } })).toMatchObject({ status: 503, body: { error: 'chain_state_unknown' } })
+      expect(await counts()).toEqual(before)
+    }
+    proxy.nonceReads = 'pass'
+    const sent = await inject('POST', '/phygitals/transfer', { headers, payload: { ...key, recipient: USER } })
+    expect(sent.status, JSON.stringify(sent.body)).toBe(200)
+    await gw.settle()
+    expect(await ownerOf(TEE)).toBe(USER)
+  })
+})
+
 describe('a relayed transfer that reverts after a move the gateway did not make', () => {
   /** A kiosk claim to OTHER accepted while the relayer is held, X's pull landing first, then the relayer let go. */
   async function revertedClaim(uid: string, duringRecovery: NonceReadMode, beforeRelease?: () => Promise<unknown>) {
