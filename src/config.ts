@@ -83,6 +83,7 @@ const chainDefaults = {
   leaseSeconds: 10,
   fallbackMaxFeeGwei: 50,
   selfServiceMaxSeconds: 3600,
+  tokenNonceReadTimeoutMs: 1500,
 }
 
 const mediaDefaults = { ipfsGateway: 'https://ipfs.io/ipfs/', maxBytes: 5 * 1024 * 1024, fetchTimeoutMs: 5000, cacheMaxBytes: 256 * 1024 * 1024, allowHosts: [] }
@@ -228,6 +229,11 @@ export const ConfigSchema = z
         selfServiceMaxSeconds: positiveInt.default(chainDefaults.selfServiceMaxSeconds),
         /** An Ethereum mainnet RPC for ENS names (else a configured chain 1 is used). */
         ensRpcUrl: rpcUrl.optional(),
+        /**
+         * How long a request that moves a token waits for the token's nonce (src/tokens/tokenMoves.ts);
+         * past it the request is refused with 503 chain_state_unknown, since a move the gateway did not make may hide behind it.
+         */
+        tokenNonceReadTimeoutMs: positiveInt.default(chainDefaults.tokenNonceReadTimeoutMs),
       })
       .strict()
       .default(chainDefaults),

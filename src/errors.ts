@@ -9,12 +9,15 @@ export class BaseError extends Error {
   readonly code: string
   /** Field path → message, for validation failures. */
   readonly errors?: Record<string, string>
+  /** Sent as Retry-After (seconds): the same request may work once this has passed. */
+  readonly retryAfterSeconds?: number
 
-  constructor(statusCode: number, code: string, message: string, options: { errors?: Record<string, string>; cause?: unknown } = {}) {
+  constructor(statusCode: number, code: string, message: string, options: { errors?: Record<string, string>; cause?: unknown; retryAfterSeconds?: number } = {}) {
     super(message, { cause: options.cause })
     this.statusCode = statusCode
     this.code = code
     this.errors = options.errors
+    this.retryAfterSeconds = options.retryAfterSeconds
   }
 }
 
@@ -80,7 +83,7 @@ export class GoneError extends BaseError {
 /** 503: a dependency this request needs (the chain) is not available. */
 export class UnavailableError extends BaseError {
   override name = 'UnavailableError'
-  constructor(code: string, message: string) {
-    super(503, code, message)
+  constructor(code: string, message: string, options: { retryAfterSeconds?: number; cause?: unknown } = {}) {
+    super(503, code, message, options)
   }
 }

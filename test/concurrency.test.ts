@@ -48,8 +48,9 @@ function childEnv(): NodeJS.ProcessEnv {
     TAPGATE_DEMO: 'false',
     TAPGATE_RATE_LIMIT_MAX: '100000',
     TAPGATE_LOG_LEVEL: 'warn',
-    // Nothing here needs a chain (a token's nonce read finds none and goes on with the gateway's own
-    // moves), and with a database URL each gateway's embedded anvil would be a chain of its own: refused.
+    // Nothing here needs a chain (with no keys for the token's chain, a 2-tap registration reads no
+    // nonce: decisions.md, issue 24 point 1), and with a database URL each gateway's embedded anvil
+    // would be a chain of its own: refused.
     TAPGATE_EMBEDDED_CHAIN: 'false',
     ...(database ? { TAPGATE_DATABASE_URL: database.url() } : {}),
   }

@@ -33,6 +33,7 @@ const defaults: Config = {
     pollIntervalMs: 1000,
     leaseSeconds: 10,
     fallbackMaxFeeGwei: 50,
+    tokenNonceReadTimeoutMs: 1500,
     selfServiceMaxSeconds: 3600,
   },
   chains: {},

@@ -33,6 +33,7 @@ const bothEngines = [
   'test/kiosk-gateway/pinLock.test.ts',
   'test/claims/claimResign.test.ts',
   'test/claims/staleClaim.test.ts',
+  'test/tokens/tokenMoves.test.ts',
   'test/claims/claimStation.test.ts',
   'test/otps/tokenOtp.test.ts',
   'test/taps/replay.test.ts',

@@ -16,6 +16,8 @@ export type TokenRow = {
   minted: number
   /** The moves of the token the gateway knows of (migration 011): an OTP issued before the last one is stale. */
   moves: number
+  /** The moves made outside the gateway at the last quiet read of the token's nonce (migration 011); null before any. */
+  outsideMoves: number | null
 }
 
 /** The on-chain identity of a token: what API callers send. */
@@ -24,7 +26,7 @@ export type TokenKey = { chainId: number; contractAddress: string; tokenId: stri
 const columns = `t.id, t.team_id AS teamId, t.chain_id AS chainId, t.contract_address AS contractAddress,
   t.token_id AS tokenId, t.metadata, t.two_tap_claim AS twoTapClaim,
   t.claim_delay_seconds AS claimDelaySeconds, t.claim_window_seconds AS claimWindowSeconds,
-  t.created_at AS createdAt, t.updated_at AS updatedAt, t.minted, t.moves`
+  t.created_at AS createdAt, t.updated_at AS updatedAt, t.minted, t.moves, t.outside_moves AS outsideMoves`
 
 export type TokenWrite = TokenKey & {
   teamId: number

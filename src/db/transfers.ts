@@ -12,16 +12,19 @@ export type TransferRow = {
   chainTxId: number
   resigned: number
   createdAt: number
+  /** tokens.outside_moves when the transfer was accepted (migration 016): what its re-sign may not go beyond. */
+  knownOutsideMoves: number | null
 }
 
 const columns = `id, token_id AS tokenId, team_id AS teamId, recipient, method, via, otp_code AS otpCode,
-  claim_registration_id AS claimRegistrationId, chain_tx_id AS chainTxId, resigned, created_at AS createdAt`
+  claim_registration_id AS claimRegistrationId, chain_tx_id AS chainTxId, resigned, created_at AS createdAt,
+  known_outside_moves AS knownOutsideMoves`
 
 /** Accepted transfer requests and guestbook mints: what each chain transaction was for. */
 export function createTransfersRepository(db: Db) {
   const insert = db.prepare(
-    `INSERT INTO transfers (token_id, team_id, recipient, method, via, otp_code, claim_registration_id, chain_tx_id, created_at)
-     VALUES (@tokenId, @teamId, @recipient, @method, @via, @otpCode, @claimRegistrationId, @chainTxId, @createdAt)`,
+    `INSERT INTO transfers (token_id, team_id, recipient, method, via, otp_code, claim_registration_id, chain_tx_id, created_at, known_outside_moves)
+     VALUES (@tokenId, @teamId, @recipient, @method, @via, @otpCode, @claimRegistrationId, @chainTxId, @createdAt, @knownOutsideMoves)`,
   )
   const byTx = db.prepare<[number], TransferRow>(`SELECT ${columns} FROM transfers WHERE chain_tx_id = ?`)
   const byId = db.prepare<[number], TransferRow>(`SELECT ${columns} FROM transfers WHERE id = ?`)

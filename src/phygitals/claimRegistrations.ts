@@ -102,10 +102,15 @@ export function createClaimRegistrationWithOtp(store: Store, p: RegisterWithOtpP
   })
 }
 
-/** POST /phygitals/claim-registration/pullable: a stale OTP is refused before the chain is read for the token's moves. */
-export async function registerWithOtp(deps: Pick<ChainDeps, 'store' | 'chains'>, p: RegisterWithOtpParameters): Promise<ClaimRegistrationView> {
+/**
+ * POST /phygitals/claim-registration/pullable: a stale OTP is refused before the chain is read for the
+ * token's moves, and a token whose moves cannot be read is not registered (503 chain_state_unknown).
+ * A chain this gateway has no keys for is not read: the gateway moves nothing there, and the
+ * transfer that would use the registration needs keys and its own read.
+ */
+export async function registerWithOtp(deps: Pick<ChainDeps, 'store' | 'chains' | 'config'>, p: RegisterWithOtpParameters): Promise<ClaimRegistrationView> {
   const { token } = await checkTokenOtp(deps.store, { code: p.code, now: p.now })
-  await refreshTokenMoves(deps, token)
+  if (deps.chains.findSigner(token.chainId)) await refreshTokenMoves(deps, token)
   return createClaimRegistrationWithOtp(deps.store, p)
 }
 

@@ -45,6 +45,7 @@ export default fp(
       } else if (error instanceof BaseError) {
         status = error.statusCode
         body = { success: false, error: error.code, message: error.message, ...(error.errors ? { errors: error.errors } : {}) }
+        if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds))
       } else if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
         status = error.statusCode
         body = { success: false, error: fastifyCodes[error.code] ?? 'bad_request', message: error.message }

@@ -2,7 +2,7 @@ import type { Address } from 'viem'
 import { phygitalTokenAbi } from '../../contracts/artifacts/PhygitalToken.js'
 import type { Chain } from '../chain/chains.js'
 import { checkRecipientCanReceive } from '../chain/recipientCheck.js'
-import { ContractRevertError } from '../chain/rpc.js'
+import { ChainUnreachableError, ContractRevertError, RpcError } from '../chain/rpc.js'
 import type { Config } from '../config.js'
 import type { ChainTxRow } from '../db/chainTxs.js'
 import type { Store } from '../db/store.js'
@@ -11,18 +11,26 @@ import type { TransferRow } from '../db/transfers.js'
 import { BaseError } from '../errors.js'
 import { passWatch, recordTxStep } from '../feed/txProgress.js'
 import { signTransferTx } from '../transfers/signTransferTx.js'
+import { ChainStateUnknownError, noteChainNonce, readChainTokenNonce } from '../tokens/tokenMoves.js'
 import type { RelayerLog } from './relayerLog.js'
 
 /** A transfer is re-signed at most this many times before it is given up. */
 export const MAX_RESIGNS = 3
 
 /**
- * A relayed transfer reverted. The usual cause is that our local view went
- * stale: a signature handed out by GET /phygitals/transfer-signature was used
- * meanwhile (the token's nonce moved, or the token got minted), or the
- * signature expired during a long outage. Read the truth from the chain and
- * send a fresh transaction for the same request; the request is never done
- * twice (the old transaction is mined and reverted, so it cannot land later).
+ * A relayed transfer reverted. Read the truth from the chain and, when the revert is explained by
+ * what the gateway knew when it accepted the transfer (the signature expired during a long
+ * outage; the local nonce behind moves the gateway had already read: a user's mint it found before
+ * accepting), send a fresh transaction for the same request; the request is never done twice (the
+ * old transaction is mined and reverted, so it cannot land later).
+ *
+ * Issue 24 §1: a revert explained by a move the gateway did not make and did not know of (the chain
+ * shows more moves outside the gateway than it had counted: a pull with a signature from GET
+ * /phygitals/transfer-signature landed meanwhile) is never re-signed: the request was accepted
+ * against a state that no longer holds, and re-signed it would take the token from whoever pulled
+ * it. It is given up, and the move is counted so the OTP given back is stale. So is a transfer
+ * whose revert cannot be explained because the chain cannot be read (the relayer settles a revert
+ * once; there is no later tick for it).
  *
  * A recipient that cannot receive the token (a contract that refuses it) is
  * not helped by re-signing: the transfer is given up, and so is one that
@@ -44,6 +52,8 @@ export async function recoverTransfer(p: { store: Store; chain: Chain; config: C
   try {
     owner = await chain.rpc.read({ address: contract, abi: phygitalTokenAbi, functionName: 'ownerOf', args: [tokenId] })
   } catch (error) {
+    if (error instanceof ChainUnreachableError || error instanceof RpcError)
+      return giveUp(p, transfer, token, undefined, `the chain could not be read to explain the revert (${error.message}); not re-signed`)
     if (!(error instanceof ContractRevertError)) throw error
   }
   if (owner === recipient) {
@@ -62,11 +72,21 @@ export async function recoverTransfer(p: { store: Store; chain: Chain; config: C
   if (transfer.resigned >= MAX_RESIGNS) return giveUp(p, transfer, token, owner, `reverted again after ${MAX_RESIGNS} re-signs`)
   let onChainNonce: bigint
   try {
-    onChainNonce = await chain.rpc.read({ address: contract, abi: phygitalTokenAbi, functionName: 'getTokenNonce', args: [tokenId] })
+    onChainNonce = await readChainTokenNonce(chain, token, p.config.chain.tokenNonceReadTimeoutMs)
   } catch (error) {
-    if (!(error instanceof ContractRevertError)) throw error
-    return giveUp(p, transfer, token, owner, `${contract} has no getTokenNonce (a PhygitalToken deployed by an older gateway?)`)
+    if (error instanceof BaseError && error.code === 'not_a_phygital_contract')
+      return giveUp(p, transfer, token, owner, `${contract} has no getTokenNonce (a PhygitalToken deployed by an older gateway?)`)
+    if (error instanceof ChainStateUnknownError)
+      return giveUp(p, transfer, token, owner, `the token's nonce could not be read to explain the revert (${error.reason}); not re-signed`)
+    throw error
   }
+  // Moves the chain shows that are neither ours (landed) nor known when the transfer was accepted
+  // (kept on the transfer: tokens.outside_moves may have been raised since, by a read made after the
+  // revert was recorded). A transfer from before migration 016 has only the token's count.
+  const outsideNow = Number(onChainNonce) - await store.transfers.countLandedOfToken(token.id)
+  const unknownMoves = outsideNow - (transfer.knownOutsideMoves ?? token.outsideMoves ?? 0)
+  if (unknownMoves > 0)
+    return giveUp(p, transfer, token, owner, `the token moved ${unknownMoves} time(s) outside the gateway after the transfer was accepted; not re-signed over a move the gateway did not make`, onChainNonce)
   const method = owner === null ? 'mintNFT' : 'claimNFT'
   const queued = await store.tx(async (tx) => {
     // Transfers of this token still queued will each move it once before ours lands (they were queued first).
@@ -83,18 +103,29 @@ export async function recoverTransfer(p: { store: Store; chain: Chain; config: C
 /**
  * Nothing of the transfer is left to land: its OTP and 2-tap registration
  * become usable again, and the token counts as unminted again if the chain
- * says so and no other transfer of it is on its way.
+ * says so (`owner` null; undefined: the chain could not say) and no other
+ * transfer of it is on its way. A nonce read (`chainNonce`) is counted as the
+ * token's moves, so the OTP given back is stale when the token moved outside.
  */
-async function giveUp(p: { store: Store; log: RelayerLog; row: ChainTxRow; now: number }, transfer: TransferRow, token: TokenRow, owner: Address | null, why: string): Promise<void> {
+async function giveUp(
+  p: { store: Store; log: RelayerLog; row: ChainTxRow; now: number },
+  transfer: TransferRow,
+  token: TokenRow,
+  owner: Address | null | undefined,
+  why: string,
+  chainNonce?: bigint,
+): Promise<void> {
   const { store } = p
   const returned = await store.tx(async (tx) => {
     // A kiosk claim's transfer: its station shows "failed", and staff may retry it.
     await recordTxStep(tx, p.row, { status: 'failed', hash: p.row.txHash, error: why, now: p.now })
-    return {
+    const gaveBack = {
       otp: transfer.otpCode !== null && await tx.otps.release(transfer.otpCode),
       registration: transfer.claimRegistrationId !== null && await tx.claimRegistrations.release(transfer.claimRegistrationId),
       unminted: owner === null && await tx.transfers.countPendingOfToken(token.id) === 0 && (await tx.tokens.setMinted(token.id, false)),
     }
+    if (chainNonce !== undefined) await noteChainNonce(tx, (await tx.tokens.get(token.id)) ?? token, chainNonce)
+    return gaveBack
   })
   p.log.error({ transferId: transfer.id, tx: p.row.txHash, why, gaveBack: returned }, 'transfer given up after a revert; what it used up is given back')
 }

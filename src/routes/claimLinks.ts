@@ -15,7 +15,7 @@ import {
   PhoneResolveResponse,
   PhoneSessionBody,
 } from '../schemas/claims.js'
-import { BODY_ERRORS, errorResponses, PATH_ERRORS, security } from '../schemas/common.js'
+import { BODY_ERRORS, errorResponses, PATH_ERRORS, security, tokenMoveErrorResponses } from '../schemas/common.js'
 import { publicRateLimit, statusPollRateLimit } from './rateLimit.js'
 
 const tags = ['claim links']
@@ -82,7 +82,7 @@ const claimLinks: FastifyPluginAsyncZod = async (app) => {
       security: security.none,
       params: LinkParams,
       body: PhoneRecipientBody,
-      response: { 200: PhoneClaimResponse, ...errorResponses(...BODY_ERRORS, ...PATH_ERRORS, 403, 404, 409, 410, 429) },
+      response: { 200: PhoneClaimResponse, ...tokenMoveErrorResponses(...BODY_ERRORS, ...PATH_ERRORS, 403, 404, 409, 410, 429) },
     },
     handler: async (request, reply) => {
       noStore(reply)

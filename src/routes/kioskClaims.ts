@@ -7,7 +7,7 @@ import { giveClaimAddress } from '../claims/giveClaimAddress.js'
 import { NotFoundError } from '../errors.js'
 import { authenticateKiosk } from '../kiosk/kioskTokens.js'
 import { ClaimIdParams, HandoffResponse, KioskClaimResponse, KioskRecipientBody } from '../schemas/claims.js'
-import { BODY_ERRORS, errorResponses, PATH_ERRORS, security } from '../schemas/common.js'
+import { BODY_ERRORS, errorResponses, PATH_ERRORS, security, tokenMoveErrorResponses } from '../schemas/common.js'
 
 const tags = ['kiosk']
 const kioskToken = (request: FastifyRequest): string | undefined => {
@@ -53,7 +53,7 @@ const kioskClaims: FastifyPluginAsyncZod = async (app) => {
       security: security.kiosk,
       params: ClaimIdParams,
       body: KioskRecipientBody,
-      response: { 200: KioskClaimResponse, ...errorResponses(...BODY_ERRORS, ...PATH_ERRORS, 401, 404, 409, 410) },
+      response: { 200: KioskClaimResponse, ...tokenMoveErrorResponses(...BODY_ERRORS, ...PATH_ERRORS, 401, 404, 409, 410) },
     },
     handler: async (request) => {
       const station = request.kioskStation!

@@ -8,7 +8,7 @@ import {
 import { getTokenChips } from '../tokens/findTeamToken.js'
 import { updateTokenMetadata } from '../phygitals/updateTokenMetadata.js'
 import { otpCodeOf, teamOf } from '../plugins/auth.js'
-import { BODY_ERRORS, errorResponses, security, Success } from '../schemas/common.js'
+import { BODY_ERRORS, errorResponses, security, Success, tokenMoveErrorResponses } from '../schemas/common.js'
 import {
   ChipResponse,
   ClaimRegistration,
@@ -60,7 +60,7 @@ const phygitals: FastifyPluginAsyncZod = async (app) => {
 
   app.post('/phygitals/claim-registration/pullable', {
     preHandler: app.requireOtp,
-    schema: { tags, summary: 'Register a recipient for a 2-tap claim (OTP)', body: RecipientBody, security: security.otp, response: { 200: ClaimRegistration, ...errorResponses(...BODY_ERRORS, 401, 403, 409) } },
+    schema: { tags, summary: 'Register a recipient for a 2-tap claim (OTP)', body: RecipientBody, security: security.otp, response: { 200: ClaimRegistration, ...tokenMoveErrorResponses(...BODY_ERRORS, 401, 403, 409) } },
     handler: async (request) =>
       registerWithOtp(app.services, { code: otpCodeOf(request), recipient: await recipientOf(request.body.recipient), now: now() }),
   })

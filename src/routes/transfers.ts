@@ -4,7 +4,7 @@ import { refuseZeroAddress } from '../chain/recipientCheck.js'
 import { editChipsBySelfService } from '../phygitals/selfServiceEdit.js'
 import { resolveRecipient } from '../chain/resolveRecipient.js'
 import { otpCodeOf, teamOf } from '../plugins/auth.js'
-import { BODY_ERRORS, errorResponses, security } from '../schemas/common.js'
+import { BODY_ERRORS, errorResponses, security, tokenMoveErrorResponses } from '../schemas/common.js'
 import {
   SelfServiceEditBody,
   SelfServiceEditResponse,
@@ -39,7 +39,7 @@ const transfers: FastifyPluginAsyncZod = async (app) => {
 
   app.post('/phygitals/transfer', {
     onRequest: app.requireApiKey,
-    schema: { tags, summary: "Transfer a team's phygital NFT (API key)", body: TransferBody, security: security.apiKey, response: { 200: TransferResponse, ...errorResponses(...BODY_ERRORS, 401, 404, 409) } },
+    schema: { tags, summary: "Transfer a team's phygital NFT (API key)", body: TransferBody, security: security.apiKey, response: { 200: TransferResponse, ...tokenMoveErrorResponses(...BODY_ERRORS, 401, 404, 409) } },
     handler: async (request) => {
       const { recipient, ...key } = request.body
       const accepted = await transferWithApiKey(deps, { key, teamId: teamOf(request).id, recipient: await recipientOf(app, recipient) })
@@ -49,7 +49,7 @@ const transfers: FastifyPluginAsyncZod = async (app) => {
 
   app.post('/phygitals/transfer/pullable', {
     preHandler: app.requireOtp,
-    schema: { tags, summary: 'Transfer the tapped phygital NFT (OTP)', body: TransferPullableBody, security: security.otp, response: { 200: TransferResponse, ...errorResponses(...BODY_ERRORS, 401, 403, 409) } },
+    schema: { tags, summary: 'Transfer the tapped phygital NFT (OTP)', body: TransferPullableBody, security: security.otp, response: { 200: TransferResponse, ...tokenMoveErrorResponses(...BODY_ERRORS, 401, 403, 409) } },
     handler: async (request) => {
       const recipient = await recipientOf(app, request.body.recipient)
       const accepted = await transferWithOtp(deps, { code: otpCodeOf(request), recipient })
@@ -64,7 +64,7 @@ const transfers: FastifyPluginAsyncZod = async (app) => {
       summary: 'Transfer the NFT linked to a tag (API key)',
       body: SelfServiceTransferBody,
       security: security.apiKey,
-      response: { 200: SelfServiceTransferResponse, ...errorResponses(...BODY_ERRORS, 401, 404, 409) },
+      response: { 200: SelfServiceTransferResponse, ...tokenMoveErrorResponses(...BODY_ERRORS, 401, 404, 409) },
     },
     handler: async (request) => {
       const recipient = await recipientOf(app, request.body.recipient)
@@ -82,7 +82,7 @@ const transfers: FastifyPluginAsyncZod = async (app) => {
       description: bodyNote,
       querystring: TransferSignatureQuery,
       security: security.apiKey,
-      response: { 200: TransferSignatureResponse, ...errorResponses(...GET_BODY_ERRORS, 401, 404, 409) },
+      response: { 200: TransferSignatureResponse, ...tokenMoveErrorResponses(...GET_BODY_ERRORS, 401, 404, 409) },
     },
     handler: async (request) => {
       const { recipient, ...key } = request.query
@@ -99,7 +99,7 @@ const transfers: FastifyPluginAsyncZod = async (app) => {
       description: bodyNote,
       querystring: TransferSignaturePullableQuery,
       security: security.otp,
-      response: { 200: TransferSignatureResponse, ...errorResponses(...GET_BODY_ERRORS, 401, 403, 409) },
+      response: { 200: TransferSignatureResponse, ...tokenMoveErrorResponses(...GET_BODY_ERRORS, 401, 403, 409) },
     },
     handler: async (request) =>
       transferSignatureWithOtp(deps, { code: otpCodeOf(request), recipient: await recipientOf(app, request.query.recipient) }),

@@ -132,6 +132,26 @@ export function errorResponses<const S extends ErrorStatus>(...statuses: readonl
 }
 
 /**
+ * 503 of an operation that moves a token (issue 24 §1): besides the chain, ENS or sealed keys out of
+ * reach, `chain_state_unknown` when the token's nonce cannot be read in time, with Retry-After.
+ */
+export const TokenMoveUnavailable = ErrorBody.meta({
+  id: 'TokenMoveUnavailable',
+  description:
+    '503. `chain_state_unknown` (with a Retry-After header): the token\'s moves on chain cannot be read right now (the nonce read timed out, or the RPC is unreachable or failing), so it is not moved; nothing was used up (OTP, claim, claim link, registration) and the same request may be sent again. Otherwise as any 503.',
+})
+
+/**
+ * errorResponses of an operation that moves a token: its 503 says chain_state_unknown.
+ *
+ * @example
+ * response: { 200: TransferResponse, ...tokenMoveErrorResponses(400, 401, 409) }
+ */
+export function tokenMoveErrorResponses<const S extends ErrorStatus>(...statuses: readonly S[]): Record<S | 408 | 500, typeof ErrorBody> & Record<503, typeof TokenMoveUnavailable> {
+  return { ...errorResponses(...statuses), 503: TokenMoveUnavailable }
+}
+
+/**
  * A route's credential, as an OpenAPI security requirement (the schemes are
  * declared in plugins/openapi.ts). The hook or domain function that checks it
  * stays next to the route; the contract test holds the two together.

@@ -1,16 +1,15 @@
 import type { Address } from 'viem'
-import { phygitalTokenAbi } from '../../contracts/artifacts/PhygitalToken.js'
 import type { Chain } from '../chain/chains.js'
 import { signClaim } from '../chain/claimSignature.js'
 import { type ChainDeps, readChain } from '../chain/chainDeps.js'
 import { checkRecipientCanReceive } from '../chain/recipientCheck.js'
-import { ContractRevertError } from '../chain/rpc.js'
+import { ChainUnreachableError } from '../chain/rpc.js'
 import type { TokenKey, TokenRow } from '../db/tokens.js'
-import { ConflictError } from '../errors.js'
+import { BaseError } from '../errors.js'
 import { checkTokenOtp, spendTokenOtp } from '../otps/tokenOtp.js'
 import { findToken } from '../tokens/findTeamToken.js'
 import { checkClaimRegistration } from './claimGate.js'
-import { noteChainNonce } from '../tokens/tokenMoves.js'
+import { noteChainNonce, readTokenNonce } from '../tokens/tokenMoves.js'
 
 export type TransferSignature = {
   signature: string
@@ -31,10 +30,10 @@ async function sign(deps: ChainDeps, chain: Chain, token: TokenRow, recipient: A
   const [head, onChainNonce] = await readChain(chain.chainId, () =>
     Promise.all([
       chain.rpc.blockNumber(),
-      chain.rpc.read({ address: contract, abi: phygitalTokenAbi, functionName: 'getTokenNonce', args: [tokenId] }).catch((error: unknown) => {
-        if (error instanceof ContractRevertError)
-          throw new ConflictError('not_a_phygital_contract', `${contract} on chain ${chain.chainId} is not a phygital contract of this gateway's kind (no getTokenNonce)`)
-        throw error
+      // Bounded like every read of a token's moves: 503 chain_state_unknown past it, nothing spent. An
+      // RPC that is gone is the endpoint's usual chain_unavailable (the head read fails the same way).
+      readTokenNonce(deps, token).catch((error: unknown) => {
+        throw error instanceof BaseError && error.cause instanceof ChainUnreachableError ? error.cause : error
       }),
       checkRecipientCanReceive(chain.rpc, { standard: 'erc721', contract, operator: chain.relayer.address, tokenId, recipient }),
     ]),

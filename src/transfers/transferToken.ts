@@ -47,6 +47,9 @@ function accept(
       claimRegistrationId: registration?.id ?? null,
       chainTxId: signed.id,
       createdAt: now,
+      // Read under the token's lock, after this request's nonce read was committed: a re-sign never goes
+      // beyond it. A token never read quietly has no outside move the gateway knows of.
+      knownOutsideMoves: token.outsideMoves ?? 0,
     })
     await tx.tokens.setMinted(token.id, true)
     const moves = await tx.tokens.addMove(token.id)
@@ -62,8 +65,9 @@ function accept(
  * Before anything is spent: a recipient the chain says cannot take the token
  * (400 recipient_cannot_receive). The chain's signer is required first, so a
  * chain this gateway has no keys for is refused as before; an RPC that is down
- * skips the check (the write is still accepted). The same reads count the
- * token's moves made outside the gateway (src/tokens/tokenMoves.ts).
+ * skips the recipient check. The token's moves made outside the gateway must be
+ * read though (src/tokens/tokenMoves.ts): a token whose moves cannot be known
+ * is not moved (503 chain_state_unknown), and nothing is spent.
  */
 export async function checkRecipient(deps: ChainDeps, token: TokenRow, recipient: Address): Promise<void> {
   const signer = deps.chains.signer(token.chainId)
@@ -71,7 +75,8 @@ export async function checkRecipient(deps: ChainDeps, token: TokenRow, recipient
   const check = { standard: 'erc721', contract: token.contractAddress as Address, operator: signer.relayer.address, tokenId: BigInt(token.tokenId), recipient } as const
   // Both started before either is awaited: an `await` inside the array let the check reject before
   // Promise.all held it (an unhandled rejection, and the two reads no longer ran side by side).
-  if (chain) await Promise.all([checkRecipientCanReceive(chain.rpc, check), refreshTokenMoves(deps, token)])
+  // Without an RPC there is no recipient check, but the moves are still required (503 chain_state_unknown).
+  await Promise.all([chain ? checkRecipientCanReceive(chain.rpc, check) : undefined, refreshTokenMoves(deps, token)])
 }
 
 /** POST /phygitals/transfer: the team's token, by its on-chain key. */

@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, expect, test } from 'vitest'
-import { createApiKey } from '../../src/auth/apiKeys.js'
 import type { PostgresStore, SqliteStore } from '../../src/db/store.js'
 import type { StationEvent } from '../../src/wire/feedProtocol.js'
-import { type ChainGateway, contractOf, createBackendChainGateway, holdRelayer, OTHER, signPull, USER } from '../helpers/chainGateway.js'
+import { type ChainGateway, createBackendChainGateway, holdRelayer, OTHER } from '../helpers/chainGateway.js'
 import { type ClaimStation, MUG, setUpClaimStation } from '../helpers/claimStation.js'
 import { until } from '../helpers/until.js'
 
@@ -10,7 +9,8 @@ let gw: ChainGateway<SqliteStore | PostgresStore>
 let shop: ClaimStation
 
 beforeAll(async () => {
-  gw = await createBackendChainGateway()
+  // Relayed signatures valid 20 blocks past the head: a held relayer lets one expire (the re-sign case left by issue 24 §1).
+  gw = await createBackendChainGateway({ config: { chain: { relayedSignatureBlocks: 20 } } })
   shop = await setUpClaimStation(gw, { listen: false })
 }, 60_000)
 afterAll(async () => {
@@ -23,24 +23,25 @@ afterAll(async () => {
  * which only the re-sign knows belongs to the claim: the kiosk must follow it to "confirmed".
  */
 test("a claim's transfer re-signed after a revert: the kiosk follows the new transaction to confirmed, and the claim points at it", async () => {
-  const { apiKey } = await gw.store.tx((tx) => createApiKey(tx, { teamId: shop.teamId, label: 'user pull', now: Date.now() }))
-  // A user holds a signature to mint the mug's token; the claim's mintNFT is queued while the relayer
-  // is held, and the user's pull lands first: the relayed mintNFT reverts once sent.
-  const userPull = await signPull(gw, { apiKey, contract: await contractOf(gw, shop.teamId), tokenId: '3', recipient: USER })
+  // The claim's mintNFT is queued while the relayer is held, and its signature expires meanwhile
+  // (blocks mined past its blockExpiry): once sent it reverts with SignatureExpired. Nothing moved
+  // outside the gateway, so the transfer is re-signed (a move it did not make would give it up:
+  // test/tokens/tokenMoves.test.ts).
   expect((await shop.tap(MUG, 1)).status).toBe(200)
   const claimId = await shop.lastClaimId()
   const held = await holdRelayer(gw)
   const sent = await shop.kiosk(`/kiosk/claims/${claimId}/recipient`, { recipient: OTHER })
   expect(sent, JSON.stringify(sent.body)).toMatchObject({ status: 200, body: { claim: { step: 'claimed' } } })
-  await userPull()
+  await gw.testClient.mine({ blocks: 30 })
   await held.release()
   const first = (await gw.store.claims.get(claimId))!.chainTxId!
   const transferId = (await gw.store.claims.get(claimId))!.transferId!
 
   const current = await until('the transfer is re-signed and its new transaction mined', async () => {
     const transfer = (await gw.store.transfers.get(transferId))!
-    const row = transfer.resigned === 1 ? await gw.store.chainTxs.get(transfer.chainTxId) : undefined
-    return row?.status === 'mined' ? row : undefined
+    // Re-signed once, or again when the head the first re-sign used was read before the blocks were mined.
+    const row = transfer.resigned >= 1 ? await gw.store.chainTxs.get(transfer.chainTxId) : undefined
+    return row?.status === 'mined' && row.reverted === 0 ? row : undefined
   })
   await gw.settle()
   expect(current.id).not.toBe(first)

@@ -54,7 +54,12 @@ export function createBackendChainGateway(opts: ChainGatewayOptions = {}): Promi
   return startChainGateway(opts, openBackendStore)
 }
 
-type ChainGatewayOptions = { config?: ConfigInput; env?: NodeJS.ProcessEnv }
+type ChainGatewayOptions = {
+  config?: ConfigInput
+  env?: NodeJS.ProcessEnv
+  /** The RPC URL the gateway (its routes and relayer) uses for the embedded chain, given anvil's own (e.g. a test/helpers/rpcProxy.ts in front of it); the test's clients keep anvil's. */
+  embeddedRpcUrl?: (anvilUrl: string) => Promise<string>
+}
 
 async function startChainGateway<S extends SqliteStore | PostgresStore>(
   opts: ChainGatewayOptions,
@@ -67,7 +72,8 @@ async function startChainGateway<S extends SqliteStore | PostgresStore>(
   const now = () => Date.now() + clock.offsetMs
   const embedded = config.chain.embedded ? await startEmbeddedChain({ dataDir }) : undefined
   const store = await open(dataDir)
-  const chains = createChains({ config, embedded, env: opts.env })
+  const seenByGateway = embedded && opts.embeddedRpcUrl ? { ...embedded, url: await opts.embeddedRpcUrl(embedded.url) } : embedded
+  const chains = createChains({ config, embedded: seenByGateway, env: opts.env })
   const log = { info() {}, warn() {}, error(obj: object, msg?: string) { console.error('relayer:', msg, obj) } }
   const relayer = createRelayer({ store, chains, config, log, now })
   const app = await buildApp({ config, store, now, chains, relayer })

@@ -80,7 +80,7 @@ describePg('a claim link on two gateways on one PostgreSQL database', () => {
     // Each loser is told the link was used. A loser whose checks read the claim before the winner's
     // commit and the token after it is told the token moved: the same fact from the token's side. Never
     // the generic 409 `conflict` of a serialization failure that escaped: every submission refreshes the
-    // token's moves from the chain (one row for all 200), at READ COMMITTED (src/transfers/tokenMoves.ts).
+    // token's moves from the chain (one row for all 200), at READ COMMITTED (src/tokens/tokenMoves.ts).
     // Every loser is told the link was used (not token_moved: its own link moved the token).
     expect(Object.keys(codes).filter((code) => code !== '409 claim_link_used')).toEqual([])
 

@@ -24,7 +24,7 @@ describeStores('claims', ({ store }) => {
   const guestbookClaim = (s: Seed, over: { createdAt?: number; expiresAt?: number } = {}) =>
     store().claims.insert({ stationId: s.stationId, kind: 'guestbook', chipUid: CHIP, tokenId: null, guestbookEventId: s.eventId, checkInId: null, otpCode: s.otpCode, createdAt: 100, expiresAt: 1_000, ...over })
   const transferOn = async (s: Seed, chainTxId: number) =>
-    store().transfers.insert({ tokenId: s.tokenId, teamId: s.teamId, recipient: ALICE, method: 'mintNFT', via: 'otp', otpCode: s.otpCode, claimRegistrationId: null, chainTxId, createdAt: 100 })
+    store().transfers.insert({ tokenId: s.tokenId, teamId: s.teamId, recipient: ALICE, method: 'mintNFT', via: 'otp', otpCode: s.otpCode, claimRegistrationId: null, chainTxId, createdAt: 100, knownOutsideMoves: null })
   const openRow = (s: Seed, id: number): ClaimRow => ({
     id, stationId: s.stationId, kind: 'token', chipUid: CHIP, tokenId: s.tokenId, guestbookEventId: null, checkInId: null, otpCode: s.otpCode,
     step: 'open', linkHash: null, phoneHash: null, via: null, recipient: null, transferId: null, guestbookMintId: null, chainTxId: null,

@@ -17,7 +17,7 @@ describeStores('tokens', ({ store }) => {
     const id = await store().tokens.insert(write(teamId))
     const row = {
       id, teamId, ...key, metadata: '{"name":"Shoe"}', twoTapClaim: 1, claimDelaySeconds: 30, claimWindowSeconds: 600,
-      createdAt: 1_700_000_000_001, updatedAt: 1_700_000_000_001, minted: 0, moves: 0,
+      createdAt: 1_700_000_000_001, updatedAt: 1_700_000_000_001, minted: 0, moves: 0, outsideMoves: null,
     }
     expect(await store().tokens.get(id)).toEqual(row)
     expect(await store().tokens.findByKey(key)).toEqual(row)

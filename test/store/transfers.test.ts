@@ -18,14 +18,14 @@ describeStores('transfers', ({ store }) => {
     return { teamId, tokenId, otherTokenId, eventId }
   }
   const transfer = (t: { teamId: number; tokenId: number; chainTxId: number }, over: Partial<Omit<TransferRow, 'id' | 'resigned'>> = {}) =>
-    store().transfers.insert({ ...t, recipient: ALICE, method: 'mintNFT', via: 'api_key', otpCode: null, claimRegistrationId: null, createdAt: 100, ...over })
+    store().transfers.insert({ ...t, recipient: ALICE, method: 'mintNFT', via: 'api_key', otpCode: null, claimRegistrationId: null, createdAt: 100, knownOutsideMoves: null, ...over })
 
   it('stores a transfer and finds it by id and transaction; a re-signing points it at the new transaction', async () => {
     const { teamId, tokenId } = await seed()
     const registrationId = await store().claimRegistrations.insert({ tokenId, recipient: ALICE, createdAt: 1, allowedAt: 2, expiresAt: 3 })
     const chainTxId = await insertChainTx(store())
     const id = await transfer({ teamId, tokenId, chainTxId }, { method: 'claimNFT', via: 'self_service', claimRegistrationId: registrationId })
-    const row = { id, tokenId, teamId, recipient: ALICE, method: 'claimNFT', via: 'self_service', otpCode: null, claimRegistrationId: registrationId, chainTxId, resigned: 0, createdAt: 100 }
+    const row = { id, tokenId, teamId, recipient: ALICE, method: 'claimNFT', via: 'self_service', otpCode: null, claimRegistrationId: registrationId, chainTxId, resigned: 0, createdAt: 100, knownOutsideMoves: null }
     expect(await store().transfers.get(id)).toEqual(row)
     expect(await store().transfers.findByTx(chainTxId)).toEqual(row)
     expect(await store().transfers.get(id + 100)).toBeUndefined()

@@ -4,7 +4,7 @@ import type { PgQuery } from './connect.js'
 
 // two_tap_claim and minted keep SQLite's 0/1 in the row type (see types.ts).
 const columns = `t.id, t.team_id, t.chain_id, t.contract_address, t.token_id, t.metadata, t.two_tap_claim::int AS two_tap_claim,
-  t.claim_delay_seconds, t.claim_window_seconds, t.created_at, t.updated_at, t.minted::int AS minted, t.moves`
+  t.claim_delay_seconds, t.claim_window_seconds, t.created_at, t.updated_at, t.minted::int AS minted, t.moves, t.outside_moves`
 
 export function createPgTokensRepository(sql: PgQuery): AsyncRepository<ReturnType<typeof createTokensRepository>> {
   return {

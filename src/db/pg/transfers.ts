@@ -2,13 +2,13 @@ import type { createTransfersRepository, TransferRow } from '../transfers.js'
 import type { AsyncRepository } from '../types.js'
 import type { PgQuery } from './connect.js'
 
-const columns = 'id, token_id, team_id, recipient, method, via, otp_code, claim_registration_id, chain_tx_id, resigned, created_at'
+const columns = 'id, token_id, team_id, recipient, method, via, otp_code, claim_registration_id, chain_tx_id, resigned, created_at, known_outside_moves'
 
 export function createPgTransfersRepository(sql: PgQuery): AsyncRepository<ReturnType<typeof createTransfersRepository>> {
   return {
     async insert(t) {
-      const [row] = await sql<{ id: number }[]>`INSERT INTO transfers (token_id, team_id, recipient, method, via, otp_code, claim_registration_id, chain_tx_id, created_at)
-        VALUES (${t.tokenId}, ${t.teamId}, ${t.recipient}, ${t.method}, ${t.via}, ${t.otpCode}, ${t.claimRegistrationId}, ${t.chainTxId}, ${t.createdAt})
+      const [row] = await sql<{ id: number }[]>`INSERT INTO transfers (token_id, team_id, recipient, method, via, otp_code, claim_registration_id, chain_tx_id, created_at, known_outside_moves)
+        VALUES (${t.tokenId}, ${t.teamId}, ${t.recipient}, ${t.method}, ${t.via}, ${t.otpCode}, ${t.claimRegistrationId}, ${t.chainTxId}, ${t.createdAt}, ${t.knownOutsideMoves})
         RETURNING id`
       return row!.id
     },

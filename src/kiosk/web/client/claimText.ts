@@ -50,6 +50,7 @@ const RECIPIENT_ERRORS: Record<string, string> = {
   claim_used: 'This claim was already finished',
   claim_expired: 'Time ran out: tap the tag again',
   token_moved: 'This product was claimed meanwhile: nothing was sent',
+  chain_state_unknown: 'The blockchain is not answering right now: nothing was sent, try again in a moment',
   network: 'The kiosk lost the gateway: try again in a moment',
 }
 
