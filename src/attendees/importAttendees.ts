@@ -59,7 +59,7 @@ export async function importAttendees(store: Store, p: ImportAttendeesParameters
     await checkChips(tx, event, list.entries)
     const { inserted, updated } = await tx.attendees.upsertMany(
       event.id,
-      list.entries.map(({ name, email, ticketType, ticketCode, wallet, note, needsAttention }) => ({ name, email, ticketType, ticketCode, wallet, note, needsAttention })),
+      list.entries.map(({ name, email, ticketType, ticketCode, wallet, note, needsAttention, paid }) => ({ name, email, ticketType, ticketCode, wallet, note, needsAttention, paid })),
       p.now,
     )
     let chipsBound = 0

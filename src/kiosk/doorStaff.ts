@@ -24,6 +24,8 @@ export type StaffAttendee = {
   ticketCode: string
   note: string | null
   needsAttention: boolean
+  /** false: the order is not paid, the door refuses them not_paid (unless the event admits unpaid guests). */
+  paid: boolean
   chips: string[]
   checkIn: CheckInSummary | null
   inside: boolean
@@ -39,6 +41,7 @@ export async function staffAttendee(store: Repositories, row: AttendeeRow): Prom
     ticketCode: row.ticketCode,
     note: row.note,
     needsAttention: row.needsAttention === 1,
+    paid: row.paid === 1,
     chips: chips.map((c) => c.chipUid),
     checkIn: checkIn ? await checkInSummary(store, checkIn) : null,
     inside: checkIn !== undefined && checkIn.leftAt === null,

@@ -68,6 +68,7 @@ const attendees: FastifyPluginAsyncZod = async (app) => {
           wallet: a.wallet,
           note: a.note,
           needsAttention: a.needsAttention === 1,
+          paid: a.paid === 1,
           createdAt: iso(a.createdAt),
           updatedAt: iso(a.updatedAt),
         })),

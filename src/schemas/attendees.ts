@@ -32,6 +32,7 @@ export const Attendee = z
     wallet: z.string().nullable(),
     note: z.string().nullable(),
     needsAttention: z.boolean(),
+    paid: z.boolean().meta({ description: "false: the guest's order is not paid (pretix pending, Hi.Events AWAITING_PAYMENT): the door refuses them not_paid unless the event admits unpaid guests" }),
     createdAt: Iso,
     updatedAt: Iso,
   })
@@ -48,7 +49,7 @@ export const ImportAttendeesQuery = z.object({
     .string()
     .max(2000)
     .optional()
-    .meta({ description: 'name=COL,email=COL,ticket=COL,type=COL,chip=COL,wallet=COL,note=COL: the columns of a CSV no known tool wrote (name and ticket required)' }),
+    .meta({ description: 'name=COL,email=COL,ticket=COL,type=COL,chip=COL,wallet=COL,note=COL,paid=COL: the columns of a CSV no known tool wrote (name and ticket required; paid: yes/no, empty or absent: paid)' }),
 })
 
 const GuestListFormat = z.enum(['pretix-checkin', 'pretix-positions', 'eventbrite', 'luma', 'hievents', 'tito', 'map'])
@@ -88,6 +89,7 @@ export const AttendeeExport = z
         wallet: z.string().nullable(),
         note: z.string().nullable(),
         needsAttention: z.boolean(),
+        paid: z.boolean(),
         chips: z.array(z.string()),
         checkIn: z.object({ at: Iso, station: z.string(), method: z.enum(['manual', 'tap']), leftAt: Iso.nullable() }).nullable(),
         passes: z.array(z.object({ direction: z.enum(['in', 'out']), at: Iso, station: z.string() })).meta({ description: 'Exits and re-entries after the check-in' }),
