@@ -144,9 +144,9 @@ const pretixPositions: GuestListFormat = {
 }
 
 /**
- * Eventbrite attendee report (US and UK headers). It has no barcode column: the ticket's barcode is
- * the order number, the attendee number and `001` (derived from Eventbrite's API documentation, not
- * confirmed by an export), which is what a scanner types at the door.
+ * Eventbrite attendee report (US and UK headers). Without a `Barcode #` column (a report may add it),
+ * the ticket's barcode is the order number, the attendee number and `001` (derived from Eventbrite's
+ * API documentation, not confirmed by an export), which is what a scanner types at the door.
  */
 const eventbrite: GuestListFormat = {
   id: 'eventbrite',
@@ -157,12 +157,19 @@ const eventbrite: GuestListFormat = {
       const order = c.cell(row, 'Order #', 'Order no.')
       const attendee = c.cell(row, 'Attendee #', 'Attendee no.')
       const status = c.cell(row, 'Attendee Status').value
+      const barcode = c.cell(row, 'Barcode #', 'Barcode')
       return {
         line: row.line,
         name: joinName(c.cell(row, 'First Name'), c.cell(row, 'Last Name', 'Surname')),
         email: present(c.cell(row, 'Email')),
         ticket:
-          order.value === '' ? order : attendee.value === '' ? attendee : { value: `${order.value}${attendee.value}001`, column: `${order.column} + ${attendee.column}` },
+          barcode.value !== ''
+            ? barcode
+            : order.value === ''
+              ? order
+              : attendee.value === ''
+                ? attendee
+                : { value: `${order.value}${attendee.value}001`, column: `${order.column} + ${attendee.column}` },
         type: present(c.cell(row, 'Ticket Type')),
         note: null,
         needsAttention: null,

@@ -16,6 +16,7 @@ import {
   type StaffCall,
   type StaffFetchFile,
 } from './staffDoorApi.js'
+import { ticketCodeCandidates } from '../../../door/scannedCode.js'
 import { clockTime } from './states.js'
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T
@@ -231,7 +232,9 @@ export function createDoor({ api, fetchFile, onChange }: { api: StaffCall; fetch
     if (isBind()) return bind({ ticketCode: code })
     // A check-in door: the scanned code's guest is checked in at once, as a scanner app does.
     const found = await search(code)
-    const exact = found?.filter((a) => a.ticketCode.toLowerCase() === code.toLowerCase()) ?? []
+    // The scan's own codes (a Luma QR is a URL carrying its pk), as the gateway read them.
+    const codes = ticketCodeCandidates(code).map((c) => c.toLowerCase())
+    const exact = found?.filter((a) => codes.includes(a.ticketCode.toLowerCase())) ?? []
     if (found && exact.length === 0) message(`No ticket with the code "${code}".`, 'error')
     if (exact.length === 1 && station?.mode === 'checkin' && !exact[0]!.inside) await checkIn(exact[0]!)
     focus()
