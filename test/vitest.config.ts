@@ -45,6 +45,8 @@ const bothEngines = [
   'test/routes/attendees.test.ts',
   'test/door/doorTaps.test.ts',
   'test/door/bindDoor.test.ts',
+  'test/door/unpaidGuests.test.ts',
+  'test/door/scannedTickets.test.ts',
 ]
 
 export default defineConfig({
