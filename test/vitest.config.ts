@@ -47,6 +47,7 @@ const bothEngines = [
   'test/door/bindDoor.test.ts',
   'test/door/unpaidGuests.test.ts',
   'test/door/scannedTickets.test.ts',
+  'test/attendees/unpaidCli.test.ts',
 ]
 
 export default defineConfig({

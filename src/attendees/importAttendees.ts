@@ -28,6 +28,8 @@ export type ImportAttendeesReport = {
   skipped: SkippedRow[]
   chipsBound: number
   warnings: RowWarning[]
+  /** Guests imported whose order is not paid (the door refuses them not_paid unless the event admits them). */
+  unpaid: number
 }
 
 const eventNotFound = () => new NotFoundError('event_not_found', 'No guestbook event matches')
@@ -83,6 +85,7 @@ export async function importAttendees(store: Store, p: ImportAttendeesParameters
       skipped: list.skipped,
       chipsBound,
       warnings: list.warnings,
+      unpaid: list.entries.filter((entry) => entry.paid === false).length,
     }
   })
 }

@@ -68,6 +68,7 @@ export const ImportAttendeesReport = z
       .meta({ description: 'Rows the tool marks as admitting no one (cancelled, void, declined): not imported' }),
     chipsBound: z.number().int(),
     warnings: z.array(z.object({ line: z.number().int(), column: z.string(), message: z.string() })),
+    unpaid: z.number().int().meta({ description: 'Guests imported whose order is not paid (pretix pending, Hi.Events AWAITING_PAYMENT): the door refuses them not_paid unless the event admits unpaid guests' }),
   })
   .meta({ id: 'AttendeeImportReport' })
 
