@@ -244,7 +244,8 @@ export function createDoor({ api, fetchFile, onChange }: { api: StaffCall; fetch
 
   function attention(data: TapEventData, at: string): void {
     const guest: AttendeeView | undefined = data.attendee ?? data.checkIn?.attendee ?? undefined
-    const unpaid = data.state === 'not_paid'
+    // A wristband's tap (a uid): staff refused by hand see it in their own message already.
+    const unpaid = data.state === 'not_paid' && data.uid !== null
     if (!guest || !(unpaid || (guest.needsAttention && ADMITTED.has(data.state)))) return
     const li = document.createElement('li')
     li.dataset.attendeeId = String(guest.id)
