@@ -3,10 +3,11 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { parse } from 'csv-parse/sync'
 import { afterEach, beforeEach, expect, test } from 'vitest'
+import { scannedGuest } from '../../src/door/doorGuest.js'
 import { type BackendGateway, createBackendGateway, metadata, seedTeam, testDir } from '../helpers/gateway.js'
 import { cliPath, repoRoot } from '../helpers/processes.js'
 
-// Issue 25 point 3 as users run it: `tapgate attendees import|export` and `tapgate event set
+// Issue 25 points 3 and 4 as users run it: `tapgate attendees import|export` and `tapgate event set
 // --admit-unpaid`, the real bin on this run's engine (the data dir's SQLite file, or the test's
 // PostgreSQL database through TAPGATE_DATABASE_URL).
 
@@ -90,4 +91,15 @@ test('event set --admit-unpaid yes|no on this engine; a bad value exits 2 and ch
   expect((await gw.store.guestbook.getEvent(eventId))!.admitUnpaid).toBe(1)
   expect(JSON.parse((await cli(...event, '--admit-unpaid', 'no')).stdout)).toMatchObject({ admitUnpaid: false })
   expect((await gw.store.guestbook.getEvent(eventId))!.admitUnpaid).toBe(0)
+})
+
+test("point 4 through the bin: a Luma list imported by tapgate attendees import is found by the QR URL a scanner types; an Eventbrite Barcode # column is the code", async () => {
+  expect(await cli('attendees', 'import', '--event', String(eventId), path.join(fixtures, 'luma.csv'))).toMatchObject({ code: 0, stderr: '' })
+  expect((await scannedGuest(gw.store, eventId, 'https://luma.com/check-in/evt-NKXctR3fMVfX24o?pk=k7Qx2pLm\r'))?.name).toBe('Åsa Lindqvist')
+  expect(await scannedGuest(gw.store, eventId, 'https://luma.com/check-in/evt-NKXctR3fMVfX24o?pk=nobody00')).toBeUndefined()
+  const [header, ...rows] = fs.readFileSync(path.join(fixtures, 'eventbrite.csv'), 'utf8').trim().split(/\r?\n/)
+  const file = path.join(testDir(), 'eventbrite-barcodes.csv')
+  fs.writeFileSync(file, [`${header},Barcode #`, ...rows.map((row, i) => `${row},98765432100${i}`)].join('\n'))
+  expect(JSON.parse((await cli('attendees', 'import', '--event', String(eventId), '--json', file)).stdout)).toMatchObject({ format: 'eventbrite', imported: 3 })
+  expect((await scannedGuest(gw.store, eventId, '987654321001'))?.name).toBe('Jane Doe')
 })
