@@ -15,7 +15,7 @@ export function setEventDoorSettings(
   p: { eventId: number; reentry?: boolean; publicNames?: 'first' | 'full'; admitUnpaid?: boolean; now: number },
 ): Promise<EventDoorSettings> {
   if (p.reentry === undefined && p.publicNames === undefined && p.admitUnpaid === undefined)
-    throw new BadRequestError('nothing_to_set', 'Give --reentry yes|no, --public-names first|full or --admit-unpaid yes|no')
+    throw new BadRequestError('nothing_to_set', 'Give reentry, publicNames or admitUnpaid (CLI: --reentry yes|no, --public-names first|full, --admit-unpaid yes|no)')
   return store.tx(async (tx) => {
     if (!(await tx.guestbook.getEvent(p.eventId))) throw new NotFoundError('event_not_found', `No guestbook event ${p.eventId}`)
     await tx.guestbook.setDoorSettings(p.eventId, { reentry: p.reentry, publicNames: p.publicNames, admitUnpaid: p.admitUnpaid, now: p.now })

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { IntId, Iso } from './common.js'
+import { IntId, Iso, Success } from './common.js'
 import { decimalAtMost } from './decimalPattern.js'
 
 // The guest list under an event, with the API key (issue 19): tapgate's extension, not the spec's.
@@ -71,6 +71,26 @@ export const ImportAttendeesReport = z
     unpaid: z.number().int().meta({ description: 'Guests imported whose order is not paid (pretix pending, Hi.Events AWAITING_PAYMENT): the door refuses them not_paid unless the event admits unpaid guests' }),
   })
   .meta({ id: 'AttendeeImportReport' })
+
+/** An event's door settings (`tapgate event set`): each one absent stays as it is. */
+export const EventDoorSettingsBody = z
+  .object({
+    reentry: z.boolean().optional().meta({ description: 'A guest who went out (an exit door) may come back in (default true)' }),
+    publicNames: z.enum(['first', 'full']).optional().meta({ description: 'What the public door screen calls a guest (default first: the first name only)' }),
+    admitUnpaid: z
+      .boolean()
+      .optional()
+      .meta({ description: 'Let in guests whose order is not paid (pretix pending, Hi.Events AWAITING_PAYMENT); default false: refused not_paid' }),
+  })
+  .strict()
+
+export const EventDoorSettingsResponse = Success.extend({
+  eventId: z.number().int(),
+  name: z.string(),
+  reentry: z.boolean(),
+  publicNames: z.enum(['first', 'full']),
+  admitUnpaid: z.boolean(),
+})
 
 export const ExportAttendeesQuery = z.object({ format: z.enum(['csv', 'json']).optional().meta({ description: 'csv (default): for a spreadsheet, formula-looking cells escaped; json: the raw values' }) })
 

@@ -2,7 +2,7 @@ import fs from 'node:fs'
 import { afterEach, describe, expect, test } from 'vitest'
 import { setEventDoorSettings } from '../../src/door/eventDoorSettings.js'
 import { publicView } from '../../src/feed/protocol.js'
-import { type BackendGateway, call, createBackendGateway, queryRows } from '../helpers/gateway.js'
+import { type BackendGateway, call, createBackendGateway, queryRows, seedTeam } from '../helpers/gateway.js'
 import { UIDS } from '../kiosk-gateway/kioskFixture.js'
 import { addDoor, seedDoor, staffClient, tapper } from './doorFixture.js'
 
@@ -70,17 +70,30 @@ describe('an unpaid guest at an entry door', () => {
     expect(await count('SELECT count(*) AS n FROM guestbook_mints')).toBe(1)
   })
 
-  test('the event admitting unpaid guests lets them in as before; back to the default, they are refused again', async () => {
+  test('the event admitting unpaid guests (PATCH /events/:id/door) lets them in as before; back to the default, they are refused again', async () => {
     gw = await createBackendGateway()
     const s = await seedUnpaid()
     const tap = tapper()
-    expect(await setEventDoorSettings(gw.store, { eventId: s.eventId, admitUnpaid: true, now: gw.clock.now })).toMatchObject({ eventId: s.eventId, admitUnpaid: true, reentry: true })
+    const door = (payload: object, key = s.apiKey, eventId = s.eventId) =>
+      call(gw, { method: 'PATCH', url: `/events/${eventId}/door`, headers: { 'x-service-api-key': key }, payload })
+    expect(await door({ admitUnpaid: true })).toMatchObject({
+      status: 200,
+      body: { success: true, eventId: s.eventId, name: 'Opening night', admitUnpaid: true, reentry: true, publicNames: 'first' },
+    })
+    // Bad input changes nothing: an empty body, a word for a flag, an unknown setting, another event of nobody's.
+    expect(await door({})).toMatchObject({ status: 400, body: { error: 'nothing_to_set' } })
+    expect(await door({ admitUnpaid: 'yes' })).toMatchObject({ status: 400, body: { error: 'validation_failed' } })
+    expect(await door({ admitUnpaid: false, vip: true })).toMatchObject({ status: 400 })
+    expect(await door({ admitUnpaid: false }, s.apiKey, 999_999)).toMatchObject({ status: 404, body: { error: 'event_not_found' } })
+    const other = await seedTeam(gw, { name: 'Other team' })
+    expect(await door({ admitUnpaid: false }, other.apiKey)).toMatchObject({ status: 404, body: { error: 'event_not_found' } })
+    expect((await gw.store.guestbook.getEvent(s.eventId))!.admitUnpaid).toBe(1)
     expect((await tap(gw, s.door.token, UIDS[0]!)).body.checkIn).toMatchObject({ state: 'accepted', attendee: { displayName: 'Dana' } })
     expect(await count('SELECT count(*) AS n FROM door_refusals')).toBe(0)
     // Inside now; an exit and the strict rule back: no way back in unpaid.
     const exit = await addDoor(gw, s, 'exit', 'Exit')
     expect((await tap(gw, exit.token, UIDS[0]!)).body.checkIn.state).toBe('exit')
-    await setEventDoorSettings(gw.store, { eventId: s.eventId, admitUnpaid: false, now: gw.clock.now })
+    expect((await door({ admitUnpaid: false })).body).toMatchObject({ admitUnpaid: false })
     expect((await tap(gw, s.door.token, UIDS[0]!)).body.checkIn).toMatchObject({ state: 'not_paid' })
     expect(() => setEventDoorSettings(gw.store, { eventId: s.eventId, now: gw.clock.now })).toThrow(expect.objectContaining({ code: 'nothing_to_set' }))
   })
