@@ -142,10 +142,11 @@ module.exports = {
       severity: 'error',
       comment:
         'The kiosk, staff and claim-phone pages (src/kiosk/web/client/, bundled by esbuild for the browser) import ' +
-        'their own folder and two browser-safe modules of the server side: wire/feedProtocol.ts (the feed and socket types, ' +
-        "the close codes) and claims/addressInput.ts (the as-typed address checks, shared so a page and the server say the same).",
+        'their own folder and three browser-safe modules of the server side: wire/feedProtocol.ts (the feed and socket types, ' +
+        "the close codes), claims/addressInput.ts (the as-typed address checks, shared so a page and the server say the same) " +
+        'and door/scannedCode.ts (the ticket codes a scanned QR payload carries, for the same reason).',
       from: { path: '^src/kiosk/web/client/' },
-      to: { pathNot: '^src/kiosk/web/client/|^src/wire/feedProtocol\\.ts$|^src/claims/addressInput\\.ts$|^src/schemas/|^node_modules/zod/' },
+      to: { pathNot: '^src/kiosk/web/client/|^src/wire/feedProtocol\.ts$|^src/claims/addressInput\.ts$|^src/door/scannedCode\.ts$|^src/schemas/|^node_modules/zod/' },
     },
     {
       name: 'browser-client-reads-schemas-as-types',
@@ -162,7 +163,7 @@ module.exports = {
       comment:
         "What the browser code shares with the server imports no Node module and none of ours; addressInput uses viem's tree-shaken utils. " +
         'src/wire/ as a whole is such a leaf: db/, feed/ and the pages all read it.',
-      from: { path: '^src/wire/|^src/claims/addressInput\\.ts$' },
+      from: { path: '^src/wire/|^src/claims/addressInput\.ts$|^src/door/scannedCode\.ts$' },
       to: { pathNot: '^node_modules/viem/' },
     },
     {

@@ -46,6 +46,9 @@ const bothEngines = [
   'test/routes/attendees.test.ts',
   'test/door/doorTaps.test.ts',
   'test/door/bindDoor.test.ts',
+  'test/door/unpaidGuests.test.ts',
+  'test/door/scannedTickets.test.ts',
+  'test/attendees/unpaidCli.test.ts',
 ]
 
 export default defineConfig({

@@ -3,7 +3,7 @@ import type { Columns } from './csvColumns.js'
 import type { GuestListFormat } from './guestListFormats.js'
 
 /** Our fields a `--map` can name, each to one column of the file. */
-export const MAP_FIELDS = ['name', 'email', 'ticket', 'type', 'chip', 'wallet', 'note'] as const
+export const MAP_FIELDS = ['name', 'email', 'ticket', 'type', 'chip', 'wallet', 'note', 'paid'] as const
 export type MapField = (typeof MAP_FIELDS)[number]
 export type ColumnMap = Partial<Record<MapField, string>>
 
@@ -77,6 +77,8 @@ export function mappedFormat(map: ColumnMap, columns: Columns): GuestListFormat 
         note: optional(row, map.note),
         needsAttention: null,
         skip: null,
+        // yes/no, checked with the row (our own export's `paid` column reads back so).
+        ...(map.paid === undefined ? {} : { paid: c.cell(row, map.paid) }),
       })),
   }
 }

@@ -23,6 +23,8 @@ export type ExportedAttendee = {
   wallet: string | null
   note: string | null
   needsAttention: boolean
+  /** false: the order is not paid (the CSV's `paid` column, which `--map …,paid=paid` reads back). */
+  paid: boolean
   chips: string[]
   checkIn: { at: string; station: string; method: 'manual' | 'tap'; leftAt: string | null } | null
   /** Exits and re-entries after the check-in (the check-in itself is the first entry), oldest first. */
@@ -45,6 +47,7 @@ function exported(row: AttendeeExportRow, passes: ExportedPass[]): ExportedAtten
     wallet: row.wallet,
     note: row.note,
     needsAttention: row.needsAttention === 1,
+    paid: row.paid === 1,
     chips: row.chips === null ? [] : row.chips.split(' '),
     checkIn: checkedIn
       ? { at: iso(row.checkedInAt!), station: row.checkInStation ?? '', method: row.manual === 1 ? 'manual' : 'tap', leftAt: row.leftAt === null ? null : iso(row.leftAt) }
@@ -85,7 +88,7 @@ export async function exportAttendees(store: Repositories, p: { eventId: number;
 }
 
 const CSV_COLUMNS = [
-  'ticket_code', 'name', 'email', 'ticket_type', 'wallet', 'note', 'needs_attention', 'chips', 'checked_in_at', 'check_in_station',
+  'ticket_code', 'name', 'email', 'ticket_type', 'wallet', 'note', 'needs_attention', 'paid', 'chips', 'checked_in_at', 'check_in_station',
   'check_in_method', 'left_at', 'exits', 'reentries', 'mint_state', 'mint_tx_hash',
 ] as const
 
@@ -100,7 +103,7 @@ const times = (passes: ExportedPass[], direction: 'in' | 'out') =>
  */
 export function attendeesCsv(data: AttendeeExport): string {
   const records = data.attendees.map((a) => [
-    a.ticketCode, a.name, a.email ?? '', a.ticketType, a.wallet ?? '', a.note ?? '', a.needsAttention ? 'yes' : 'no', a.chips.join(' '),
+    a.ticketCode, a.name, a.email ?? '', a.ticketType, a.wallet ?? '', a.note ?? '', a.needsAttention ? 'yes' : 'no', a.paid ? 'yes' : 'no', a.chips.join(' '),
     a.checkIn?.at ?? '', a.checkIn?.station ?? '', a.checkIn?.method ?? '', a.checkIn?.leftAt ?? '', times(a.passes, 'out'), times(a.passes, 'in'),
     a.mint.state, a.mint.txHash ?? '',
   ])

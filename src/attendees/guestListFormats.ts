@@ -20,6 +20,12 @@ export type RawAttendee = {
   needsAttention: boolean | null
   /** Why the tool's own status says this ticket admits no one (cancelled, void, declined…); null: import it. */
   skip: string | null
+  /**
+   * Whether the order is paid (issue 25): the tool's own word (pretix pending, the check-in list's Paid
+   * No, Hi.Events AWAITING_PAYMENT: false), or the cell of a `--map paid=` column, read as yes/no with the
+   * row's other checks. Undefined: the tool lists only paid tickets.
+   */
+  paid?: boolean | Cell
 }
 
 export type FormatId = 'pretix-checkin' | 'pretix-positions' | 'eventbrite' | 'luma' | 'hievents' | 'tito' | 'map'
@@ -46,6 +52,17 @@ export function joinName(first: Cell, last: Cell): Cell {
 const extras = (c: Columns, row: CsvRow) => ({ chip: present(c.cell(row, ...CHIP_COLUMNS)), wallet: present(c.cell(row, ...WALLET_COLUMNS)) })
 
 const YES = /^(yes|ja|oui|true|1)$/i
+
+/*
+ * pretix writes Yes/No and the order status translated into the event's language (gettext at export,
+ * locale/<lang>/LC_MESSAGES/django.po at bb0a6a80; research in docs/decisions.md, issue 25). The
+ * positions sheet's Status: "pending" is en/de/fr/es/nl/it below (base/models/orders.py STATUS_CHOICE);
+ * the check-in list's Paid column (only there when the list includes pending orders): No/Nein/Non/Nee.
+ */
+const PRETIX_PENDING = new Set(['pending', 'ausstehend', 'en attente', 'pendiente', 'openstaand', 'in attesa'])
+const PRETIX_PAID_COLUMN = ['Paid', 'bezahlt', 'Payé', 'Pagado', 'Betaald', 'Pagato']
+const PRETIX_STATUS_COLUMN = ['Status', 'Statut', 'Estado', 'Stato']
+const NO = /^(no|nein|non|nee|false|0)$/i
 
 // pretix writes its exports through defusedcsv: a cell starting with @ + - = | % arrives as '-Ann, and | as \|.
 const pretixCell = (cell: Cell): Cell =>
@@ -90,6 +107,7 @@ const pretixCheckin: GuestListFormat = {
         note: present(pretixCell(c.cell(row, 'Comment'))),
         needsAttention: attention === undefined ? null : YES.test(c.cell(row, attention).value),
         skip: YES.test(c.cell(row, 'Blocked').value) ? 'blocked in pretix' : null,
+        paid: !NO.test(c.cell(row, ...PRETIX_PAID_COLUMN).value),
         ...extras(c, row),
       }
     })
@@ -108,7 +126,7 @@ const pretixPositions: GuestListFormat = {
       const position = c.cell(row, 'Position ID')
       const product = pretixCell(c.cell(row, 'Product'))
       const variation = pretixCell(c.cell(row, 'Variation')).value
-      const status = c.cell(row, 'Status').value
+      const status = c.cell(row, ...PRETIX_STATUS_COLUMN).value
       return {
         line: row.line,
         name: pretixName(c, row),
@@ -119,15 +137,16 @@ const pretixPositions: GuestListFormat = {
         note: present(pretixCell(c.cell(row, 'Order comment'))),
         needsAttention: null,
         skip: /cancel|expired/i.test(status) ? `order ${status.toLowerCase()}` : YES.test(c.cell(row, 'Blocked').value) ? 'blocked in pretix' : null,
+        paid: !PRETIX_PENDING.has(status.toLowerCase()),
         ...extras(c, row),
       }
     }),
 }
 
 /**
- * Eventbrite attendee report (US and UK headers). It has no barcode column: the ticket's barcode is
- * the order number, the attendee number and `001` (derived from Eventbrite's API documentation, not
- * confirmed by an export), which is what a scanner types at the door.
+ * Eventbrite attendee report (US and UK headers). Without a `Barcode #` column (a report may add it),
+ * the ticket's barcode is the order number, the attendee number and `001` (derived from Eventbrite's
+ * API documentation, not confirmed by an export), which is what a scanner types at the door.
  */
 const eventbrite: GuestListFormat = {
   id: 'eventbrite',
@@ -138,12 +157,19 @@ const eventbrite: GuestListFormat = {
       const order = c.cell(row, 'Order #', 'Order no.')
       const attendee = c.cell(row, 'Attendee #', 'Attendee no.')
       const status = c.cell(row, 'Attendee Status').value
+      const barcode = c.cell(row, 'Barcode #', 'Barcode')
       return {
         line: row.line,
         name: joinName(c.cell(row, 'First Name'), c.cell(row, 'Last Name', 'Surname')),
         email: present(c.cell(row, 'Email')),
         ticket:
-          order.value === '' ? order : attendee.value === '' ? attendee : { value: `${order.value}${attendee.value}001`, column: `${order.column} + ${attendee.column}` },
+          barcode.value !== ''
+            ? barcode
+            : order.value === ''
+              ? order
+              : attendee.value === ''
+                ? attendee
+                : { value: `${order.value}${attendee.value}001`, column: `${order.column} + ${attendee.column}` },
         type: present(c.cell(row, 'Ticket Type')),
         note: null,
         needsAttention: null,
@@ -215,6 +241,8 @@ const hiEvents: GuestListFormat = {
         note: present(c.cell(row, 'Notes')),
         needsAttention: null,
         skip: /cancel/i.test(status) ? status.toLowerCase() : null,
+        // Written raw, never translated (AttendeeStatus enum): ACTIVE, AWAITING_PAYMENT, CANCELLED.
+        paid: status.toUpperCase() !== 'AWAITING_PAYMENT',
         ...extras(c, row),
       }
     }),

@@ -28,6 +28,8 @@ export type ImportAttendeesReport = {
   skipped: SkippedRow[]
   chipsBound: number
   warnings: RowWarning[]
+  /** Guests imported whose order is not paid (the door refuses them not_paid unless the event admits them). */
+  unpaid: number
 }
 
 const eventNotFound = () => new NotFoundError('event_not_found', 'No guestbook event matches')
@@ -59,7 +61,7 @@ export async function importAttendees(store: Store, p: ImportAttendeesParameters
     await checkChips(tx, event, list.entries)
     const { inserted, updated } = await tx.attendees.upsertMany(
       event.id,
-      list.entries.map(({ name, email, ticketType, ticketCode, wallet, note, needsAttention }) => ({ name, email, ticketType, ticketCode, wallet, note, needsAttention })),
+      list.entries.map(({ name, email, ticketType, ticketCode, wallet, note, needsAttention, paid }) => ({ name, email, ticketType, ticketCode, wallet, note, needsAttention, paid })),
       p.now,
     )
     let chipsBound = 0
@@ -83,6 +85,7 @@ export async function importAttendees(store: Store, p: ImportAttendeesParameters
       skipped: list.skipped,
       chipsBound,
       warnings: list.warnings,
+      unpaid: list.entries.filter((entry) => entry.paid === false).length,
     }
   })
 }

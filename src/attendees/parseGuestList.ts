@@ -28,6 +28,9 @@ export const DEFAULT_TICKET_TYPE = 'General'
 const LIMITS = { name: 200, email: 254, ticketCode: 200, ticketType: 100, note: 2000 }
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
 const CONTROL = /[\u0000-\u001f\u007f]/
+// A `--map paid=` column: our export's yes/no, or a sheet's true/false/1/0/paid/unpaid. Empty: paid.
+const PAID_YES = /^(yes|true|1|paid)$/i
+const PAID_NO = /^(no|false|0|unpaid|not paid)$/i
 
 /**
  * Reads a guest list file: the tool from its header (pretix, Eventbrite, Luma, Hi.Events, Tito), or the
@@ -117,8 +120,14 @@ function checkRows(format: FormatId, formatLabel: string, raws: RawAttendee[]): 
       else if (raw.walletIsOptional) warnings.push({ line, column: raw.wallet.column, message: `"${raw.wallet.value}" is not a 0x address: no wallet set` })
       else fail(line, raw.wallet.column, `"${raw.wallet.value}" is not a wallet address (0x and 40 hex digits)`)
     }
+    let paid = true
+    if (typeof raw.paid === 'boolean') paid = raw.paid
+    else if (raw.paid !== undefined && raw.paid.value !== '') {
+      if (PAID_NO.test(raw.paid.value)) paid = false
+      else if (!PAID_YES.test(raw.paid.value)) fail(line, raw.paid.column, `"${raw.paid.value}" is not yes or no (is the order paid?)`)
+    }
     if (name !== null && ticketCode !== null)
-      entries.push({ line, name, email, ticketType, ticketCode, wallet, note, needsAttention: raw.needsAttention, chipUid, chipColumn: raw.chip?.column ?? null })
+      entries.push({ line, name, email, ticketType, ticketCode, wallet, note, needsAttention: raw.needsAttention, paid, chipUid, chipColumn: raw.chip?.column ?? null })
   }
   if (errorCount > 0) {
     if (errorCount > MAX_LISTED_ERRORS) errors.more = `${errorCount - Object.keys(errors).length} more problems not listed`

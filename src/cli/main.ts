@@ -75,7 +75,7 @@ const commands: Record<string, CommandSpec> = {
     load: () => import('./commands/importFile.js'),
   },
   attendees: {
-    usage: 'attendees import --event ID [--map name=COL,email=COL,ticket=COL,type=COL,chip=COL,wallet=COL] [--json] FILE.csv | attendees export --event ID [--format csv|json] [--out FILE]',
+    usage: 'attendees import --event ID [--map name=COL,email=COL,ticket=COL,type=COL,chip=COL,wallet=COL,note=COL,paid=COL] [--json] FILE.csv | attendees export --event ID [--format csv|json] [--out FILE]',
     summary:
       "A guestbook event's guest list: import a CSV of pretix, Eventbrite, Luma, Hi.Events or Tito (told by its header) or any CSV with --map, " +
       'updating guests in place by ticket code (nothing imported if a row is bad); export it with chips, check-ins, exits and mint states',
@@ -183,12 +183,13 @@ const commands: Record<string, CommandSpec> = {
     load: () => import('./commands/chip.js'),
   },
   event: {
-    usage: 'event set --event ID [--reentry yes|no] [--public-names first|full]',
-    summary: "An event's door settings: may a guest who went out come back in; first names or whole names on the public screen",
+    usage: 'event set --event ID [--reentry yes|no] [--public-names first|full] [--admit-unpaid yes|no]',
+    summary: "An event's door settings: may a guest who went out come back in; first names or whole names on the public screen; are unpaid orders let in",
     options: {
       event: { type: 'string', value: 'ID', description: 'The guestbook event' },
       reentry: { type: 'string', value: 'yes|no', description: 'A guest who went out (an exit door) may come back in (default yes)' },
       'public-names': { type: 'string', value: 'first|full', description: "What the check-in screen calls a guest (default first: the first name only)" },
+      'admit-unpaid': { type: 'string', value: 'yes|no', description: 'Let in guests whose order is not paid (pretix pending, Hi.Events AWAITING_PAYMENT); default no: refused "not paid"' },
     },
     load: () => import('./commands/event.js'),
   },

@@ -11,6 +11,8 @@ export type AttendeeRow = {
   wallet: string | null
   note: string | null
   needsAttention: number
+  /** Migration 016: 0 when the guest's order is not paid (the door refuses them not_paid unless the event admits unpaid guests). */
+  paid: number
   createdAt: number
   updatedAt: number
 }
@@ -19,7 +21,11 @@ export type AttendeeRow = {
  * One row of an import. null for email, wallet, note or needsAttention: the file has no such column,
  * so a re-import keeps what is stored (a file cannot clear a wallet by leaving its column out).
  */
-export type AttendeeInput = Pick<AttendeeRow, 'name' | 'email' | 'ticketType' | 'ticketCode' | 'wallet' | 'note'> & { needsAttention: boolean | null }
+export type AttendeeInput = Pick<AttendeeRow, 'name' | 'email' | 'ticketType' | 'ticketCode' | 'wallet' | 'note'> & {
+  needsAttention: boolean | null
+  /** Always the file's word (a re-import of the order now paid makes the guest admissible); undefined: paid. */
+  paid?: boolean
+}
 
 export type AttendeeListing = { attendees: AttendeeRow[]; total: number }
 
@@ -27,7 +33,7 @@ export type AttendeeListing = { attendees: AttendeeRow[]; total: number }
  * A guest as the export shows them: the row, the chips bound now (space-separated, in binding order),
  * the active check-in (when, at which door, manual or tapped, left_at) and its mint's transaction.
  */
-export type AttendeeExportRow = Pick<AttendeeRow, 'id' | 'name' | 'email' | 'ticketType' | 'ticketCode' | 'wallet' | 'note' | 'needsAttention'> & {
+export type AttendeeExportRow = Pick<AttendeeRow, 'id' | 'name' | 'email' | 'ticketType' | 'ticketCode' | 'wallet' | 'note' | 'needsAttention' | 'paid'> & {
   chips: string | null
   checkInId: number | null
   checkedInAt: number | null
@@ -63,17 +69,17 @@ export function searchPattern(query: string): string {
 }
 
 const attendeeColumns = `a.id, a.event_id AS eventId, a.name, a.email, a.ticket_type AS ticketType,
-  a.ticket_code AS ticketCode, a.wallet, a.note, a.needs_attention AS needsAttention, a.created_at AS createdAt,
+  a.ticket_code AS ticketCode, a.wallet, a.note, a.needs_attention AS needsAttention, a.paid, a.created_at AS createdAt,
   a.updated_at AS updatedAt`
 
 /** The guest list of guestbook events (migration 015). */
 export function createAttendeesRepository(db: Db) {
   const upsert = db.prepare(
-    `INSERT INTO attendees (event_id, name, email, ticket_type, ticket_code, wallet, note, needs_attention, search, created_at, updated_at)
-     VALUES (@eventId, @name, @email, @ticketType, @ticketCode, @wallet, @note, coalesce(@needsAttention, 0), @search, @now, @now)
+    `INSERT INTO attendees (event_id, name, email, ticket_type, ticket_code, wallet, note, needs_attention, paid, search, created_at, updated_at)
+     VALUES (@eventId, @name, @email, @ticketType, @ticketCode, @wallet, @note, coalesce(@needsAttention, 0), @paid, @search, @now, @now)
      ON CONFLICT (event_id, ticket_code) DO UPDATE SET name = excluded.name, email = coalesce(@email, attendees.email),
        ticket_type = excluded.ticket_type, wallet = coalesce(@wallet, attendees.wallet), note = coalesce(@note, attendees.note),
-       needs_attention = coalesce(@needsAttention, attendees.needs_attention),
+       needs_attention = coalesce(@needsAttention, attendees.needs_attention), paid = excluded.paid,
        search = excluded.search, updated_at = excluded.updated_at`,
   )
   const count = db.prepare<[number], { n: number }>('SELECT count(*) AS n FROM attendees WHERE event_id = ?')
@@ -89,7 +95,7 @@ export function createAttendeesRepository(db: Db) {
   const setAttention = db.prepare<[number, number, number]>('UPDATE attendees SET needs_attention = ?, updated_at = ? WHERE id = ?')
   const exportRows = db.prepare<[number], AttendeeExportRow>(
     `SELECT a.id, a.name, a.email, a.ticket_type AS ticketType, a.ticket_code AS ticketCode, a.wallet, a.note,
-       a.needs_attention AS needsAttention,
+       a.needs_attention AS needsAttention, a.paid,
        (SELECT group_concat(chip_uid, ' ') FROM (SELECT ac.chip_uid FROM attendee_chips ac
           WHERE ac.attendee_id = a.id AND ac.unbound_at IS NULL ORDER BY ac.id)) AS chips,
        c.id AS checkInId, c.created_at AS checkedInAt, s.name AS checkInStation, c.manual, c.left_at AS leftAt,
@@ -118,6 +124,7 @@ export function createAttendeesRepository(db: Db) {
           ...row,
           eventId,
           needsAttention: row.needsAttention === null ? null : row.needsAttention ? 1 : 0,
+          paid: row.paid === false ? 0 : 1,
           search: searchText(row.name, row.email, row.ticketCode),
           now,
         })

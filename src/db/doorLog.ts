@@ -1,7 +1,7 @@
 import type { Db } from './sqlite/openDatabase.js'
 
 export type DoorPassRow = { id: number; checkInId: number; stationId: number; direction: 'in' | 'out'; createdAt: number }
-export type DoorRefusalReason = 'not_allowed' | 'no_reentry' | 'not_on_list'
+export type DoorRefusalReason = 'not_allowed' | 'no_reentry' | 'not_on_list' | 'not_paid'
 
 /** Exits and re-entries after a check-in, and the taps a door turned away (migration 015). */
 export function createDoorLogRepository(db: Db) {
@@ -24,7 +24,7 @@ export function createDoorLogRepository(db: Db) {
       void refuse.run(r),
     /** The event's refused taps per reason (every reason present, 0 when none). */
     refusals(eventId: number): Record<DoorRefusalReason, number> {
-      const counts: Record<DoorRefusalReason, number> = { not_allowed: 0, no_reentry: 0, not_on_list: 0 }
+      const counts: Record<DoorRefusalReason, number> = { not_allowed: 0, no_reentry: 0, not_on_list: 0, not_paid: 0 }
       for (const row of refusals.all(eventId)) counts[row.reason] = row.n
       return counts
     },

@@ -30,13 +30,15 @@ export type GuestbookEventRow = {
   reentry: number
   /** What the public door screen calls a guest: the first name, or the whole name. */
   publicNames: 'first' | 'full'
+  /** Migration 016: the door admits guests whose order is not paid (1) or refuses them not_paid (0, the default). */
+  admitUnpaid: number
 }
 
 const contractColumns = `c.id, c.team_id AS teamId, c.name, c.symbol, c.chain_id AS chainId, c.address,
   c.status, c.paused, c.created_at AS createdAt, c.planned_address AS plannedAddress, c.deploy_tx_id AS deployTxId`
 const eventColumns = `e.id, e.team_id AS teamId, e.contract_id AS contractId, e.name, e.token_id AS tokenId,
   e.metadata, e.created_at AS createdAt, e.updated_at AS updatedAt, c.chain_id AS chainId, c.address AS contractAddress,
-  e.reentry, e.public_names AS publicNames`
+  e.reentry, e.public_names AS publicNames, e.admit_unpaid AS admitUnpaid`
 const eventFrom = 'guestbook_events e JOIN guestbook_contracts c ON c.id = e.contract_id'
 
 export function createGuestbookRepository(db: Db) {
@@ -95,7 +97,8 @@ export function createGuestbookRepository(db: Db) {
     'UPDATE guestbook_events SET metadata = ?, updated_at = ? WHERE id = ?',
   )
   const setDoor = db.prepare(
-    `UPDATE guestbook_events SET reentry = coalesce(@reentry, reentry), public_names = coalesce(@publicNames, public_names), updated_at = @now
+    `UPDATE guestbook_events SET reentry = coalesce(@reentry, reentry), public_names = coalesce(@publicNames, public_names),
+       admit_unpaid = coalesce(@admitUnpaid, admit_unpaid), updated_at = @now
      WHERE id = @id`,
   )
   const assign = db.prepare<[number, string, number]>(
@@ -145,8 +148,14 @@ export function createGuestbookRepository(db: Db) {
     listEventsByChip: (uid: string) => eventsByChip.all(uid),
     setEventMetadata: (id: number, metadata: string, now: number) => setMetadata.run(metadata, now, id),
     /** The event's door settings; an absent one stays as it is. */
-    setDoorSettings: (id: number, d: { reentry?: boolean; publicNames?: 'first' | 'full'; now: number }) =>
-      setDoor.run({ id, reentry: d.reentry === undefined ? null : d.reentry ? 1 : 0, publicNames: d.publicNames ?? null, now: d.now }),
+    setDoorSettings: (id: number, d: { reentry?: boolean; publicNames?: 'first' | 'full'; admitUnpaid?: boolean; now: number }) =>
+      setDoor.run({
+        id,
+        reentry: d.reentry === undefined ? null : d.reentry ? 1 : 0,
+        publicNames: d.publicNames ?? null,
+        admitUnpaid: d.admitUnpaid === undefined ? null : d.admitUnpaid ? 1 : 0,
+        now: d.now,
+      }),
     assignChip: (eventId: number, uid: string, now: number) => assign.run(eventId, uid, now),
   }
 }

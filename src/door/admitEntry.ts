@@ -22,7 +22,8 @@ export async function entryTap(tx: Tx, deps: EntryDeps, p: { station: DoorStatio
 /**
  * The door's rules for one guest (a tap of their chip, a bind, or staff checking them in by name),
  * inside the caller's transaction: a ticket type the door does not admit is `not_allowed` (counted,
- * no check-in, no mint); a guest inside already is `already` (the first check-in's time and door); a
+ * no check-in, no mint); a guest whose order is not paid is `not_paid` (counted, no check-in, no mint)
+ * unless the event admits unpaid guests; a guest inside already is `already` (the first check-in's time and door); a
  * guest who went out comes back in (`reentry`, one of racing doors records it) unless the event allows
  * no re-entry (`no_reentry`, counted); otherwise a new check-in (one per guest per event: the unique
  * index decides a race between two of their chips at two doors), minting to their wallet as a chip's would.
@@ -37,6 +38,10 @@ export async function admitGuest(
     const detail = `ticket type ${attendee.ticketType} is not admitted at this door (${doorTicketTypes(station)!.join(', ')})`
     return refuseAtDoor(tx, { ...p, reason: 'not_allowed', detail })
   }
+  // Unpaid (pretix pending, Hi.Events AWAITING_PAYMENT): refused as those tools' own doors do, unless
+  // the event admits unpaid guests; before the check-in lookup, so an order unpaid again stops re-entries too.
+  if (attendee.paid === 0 && (await tx.guestbook.getEvent(station.eventId))?.admitUnpaid !== 1)
+    return refuseAtDoor(tx, { ...p, reason: 'not_paid', detail: `${attendee.name}'s order (ticket ${attendee.ticketCode}) is not paid` })
   const existing = await tx.checkIns.findActiveByAttendee(station.eventId, attendee.id)
   if (existing) return enterAgain(tx, p, existing)
   const result = await checkInChip(tx, deps, { station, uid: p.uid, attendee, manual: p.manual, now: p.now })

@@ -3,7 +3,7 @@ import type { Tx } from '../db/types.js'
 import { ConflictError, NotFoundError } from '../errors.js'
 import type { CheckInDeps } from './checkIns.js'
 import { admitGuest } from './admitEntry.js'
-import { admitsTicketType, chipGuest } from './doorGuest.js'
+import { admitsTicketType, chipGuest, scannedGuest } from './doorGuest.js'
 import type { DoorResult, DoorStation } from './doorResult.js'
 
 /** A bind door stays armed this long: the guest in front of staff taps within seconds, or staff arm again. */
@@ -21,7 +21,8 @@ export type BindTarget = { ticketCode: string } | { attendeeId: number }
  */
 export async function armBindDoor(tx: Tx, p: { station: DoorStation; target: BindTarget; rebind: boolean; now: number }): Promise<{ attendee: AttendeeRow; expiresAt: number }> {
   const eventId = p.station.eventId
-  const found = 'ticketCode' in p.target ? await tx.attendees.findByCode(eventId, p.target.ticketCode.trim()) : await tx.attendees.get(p.target.attendeeId)
+  // A scanner types the QR code's whole text (Luma's is a URL): scannedGuest finds the code in it.
+  const found = 'ticketCode' in p.target ? await scannedGuest(tx, eventId, p.target.ticketCode) : await tx.attendees.get(p.target.attendeeId)
   if (!found || found.eventId !== eventId) {
     const what = 'ticketCode' in p.target ? `ticket code ${p.target.ticketCode}` : `attendee ${p.target.attendeeId}`
     throw new NotFoundError('attendee_not_found', `No guest of this door's event has ${what}`)

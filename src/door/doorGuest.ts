@@ -1,5 +1,6 @@
 import type { AttendeeRow } from '../db/attendees.js'
 import type { Repositories } from '../db/types.js'
+import { ticketCodeCandidates } from './scannedCode.js'
 
 /**
  * Who a chip is at an event: the guest it is bound to now (imported with the list or bound at a bind
@@ -8,6 +9,18 @@ import type { Repositories } from '../db/types.js'
 export async function chipGuest(store: Repositories, eventId: number, uid: string): Promise<AttendeeRow | undefined> {
   const binding = await store.attendeeChips.findByChip(eventId, uid)
   return binding && (await store.attendees.get(binding.attendeeId))
+}
+
+/**
+ * The guest a scanned or typed ticket code names at an event: the text as it came, else the code its
+ * tool's QR payload carries (a Luma check-in URL's `pk`: scannedCode.ts), or undefined.
+ */
+export async function scannedGuest(store: Repositories, eventId: number, scanned: string): Promise<AttendeeRow | undefined> {
+  for (const code of ticketCodeCandidates(scanned)) {
+    const found = await store.attendees.findByCode(eventId, code)
+    if (found) return found
+  }
+  return undefined
 }
 
 /** An event has a guest list once it has one attendee; before that its doors check chips in as they always did. */

@@ -5,7 +5,7 @@ import type { Tx } from '../db/types.js'
 import type { CheckInResult } from './checkIns.js'
 
 /** What a door did with a tap or a staff check-in (TapEventData.state's door states). */
-export type DoorState = 'accepted' | 'already' | 'reentry' | 'no_reentry' | 'not_allowed' | 'not_on_list' | 'exit' | 'not_inside' | 'bound' | 'bind_taken' | 'bind_waiting'
+export type DoorState = 'accepted' | 'already' | 'reentry' | 'no_reentry' | 'not_allowed' | 'not_on_list' | 'not_paid' | 'exit' | 'not_inside' | 'bound' | 'bind_taken' | 'bind_waiting'
 
 /** A station that is a door of an event (check-in, bind or exit mode, with its event). */
 export type DoorStation = StationRow & { eventId: number }

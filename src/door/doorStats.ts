@@ -10,7 +10,7 @@ export type DoorStats = {
   checkedIn: number
   percent: number | null
   inside: number
-  refused: { notAllowed: number; noReentry: number; notOnList: number }
+  refused: { notAllowed: number; noReentry: number; notOnList: number; notPaid: number }
   perType: Array<{ ticketType: string; expected: number; checkedIn: number }>
   arrivals: Array<{ at: string; count: number }>
   since: string | null
@@ -40,7 +40,7 @@ export async function doorStats(store: Repositories, eventId: number, now: numbe
     checkedIn,
     percent: hasList ? Math.round((checkedIn / expected) * 1000) / 10 : null,
     inside: counts.inside,
-    refused: { notAllowed: refusals.not_allowed, noReentry: refusals.no_reentry, notOnList: refusals.not_on_list },
+    refused: { notAllowed: refusals.not_allowed, noReentry: refusals.no_reentry, notOnList: refusals.not_on_list, notPaid: refusals.not_paid },
     perType: typesExpected.map((t) => ({ ticketType: t.ticketType, expected: t.expected, checkedIn: inType.get(t.ticketType) ?? 0 })),
     arrivals: counts.first === null ? [] : await arrivals(store, eventId, counts.first, now),
     since: counts.first === null ? null : new Date(counts.first).toISOString(),

@@ -8,6 +8,7 @@ import { type DoorStats, doorStats } from '../door/doorStats.js'
 import { BadRequestError, ConflictError, NotFoundError } from '../errors.js'
 import type { CheckInSummary } from '../wire/feedProtocol.js'
 import { checkInSummary } from '../door/checkIns.js'
+import { ticketCodeCandidates } from '../door/scannedCode.js'
 import { SEARCH_MIN_CHARS, searchTermLongEnough } from '../schemas/kiosk.js'
 import { freshStation, type KioskDeps, manualSummary, staffRow } from './staffActions.js'
 import { appendCheckInRows, isCheckInStation } from '../stations/recordAcceptedTap.js'
@@ -24,6 +25,8 @@ export type StaffAttendee = {
   ticketCode: string
   note: string | null
   needsAttention: boolean
+  /** false: the order is not paid, the door refuses them not_paid (unless the event admits unpaid guests). */
+  paid: boolean
   chips: string[]
   checkIn: CheckInSummary | null
   inside: boolean
@@ -39,6 +42,7 @@ export async function staffAttendee(store: Repositories, row: AttendeeRow): Prom
     ticketCode: row.ticketCode,
     note: row.note,
     needsAttention: row.needsAttention === 1,
+    paid: row.paid === 1,
     chips: chips.map((c) => c.chipUid),
     checkIn: checkIn ? await checkInSummary(store, checkIn) : null,
     inside: checkIn !== undefined && checkIn.leftAt === null,
@@ -52,7 +56,8 @@ function eventOf(station: StationRow): number {
 
 /**
  * GET /kiosk/staff/attendees: the station's event's guests whose name, email or ticket code contains
- * `q` (folded: case and accents), by name, 20 at most.
+ * `q` (folded: case and accents), by name, 20 at most. A scanned QR payload that carries a code (a
+ * Luma check-in URL's `pk`: scannedCode.ts) puts the guest with that exact code first.
  *
  * @throws BadRequestError query_too_short; ConflictError station_no_event
  */
@@ -61,8 +66,15 @@ export async function searchAttendees(deps: KioskDeps, p: { stationId: number; q
   // The route's schema refused it already; the same rule here for any other caller.
   if (!searchTermLongEnough(q)) throw new BadRequestError('query_too_short', `Type ${SEARCH_MIN_CHARS} characters at least of a name, an email or a ticket code (accents and blanks do not count)`)
   const station = await freshStation(deps.store, p.stationId)
-  const rows = await deps.store.attendees.search(eventOf(station), q, SEARCH_MAX_RESULTS)
-  return Promise.all(rows.map((row) => staffAttendee(deps.store, row)))
+  const eventId = eventOf(station)
+  const scanned: AttendeeRow[] = []
+  for (const code of ticketCodeCandidates(q).slice(1)) {
+    const row = await deps.store.attendees.findByCode(eventId, code)
+    if (row) scanned.push(row)
+  }
+  const rows = [...scanned, ...(await deps.store.attendees.search(eventId, q, SEARCH_MAX_RESULTS))]
+  const unique = rows.filter((row, i) => rows.findIndex((other) => other.id === row.id) === i).slice(0, SEARCH_MAX_RESULTS)
+  return Promise.all(unique.map((row) => staffAttendee(deps.store, row)))
 }
 
 async function guestOf(store: Repositories, station: StationRow & { eventId: number }, attendeeId: number): Promise<AttendeeRow> {

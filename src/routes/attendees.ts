@@ -3,12 +3,15 @@ import { z } from 'zod'
 import { attendeesDownload, exportAttendees } from '../attendees/exportAttendees.js'
 import { attendeeEvent, importAttendees } from '../attendees/importAttendees.js'
 import { csvText, MAX_CSV_BYTES } from '../attendees/readCsv.js'
+import { setEventDoorSettings } from '../door/eventDoorSettings.js'
 import { BaseError } from '../errors.js'
 import { iso } from '../ids.js'
 import { teamOf } from '../plugins/auth.js'
 import {
   AttendeeExport,
   AttendeeList,
+  EventDoorSettingsBody,
+  EventDoorSettingsResponse,
   EventIdParams,
   ExportAttendeesQuery,
   ImportAttendeesQuery,
@@ -43,6 +46,22 @@ const attendees: FastifyPluginAsyncZod = async (app) => {
     }
   })
 
+  app.patch('/events/:eventId/door', {
+    schema: {
+      tags,
+      summary: "An event's door settings (as tapgate event set): re-entry, names on the public screen, unpaid guests let in; an absent one stays",
+      params: EventIdParams,
+      body: EventDoorSettingsBody,
+      security: security.apiKey,
+      response: { 200: EventDoorSettingsResponse, ...errorResponses(400, 401, 404, 413, 414, 415) },
+    },
+    handler: async (request) => {
+      // The team's own event first: another team's is a 404 whatever the body says.
+      const event = await attendeeEvent(store, request.params.eventId, teamOf(request).id)
+      return { success: true as const, ...(await setEventDoorSettings(store, { eventId: event.id, ...request.body, now: now() })) }
+    },
+  })
+
   app.get('/events/:eventId/attendees', {
     schema: {
       tags,
@@ -68,6 +87,7 @@ const attendees: FastifyPluginAsyncZod = async (app) => {
           wallet: a.wallet,
           note: a.note,
           needsAttention: a.needsAttention === 1,
+          paid: a.paid === 1,
           createdAt: iso(a.createdAt),
           updatedAt: iso(a.updatedAt),
         })),

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { IntId, Iso } from './common.js'
+import { IntId, Iso, Success } from './common.js'
 import { decimalAtMost } from './decimalPattern.js'
 
 // The guest list under an event, with the API key (issue 19): tapgate's extension, not the spec's.
@@ -32,6 +32,7 @@ export const Attendee = z
     wallet: z.string().nullable(),
     note: z.string().nullable(),
     needsAttention: z.boolean(),
+    paid: z.boolean().meta({ description: "false: the guest's order is not paid (pretix pending, Hi.Events AWAITING_PAYMENT): the door refuses them not_paid unless the event admits unpaid guests" }),
     createdAt: Iso,
     updatedAt: Iso,
   })
@@ -48,7 +49,7 @@ export const ImportAttendeesQuery = z.object({
     .string()
     .max(2000)
     .optional()
-    .meta({ description: 'name=COL,email=COL,ticket=COL,type=COL,chip=COL,wallet=COL,note=COL: the columns of a CSV no known tool wrote (name and ticket required)' }),
+    .meta({ description: 'name=COL,email=COL,ticket=COL,type=COL,chip=COL,wallet=COL,note=COL,paid=COL: the columns of a CSV no known tool wrote (name and ticket required; paid: yes/no, empty or absent: paid)' }),
 })
 
 const GuestListFormat = z.enum(['pretix-checkin', 'pretix-positions', 'eventbrite', 'luma', 'hievents', 'tito', 'map'])
@@ -67,8 +68,29 @@ export const ImportAttendeesReport = z
       .meta({ description: 'Rows the tool marks as admitting no one (cancelled, void, declined): not imported' }),
     chipsBound: z.number().int(),
     warnings: z.array(z.object({ line: z.number().int(), column: z.string(), message: z.string() })),
+    unpaid: z.number().int().meta({ description: 'Guests imported whose order is not paid (pretix pending, Hi.Events AWAITING_PAYMENT): the door refuses them not_paid unless the event admits unpaid guests' }),
   })
   .meta({ id: 'AttendeeImportReport' })
+
+/** An event's door settings (`tapgate event set`): each one absent stays as it is. */
+export const EventDoorSettingsBody = z
+  .object({
+    reentry: z.boolean().optional().meta({ description: 'A guest who went out (an exit door) may come back in (default true)' }),
+    publicNames: z.enum(['first', 'full']).optional().meta({ description: 'What the public door screen calls a guest (default first: the first name only)' }),
+    admitUnpaid: z
+      .boolean()
+      .optional()
+      .meta({ description: 'Let in guests whose order is not paid (pretix pending, Hi.Events AWAITING_PAYMENT); default false: refused not_paid' }),
+  })
+  .strict()
+
+export const EventDoorSettingsResponse = Success.extend({
+  eventId: z.number().int(),
+  name: z.string(),
+  reentry: z.boolean(),
+  publicNames: z.enum(['first', 'full']),
+  admitUnpaid: z.boolean(),
+})
 
 export const ExportAttendeesQuery = z.object({ format: z.enum(['csv', 'json']).optional().meta({ description: 'csv (default): for a spreadsheet, formula-looking cells escaped; json: the raw values' }) })
 
@@ -88,6 +110,7 @@ export const AttendeeExport = z
         wallet: z.string().nullable(),
         note: z.string().nullable(),
         needsAttention: z.boolean(),
+        paid: z.boolean(),
         chips: z.array(z.string()),
         checkIn: z.object({ at: Iso, station: z.string(), method: z.enum(['manual', 'tap']), leftAt: Iso.nullable() }).nullable(),
         passes: z.array(z.object({ direction: z.enum(['in', 'out']), at: Iso, station: z.string() })).meta({ description: 'Exits and re-entries after the check-in' }),

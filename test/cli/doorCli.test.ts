@@ -53,14 +53,16 @@ test('station set --mode bind|exit --event ID [--ticket-types]; event set --reen
   expect(await cli([...station, '--mode', 'checkin', '--event', String(eventId), '--ticket-types', ' , '], dataDir)).toMatchObject({ code: 2 })
 
   const event = ['event', 'set', '--event', String(eventId)]
-  expect(JSON.parse((await cli([...event, '--reentry', 'no'], dataDir)).stdout)).toEqual({ eventId, name: 'Opening', reentry: false, publicNames: 'first' })
-  expect(JSON.parse((await cli([...event, '--public-names', 'full'], dataDir)).stdout)).toEqual({ eventId, name: 'Opening', reentry: false, publicNames: 'full' })
+  expect(JSON.parse((await cli([...event, '--reentry', 'no'], dataDir)).stdout)).toEqual({ eventId, name: 'Opening', reentry: false, publicNames: 'first', admitUnpaid: false })
+  expect(JSON.parse((await cli([...event, '--public-names', 'full'], dataDir)).stdout)).toEqual({ eventId, name: 'Opening', reentry: false, publicNames: 'full', admitUnpaid: false })
+  expect(JSON.parse((await cli([...event, '--admit-unpaid', 'yes'], dataDir)).stdout)).toEqual({ eventId, name: 'Opening', reentry: false, publicNames: 'full', admitUnpaid: true })
+  expect(await cli([...event, '--admit-unpaid', 'sometimes'], dataDir)).toMatchObject({ code: 2, stderr: expect.stringContaining('--admit-unpaid takes yes or no') })
   expect(await cli([...event, '--reentry', 'maybe'], dataDir)).toMatchObject({ code: 2, stderr: expect.stringContaining('--reentry takes yes or no') })
   expect(await cli([...event], dataDir)).toMatchObject({ code: 2 })
   expect(await cli(['event', 'set', '--event', '77', '--reentry', 'yes'], dataDir)).toMatchObject({ code: 1, stderr: expect.stringContaining('No guestbook event 77') })
   const store = openStore({ dataDir })
   try {
-    expect(await store.guestbook.getEvent(eventId)).toMatchObject({ reentry: 0, publicNames: 'full' })
+    expect(await store.guestbook.getEvent(eventId)).toMatchObject({ reentry: 0, publicNames: 'full', admitUnpaid: 1 })
   } finally {
     await store.close()
   }

@@ -22,6 +22,7 @@ import { HAS_POSTGRES, testDatabase } from '../helpers/postgres.js'
  */
 const BOOLEAN_COLUMNS = [
   'attendees.needs_attention',
+  'attendees.paid',
   'chain_txs.reverted',
   'check_ins.manual',
   'chip_provisioning.random_id',
@@ -29,6 +30,7 @@ const BOOLEAN_COLUMNS = [
   'chips.counter_mirror',
   'chips.random_uid',
   'guestbook_contracts.paused',
+  'guestbook_events.admit_unpaid',
   'guestbook_events.reentry',
   'refs.authenticated',
   'refs.links_module',

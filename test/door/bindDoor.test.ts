@@ -141,7 +141,7 @@ describe("the staff view's door API", () => {
     expect((await staff.get('/kiosk/staff/attendees?q=zed')).body.attendees).toHaveLength(20)
     const ada = await staff.get('/kiosk/staff/attendees?q=ADA@example')
     expect(ada.body.attendees).toEqual([
-      { id: s.ada.id, name: 'Ada Lovelace', email: 'ada@example.org', ticketType: 'VIP', ticketCode: 'T-ADA', note: 'speaker', needsAttention: false, chips: [UIDS[1]], checkIn: null, inside: false },
+      { id: s.ada.id, name: 'Ada Lovelace', email: 'ada@example.org', ticketType: 'VIP', ticketCode: 'T-ADA', note: 'speaker', needsAttention: false, paid: true, chips: [UIDS[1]], checkIn: null, inside: false },
     ])
     const manual = await staff.post('/kiosk/staff/attendees/check-in', { attendeeId: s.ada.id })
     expect(manual).toMatchObject({ status: 200, body: { success: true, state: 'accepted', checkIn: { manual: true, attendee: { name: 'Ada Lovelace' }, tx: { status: 'queued' } } } })

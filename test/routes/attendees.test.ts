@@ -80,6 +80,7 @@ describe('GET /events/:eventId/attendees', () => {
       wallet: null,
       note: null,
       needsAttention: false,
+      paid: true,
       createdAt: '2026-11-21T10:00:00.000Z',
       updatedAt: '2026-11-21T10:00:00.000Z',
     })

@@ -33,7 +33,7 @@ describeStores('attendees', ({ store }) => {
     const ada = (await s.attendees.findByCode(eventId, 'T1'))!
     expect(ada).toEqual({
       id: ada.id, eventId, name: 'Ada Lovelace', email: 'a@example.org', ticketType: 'VIP', ticketCode: 'T1', wallet: '0xabc', note: 'VIP host',
-      needsAttention: 1, createdAt: 10, updatedAt: 20,
+      needsAttention: 1, paid: 1, createdAt: 10, updatedAt: 20,
     })
     expect(await s.attendees.get(ada.id)).toEqual(ada)
     expect(await s.attendees.findByCode(eventId, 'nope')).toBeUndefined()
@@ -101,11 +101,11 @@ describeStores('attendees', ({ store }) => {
     await s.doorLog.addPass({ checkInId, stationId: door, direction: 'out', now: 5 })
     await s.doorLog.addPass({ checkInId, stationId: door, direction: 'in', now: 9 })
     expect((await s.doorLog.passes(checkInId)).map((p) => [p.direction, p.createdAt, p.stationId])).toEqual([['out', 5, door], ['in', 9, door]])
-    expect(await s.doorLog.refusals(eventId)).toEqual({ not_allowed: 0, no_reentry: 0, not_on_list: 0 })
+    expect(await s.doorLog.refusals(eventId)).toEqual({ not_allowed: 0, no_reentry: 0, not_on_list: 0, not_paid: 0 })
     await s.doorLog.addRefusal({ eventId, stationId: door, attendeeId: null, chipUid: '04AA000000000B', reason: 'not_on_list', now: 2 })
     await s.doorLog.addRefusal({ eventId, stationId: door, attendeeId: null, chipUid: '04AA000000000B', reason: 'not_on_list', now: 3 })
     await s.doorLog.addRefusal({ eventId, stationId: door, attendeeId: null, chipUid: null, reason: 'not_allowed', now: 3 })
-    expect(await s.doorLog.refusals(eventId)).toEqual({ not_allowed: 1, no_reentry: 0, not_on_list: 2 })
+    expect(await s.doorLog.refusals(eventId)).toEqual({ not_allowed: 1, no_reentry: 0, not_on_list: 2, not_paid: 0 })
   })
 
   it('gives the export every guest by name: chips bound now, the active check-in with its door and mint transaction, exits and re-entries', async () => {

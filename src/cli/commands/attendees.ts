@@ -35,6 +35,9 @@ function summary(file: string, r: ImportAttendeesReport): string[] {
     `${file}: ${r.formatLabel}, ${r.imported} guest${r.imported === 1 ? '' : 's'} imported into event ${r.eventId} (${r.inserted} new, ${r.updated} updated), ${r.chipsBound} chip${r.chipsBound === 1 ? '' : 's'} bound`,
     ...r.skipped.map((s) => `  skipped line ${s.line} (${s.ticketCode || 'no ticket code'}): ${s.reason}`),
     ...r.warnings.map((w) => `  warning line ${w.line}, ${w.column}: ${w.message}`),
+    ...(r.unpaid === 0
+      ? []
+      : [`  ${r.unpaid} not paid (the tool says the order waits for payment): the door refuses ${r.unpaid === 1 ? 'this guest' : 'them'} "not paid" unless tapgate event set --admit-unpaid yes`]),
     'Guests already on the list and not in this file stay, with their check-ins.',
   ]
 }

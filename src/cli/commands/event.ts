@@ -2,7 +2,7 @@ import { setEventDoorSettings } from '../../door/eventDoorSettings.js'
 import { UsageError, type Flags } from '../usage.js'
 import { onePositional, printJson, required, text, withStore } from './context.js'
 
-/** `event set --event ID [--reentry yes|no] [--public-names first|full]`: an event's door settings. */
+/** `event set --event ID [--reentry yes|no] [--public-names first|full] [--admit-unpaid yes|no]`: an event's door settings. */
 export async function run(positionals: string[], flags: Flags) {
   const action = onePositional(positionals, 'action (set)')
   if (action !== 'set') throw new UsageError(`unknown action "event ${action}" (set)`)
@@ -12,12 +12,16 @@ export async function run(positionals: string[], flags: Flags) {
   if (reentry !== undefined && reentry !== 'yes' && reentry !== 'no') throw new UsageError('--reentry takes yes or no')
   const publicNames = text(flags, 'public-names')
   if (publicNames !== undefined && publicNames !== 'first' && publicNames !== 'full') throw new UsageError('--public-names takes first or full')
-  if (reentry === undefined && publicNames === undefined) throw new UsageError('event set needs --reentry yes|no or --public-names first|full')
+  const admitUnpaid = text(flags, 'admit-unpaid')
+  if (admitUnpaid !== undefined && admitUnpaid !== 'yes' && admitUnpaid !== 'no') throw new UsageError('--admit-unpaid takes yes or no')
+  if (reentry === undefined && publicNames === undefined && admitUnpaid === undefined)
+    throw new UsageError('event set needs --reentry yes|no, --public-names first|full or --admit-unpaid yes|no')
   await withStore(flags, async (store) => {
     const settings = await setEventDoorSettings(store, {
       eventId: Number(rawEvent),
       ...(reentry === undefined ? {} : { reentry: reentry === 'yes' }),
       ...(publicNames === undefined ? {} : { publicNames }),
+      ...(admitUnpaid === undefined ? {} : { admitUnpaid: admitUnpaid === 'yes' }),
       now: Date.now(),
     })
     printJson(settings)

@@ -4,7 +4,7 @@ import type { PgQuery } from './connect.js'
 
 // needs_attention keeps SQLite's 0/1 in the row type (see types.ts).
 const columns = `a.id, a.event_id, a.name, a.email, a.ticket_type, a.ticket_code, a.wallet, a.note,
-  a.needs_attention::int AS needs_attention, a.created_at, a.updated_at`
+  a.needs_attention::int AS needs_attention, a.paid::int AS paid, a.created_at, a.updated_at`
 
 /** Rows per INSERT of an import: 9 parameters each, well under PostgreSQL's 65,535. */
 const BATCH = 1000
@@ -35,15 +35,16 @@ export function createPgAttendeesRepository(sql: PgQuery): AsyncRepository<Retur
             wallet: row.wallet,
             note: row.note,
             needs_attention: row.needsAttention ?? false,
+            paid: row.paid !== false,
             search: searchText(row.name, row.email, row.ticketCode),
             created_at: now,
             updated_at: now,
           }))
           await sql`
-            INSERT INTO attendees ${sql(values, 'event_id', 'name', 'email', 'ticket_type', 'ticket_code', 'wallet', 'note', 'needs_attention', 'search', 'created_at', 'updated_at')}
+            INSERT INTO attendees ${sql(values, 'event_id', 'name', 'email', 'ticket_type', 'ticket_code', 'wallet', 'note', 'needs_attention', 'paid', 'search', 'created_at', 'updated_at')}
             ON CONFLICT (event_id, ticket_code) DO UPDATE SET name = excluded.name, email = coalesce(excluded.email, attendees.email),
               ticket_type = excluded.ticket_type, wallet = coalesce(excluded.wallet, attendees.wallet), note = coalesce(excluded.note, attendees.note),
-              ${flagged ? sql`needs_attention = excluded.needs_attention,` : sql``} search = excluded.search, updated_at = excluded.updated_at`
+              ${flagged ? sql`needs_attention = excluded.needs_attention,` : sql``} paid = excluded.paid, search = excluded.search, updated_at = excluded.updated_at`
         }
       }
       const inserted = (await count(eventId)) - before
@@ -76,7 +77,7 @@ export function createPgAttendeesRepository(sql: PgQuery): AsyncRepository<Retur
     async exportRows(eventId) {
       return [
         ...(await sql<AttendeeExportRow[]>`
-          SELECT a.id, a.name, a.email, a.ticket_type, a.ticket_code, a.wallet, a.note, a.needs_attention::int AS needs_attention,
+          SELECT a.id, a.name, a.email, a.ticket_type, a.ticket_code, a.wallet, a.note, a.needs_attention::int AS needs_attention, a.paid::int AS paid,
             (SELECT string_agg(ac.chip_uid, ' ' ORDER BY ac.id) FROM attendee_chips ac WHERE ac.attendee_id = a.id AND ac.unbound_at IS NULL) AS chips,
             c.id AS check_in_id, c.created_at AS checked_in_at, s.name AS check_in_station, c.manual::int AS manual, c.left_at,
             t.status AS tx_status, t.reverted::int AS tx_reverted, t.tx_hash, t.initial_tx_hash AS tx_initial_hash

@@ -18,7 +18,7 @@ export function createPgDoorLogRepository(sql: PgQuery): AsyncRepository<ReturnT
         VALUES (${r.eventId}, ${r.stationId}, ${r.attendeeId}, ${r.chipUid}, ${r.reason}, ${r.now})`
     },
     async refusals(eventId) {
-      const counts: Record<DoorRefusalReason, number> = { not_allowed: 0, no_reentry: 0, not_on_list: 0 }
+      const counts: Record<DoorRefusalReason, number> = { not_allowed: 0, no_reentry: 0, not_on_list: 0, not_paid: 0 }
       for (const row of await sql<{ reason: DoorRefusalReason; n: number }[]>`SELECT reason, count(*) AS n FROM door_refusals WHERE event_id = ${eventId} GROUP BY reason`)
         counts[row.reason] = row.n
       return counts

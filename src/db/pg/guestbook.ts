@@ -6,7 +6,8 @@ import type { PgQuery } from './connect.js'
 const contractColumns = `c.id, c.team_id, c.name, c.symbol, c.chain_id, c.address, c.status, c.paused::int AS paused, c.created_at,
   c.planned_address, c.deploy_tx_id`
 const eventColumns = `e.id, e.team_id, e.contract_id, e.name, e.token_id, e.metadata, e.created_at, e.updated_at,
-  c.chain_id, c.address AS contract_address, e.reentry::int AS reentry, e.public_names`
+  c.chain_id, c.address AS contract_address, e.reentry::int AS reentry, e.public_names,
+  e.admit_unpaid::int AS admit_unpaid`
 const eventFrom = 'guestbook_events e JOIN guestbook_contracts c ON c.id = e.contract_id'
 
 export function createPgGuestbookRepository(sql: PgQuery): AsyncRepository<ReturnType<typeof createGuestbookRepository>> {
@@ -96,7 +97,8 @@ export function createPgGuestbookRepository(sql: PgQuery): AsyncRepository<Retur
     },
     async setDoorSettings(id, d) {
       await sql`UPDATE guestbook_events SET reentry = coalesce(${d.reentry ?? null}::boolean, reentry),
-        public_names = coalesce(${d.publicNames ?? null}::text, public_names), updated_at = ${d.now} WHERE id = ${id}`
+        public_names = coalesce(${d.publicNames ?? null}::text, public_names),
+        admit_unpaid = coalesce(${d.admitUnpaid ?? null}::boolean, admit_unpaid), updated_at = ${d.now} WHERE id = ${id}`
     },
     async assignChip(eventId, uid, now) {
       await sql`INSERT INTO guestbook_event_chips (event_id, chip_uid, assigned_at) VALUES (${eventId}, ${uid}, ${now}) ON CONFLICT DO NOTHING`

@@ -16,6 +16,7 @@ import {
   type StaffCall,
   type StaffFetchFile,
 } from './staffDoorApi.js'
+import { ticketCodeCandidates } from '../../../door/scannedCode.js'
 import { clockTime } from './states.js'
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T
@@ -152,6 +153,7 @@ export function createDoor({ api, fetchFile, onChange }: { api: StaffCall; fetch
     li.dataset.attendeeId = String(a.id)
     li.dataset.status = a.inside ? 'inside' : a.checkIn ? 'out' : 'expected'
     li.dataset.attention = String(a.needsAttention)
+    li.dataset.paid = String(a.paid)
     const name = line('name', a.name)
     const type = document.createElement('span')
     type.className = 'pill'
@@ -160,6 +162,7 @@ export function createDoor({ api, fetchFile, onChange }: { api: StaffCall; fetch
     li.append(name, line('meta', [a.ticketCode, a.email].filter(Boolean).join(' · ')))
     if (a.chips.length > 0) li.append(line('meta', `Wristband: ${a.chips.join(', ')}`))
     li.append(line('status', guestStatus(a)))
+    if (!a.paid) li.append(line('unpaid', 'Not paid: the order waits for payment (the door refuses this guest)'))
     if (a.needsAttention || a.note) li.append(line('note', `${a.needsAttention ? 'Needs attention' : 'Note'}${a.note ? `: ${a.note}` : ''}`))
     const buttons = document.createElement('div')
     buttons.className = 'buttons'
@@ -185,12 +188,13 @@ export function createDoor({ api, fetchFile, onChange }: { api: StaffCall; fetch
     already: 'was already inside',
     not_allowed: 'NOT allowed at this door (ticket type)',
     no_reentry: 'NOT let back in: this event allows no re-entry',
+    not_paid: 'NOT let in: the order is not paid',
   }
 
   async function checkIn(a: StaffAttendee): Promise<void> {
     try {
       const res = (await api('POST', '/kiosk/staff/attendees/check-in', { attendeeId: a.id })) as unknown as AttendeeCheckInResponse
-      const refused = res.state === 'not_allowed' || res.state === 'no_reentry'
+      const refused = res.state === 'not_allowed' || res.state === 'no_reentry' || res.state === 'not_paid'
       const state = res.state === 'accepted' && a.needsAttention ? 'attention' : res.state
       message(`${a.name}: ${CHECK_IN_WORDS[state] ?? state}.`, refused ? 'error' : 'ok')
     } catch (e) {
@@ -228,20 +232,26 @@ export function createDoor({ api, fetchFile, onChange }: { api: StaffCall; fetch
     if (isBind()) return bind({ ticketCode: code })
     // A check-in door: the scanned code's guest is checked in at once, as a scanner app does.
     const found = await search(code)
-    const exact = found?.filter((a) => a.ticketCode.toLowerCase() === code.toLowerCase()) ?? []
+    // The scan's own codes (a Luma QR is a URL carrying its pk), as the gateway read them.
+    const codes = ticketCodeCandidates(code).map((c) => c.toLowerCase())
+    const exact = found?.filter((a) => codes.includes(a.ticketCode.toLowerCase())) ?? []
     if (found && exact.length === 0) message(`No ticket with the code "${code}".`, 'error')
     if (exact.length === 1 && station?.mode === 'checkin' && !exact[0]!.inside) await checkIn(exact[0]!)
     focus()
   }
 
-  // ---- the alert for a guest who needs attention ----
+  // ---- the alert for a guest who needs attention, or whose order is not paid ----
 
   function attention(data: TapEventData, at: string): void {
     const guest: AttendeeView | undefined = data.attendee ?? data.checkIn?.attendee ?? undefined
-    if (!guest?.needsAttention || !ADMITTED.has(data.state)) return
+    // A wristband's tap (a uid): staff refused by hand see it in their own message already.
+    const unpaid = data.state === 'not_paid' && data.uid !== null
+    if (!guest || !(unpaid || (guest.needsAttention && ADMITTED.has(data.state)))) return
     const li = document.createElement('li')
     li.dataset.attendeeId = String(guest.id)
-    li.textContent = `${clockTime(at)} ${guest.name ?? guest.displayName} (${guest.ticketType})${guest.note ? `: ${guest.note}` : ''}`
+    if (unpaid) li.dataset.reason = 'not_paid'
+    const why = unpaid ? ': NOT PAID, not let in' : guest.note ? `: ${guest.note}` : ''
+    li.textContent = `${clockTime(at)} ${guest.name ?? guest.displayName} (${guest.ticketType})${why}`
     $('attention-list').prepend(li)
     $('attention').hidden = false
     play('threeLow')

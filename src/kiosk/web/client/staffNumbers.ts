@@ -28,8 +28,8 @@ export function renderStats(stats: StaffStats): void {
   checked.textContent = stats.expected === null ? String(stats.checkedIn) : `${stats.checkedIn} / ${stats.expected}`
   $('stat-of').textContent = stats.percent === null ? 'checked in' : `checked in (${Math.round(stats.percent)} %)`
   $('stat-inside').textContent = String(stats.inside)
-  const { notAllowed, noReentry, notOnList } = stats.refused
-  $('stat-refused').textContent = String(notAllowed + noReentry + notOnList)
+  const { notAllowed, noReentry, notOnList, notPaid } = stats.refused
+  $('stat-refused').textContent = String(notAllowed + noReentry + notOnList + notPaid)
   const progress = $('stat-progress')
   progress.hidden = stats.percent === null
   const pct = Math.max(0, Math.min(100, stats.percent ?? 0))
@@ -49,6 +49,7 @@ export function renderStats(stats: StaffStats): void {
     ['Wrong door (ticket type)', notAllowed],
     ['No re-entry', noReentry],
     ['Not on the list', notOnList],
+    ['Not paid', notPaid],
   ] as const) {
     if (n === 0) continue
     const dt = document.createElement('dt')

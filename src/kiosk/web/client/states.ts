@@ -91,6 +91,8 @@ export const STATES: Record<KioskState, StateLook> = {
   no_reentry: { icon: 'noEntry', word: 'No re-entry at this event', detail: 'Please ask staff', sound: 'threeLow', alert: true, holdMs: RESULT_MS * 2 },
   not_allowed: { icon: 'noEntry', word: 'Not allowed at this door', detail: 'Please ask staff which entrance is yours', sound: 'threeLow', alert: true, holdMs: RESULT_MS * 2 },
   not_on_list: { icon: 'list', word: 'Not on the guest list', detail: 'Please ask staff', sound: 'threeLow', alert: true, holdMs: RESULT_MS * 2 },
+  // Amber, not red: the ticket is real, only its payment is missing, which staff can often settle on the spot.
+  not_paid: { icon: 'triangle', word: 'Not paid — see staff', detail: 'Your order is not paid yet: staff will help you', sound: 'twoTones', alert: true, holdMs: RESULT_MS * 2 },
   exit: { icon: 'doorOut', word: 'See you later', detail: 'Your exit is noted', sound: 'chime', alert: false, holdMs: RESULT_MS },
   not_inside: { icon: 'question', word: 'Not checked in', detail: 'This badge is not inside: please ask staff', sound: 'twoTones', alert: false, holdMs: RESULT_MS },
   bound: { icon: 'wristband', word: 'Wristband ready: you\'re checked in', detail: 'Tap it at every door', sound: 'chime', alert: false, holdMs: RESULT_MS },
