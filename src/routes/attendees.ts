@@ -1,8 +1,9 @@
+import { Readable } from 'node:stream'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
-import { attendeesDownload, exportAttendees } from '../attendees/exportAttendees.js'
+import { attendeesDownload } from '../attendees/exportAttendees.js'
 import { attendeeEvent, importAttendees } from '../attendees/importAttendees.js'
-import { csvText, MAX_CSV_BYTES } from '../attendees/readCsv.js'
+import { CsvTooLargeError, MAX_CSV_BYTES } from '../attendees/readCsv.js'
 import { BaseError } from '../errors.js'
 import { iso } from '../ids.js'
 import { teamOf } from '../plugins/auth.js'
@@ -12,12 +13,16 @@ import {
   EventIdParams,
   ExportAttendeesQuery,
   ImportAttendeesQuery,
+  CsvUpload,
   ImportAttendeesReport,
   ListAttendeesQuery,
 } from '../schemas/attendees.js'
 import { errorResponses, security } from '../schemas/common.js'
 
 const tags = ['tapgate extension']
+
+const isStream = (body: unknown): body is AsyncIterable<Uint8Array> =>
+  typeof body === 'object' && body !== null && Symbol.asyncIterator in body
 
 /** 415: the import's body is not `text/csv` (JSON or a form would be read as a CSV of nonsense). */
 class NotCsvError extends BaseError {
@@ -35,12 +40,12 @@ class NotCsvError extends BaseError {
 const attendees: FastifyPluginAsyncZod = async (app) => {
   const { store, now } = app.services
   app.addHook('onRequest', app.requireApiKey)
-  app.addContentTypeParser('text/csv', { parseAs: 'buffer', bodyLimit: MAX_CSV_BYTES }, (_request, body, done) => {
-    try {
-      done(null, csvText(body as Buffer))
-    } catch (error) {
-      done(error as Error)
-    }
+  // The body stays a stream: importAttendees reads it as it arrives (its own size bound, MAX_CSV_BYTES), so a
+  // 50 MB upload is never a 50 MB buffer and a string beside it. A Content-Length past the bound is refused unread.
+  app.addContentTypeParser('text/csv', (request, payload, done) => {
+    const length = Number(request.headers['content-length'])
+    if (Number.isFinite(length) && length > MAX_CSV_BYTES) done(new CsvTooLargeError(length))
+    else done(null, payload)
   })
 
   app.get('/events/:eventId/attendees', {
@@ -85,14 +90,14 @@ const attendees: FastifyPluginAsyncZod = async (app) => {
       params: EventIdParams,
       querystring: ImportAttendeesQuery,
       consumes: ['text/csv'],
-      body: z.string().nullish().meta({ description: 'The CSV file' }),
+      body: CsvUpload,
       security: security.apiKey,
       response: { 200: ImportAttendeesReport, ...errorResponses(400, 401, 404, 409, 413, 414, 415) },
     },
     handler: async (request) => {
       const team = teamOf(request)
       const body = request.body
-      if (body === undefined || body === null || !String(request.headers['content-type']).toLowerCase().startsWith('text/csv')) {
+      if (!isStream(body) || !String(request.headers['content-type']).toLowerCase().startsWith('text/csv')) {
         await attendeeEvent(store, request.params.eventId, team.id)
         throw new NotCsvError()
       }
@@ -117,11 +122,13 @@ const attendees: FastifyPluginAsyncZod = async (app) => {
       },
     },
     handler: async (request, reply) => {
-      const data = await exportAttendees(store, { eventId: request.params.eventId, teamId: teamOf(request).id, now: now() })
-      const download = attendeesDownload(data, request.query.format ?? 'csv')
-      // A string is sent as it is (Fastify serializes no string): the CSV is no JSON, and the JSON is written
-      // already. The type provider types send() by the JSON schema, which documents format=json.
-      return reply.type(download.contentType).header('content-disposition', `attachment; filename="${download.filename}"`).send(download.body as never)
+      const download = await attendeesDownload(store, { eventId: request.params.eventId, teamId: teamOf(request).id, now: now() }, request.query.format ?? 'csv')
+      // A stream is sent as it is read, a page of guests at a time (Fastify serializes no stream): the CSV is no
+      // JSON, and the JSON is written already. The type provider types send() by the JSON schema, which documents format=json.
+      return reply
+        .type(download.contentType)
+        .header('content-disposition', `attachment; filename="${download.filename}"`)
+        .send(Readable.from(download.body) as never)
     },
   })
 }

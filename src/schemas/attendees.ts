@@ -96,3 +96,10 @@ export const AttendeeExport = z
     ),
   })
   .meta({ id: 'AttendeeExport' })
+
+/**
+ * The import's body: the CSV file itself (content-type text/csv), handed to the route as the request's
+ * stream, read as it arrives. Documented as a string (what a client sends); any value passes here, the
+ * route refuses what is not a text/csv stream.
+ */
+export const CsvUpload = z.unknown().meta({ description: 'The CSV file', type: 'string' })
