@@ -78,6 +78,8 @@ async function* exportedPages(store: Repositories, eventId: number): AsyncGenera
     const last = rows.at(-1)!
     after = { name: last.name, id: last.id }
     if (rows.length < EXPORT_PAGE) return
+    // A socket that takes every write at once never makes the stream wait: a /health and a door tap get a turn here.
+    await new Promise<void>((resolve) => setImmediate(resolve))
   }
 }
 

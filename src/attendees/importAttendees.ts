@@ -71,6 +71,7 @@ export async function importAttendees(store: Store, p: ImportAttendeesParameters
   // The event first: a file for an event that is not there is a 404 whatever it holds; then a malformed --map.
   const event = await attendeeEvent(store, p.eventId, p.teamId)
   const map = p.map === undefined ? undefined : parseColumnMap(p.map)
+  await resumeAttendeeImports(store, Date.now())
   const csv = await readCsvStream(csvSource(p.input))
   const { format, columns } = guestListFormat(csv.header, map)
   const importId = await store.attendeeImports.create(event.id, p.now)
@@ -93,7 +94,10 @@ export async function importAttendees(store: Store, p: ImportAttendeesParameters
         const entry = checkRow(raw, problems, (warning) => void (warnings.length < MAX_REPORTED && warnings.push(warning)))
         if (entry !== null) entries.push(entry)
       }
-      const conflicts = await store.tx((tx) => tx.attendeeImports.stage(importId, entries))
+      const conflicts = await store.tx(async (tx) => {
+        await tx.attendeeImports.touch(importId, Date.now())
+        return tx.attendeeImports.stage(importId, entries)
+      })
       for (const c of conflicts) {
         const raw = raws.find((r) => r.line === c.line)
         problems.fail(c.line, (c.what === 'ticket' ? raw?.ticket.column : raw?.chip?.column) ?? c.what, repeatedMessage(c.what, c.value, c.firstLine))
@@ -152,6 +156,7 @@ async function applyImport(store: Store, eventId: number, importId: number, now:
   let chipsBound = 0
   for (;;) {
     const chunk = await store.tx(async (tx) => {
+      await tx.attendeeImports.touch(importId, Date.now())
       const applied = await tx.attendeeImports.applyChunk(importId, eventId, IMPORT_CHUNK, now)
       let bound = 0
       for (const chip of applied.chips) {
@@ -178,9 +183,13 @@ async function applyImport(store: Store, eventId: number, importId: number, now:
   return { rows, inserted, chipsBound }
 }
 
+/** An import no chunk has touched for this long has no process working on it (a chunk takes milliseconds). */
+export const STALE_IMPORT_MS = 60_000
+
 /**
  * What a crash left: an import still being checked is dropped (nothing of it is on the list); one
- * whose rows had all passed is moved onto the list. Run at start-up, before the gateway listens.
+ * whose rows had all passed is moved onto the list. Run at start-up and before each import; only
+ * imports untouched for STALE_IMPORT_MS, so another gateway's import in progress is left alone.
  *
  * @example
  * await resumeAttendeeImports(store, Date.now())
@@ -188,7 +197,7 @@ async function applyImport(store: Store, eventId: number, importId: number, now:
 export async function resumeAttendeeImports(store: Store, now: number): Promise<{ dropped: number; finished: number }> {
   let dropped = 0
   let finished = 0
-  for (const pending of await store.attendeeImports.pending()) {
+  for (const pending of await store.attendeeImports.pending(now - STALE_IMPORT_MS)) {
     if (pending.state === 'staging') {
       await discardImport(store, pending.id)
       dropped++

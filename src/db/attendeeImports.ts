@@ -59,9 +59,12 @@ const applySql = (flagged: boolean) => `
  * table's unique indexes, then moved onto the list a chunk per transaction.
  */
 export function createAttendeeImportsRepository(db: Db) {
-  const create = db.prepare<[number, number]>("INSERT INTO attendee_imports (event_id, state, created_at) VALUES (?, 'staging', ?)")
+  const create = db.prepare<[number, number, number]>("INSERT INTO attendee_imports (event_id, state, created_at, touched_at) VALUES (?, 'staging', ?, ?)")
   const setState = db.prepare<[string, number]>('UPDATE attendee_imports SET state = ? WHERE id = ?')
-  const pending = db.prepare<[], AttendeeImportRow>('SELECT id, event_id AS eventId, state, created_at AS createdAt FROM attendee_imports ORDER BY id')
+  const touch = db.prepare<[number, number]>('UPDATE attendee_imports SET touched_at = ? WHERE id = ?')
+  const pending = db.prepare<[number], AttendeeImportRow>(
+    'SELECT id, event_id AS eventId, state, created_at AS createdAt FROM attendee_imports WHERE touched_at < ? ORDER BY id',
+  )
   const stage = db.prepare(
     `INSERT INTO attendee_import_rows (import_id, line, name, email, ticket_type, ticket_code, wallet, note, needs_attention, chip_uid, chip_column, search)
      VALUES (@importId, @line, @name, @email, @ticketType, @ticketCode, @wallet, @note, @needsAttention, @chipUid, @chipColumn, @search)
@@ -93,10 +96,12 @@ export function createAttendeeImportsRepository(db: Db) {
   const drop = db.prepare<[number]>('DELETE FROM attendee_imports WHERE id = ?')
 
   return {
-    create: (eventId: number, now: number): number => Number(create.run(eventId, now).lastInsertRowid),
+    create: (eventId: number, now: number): number => Number(create.run(eventId, now, now).lastInsertRowid),
     setState: (importId: number, state: 'staging' | 'applying') => void setState.run(state, importId),
-    /** Imports a crash left behind, oldest first. */
-    pending: () => pending.all(),
+    /** A chunk's sign of life. */
+    touch: (importId: number, now: number) => void touch.run(now, importId),
+    /** Imports no process has touched since `before` (a crash left them), oldest first. */
+    pending: (before: number) => pending.all(before),
     /**
      * Stages rows (inside the caller's transaction); a row whose ticket code or chip an earlier row of
      * the file has is not staged and comes back as a conflict naming that row's line.

@@ -1,9 +1,11 @@
+import fs from 'node:fs'
 import { Readable } from 'node:stream'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import { attendeesDownload } from '../attendees/exportAttendees.js'
 import { attendeeEvent, importAttendees } from '../attendees/importAttendees.js'
 import { CsvTooLargeError, MAX_CSV_BYTES } from '../attendees/readCsv.js'
+import { spoolUpload } from '../attendees/spoolUpload.js'
 import { BaseError } from '../errors.js'
 import { iso } from '../ids.js'
 import { teamOf } from '../plugins/auth.js'
@@ -40,8 +42,8 @@ class NotCsvError extends BaseError {
 const attendees: FastifyPluginAsyncZod = async (app) => {
   const { store, now } = app.services
   app.addHook('onRequest', app.requireApiKey)
-  // The body stays a stream: importAttendees reads it as it arrives (its own size bound, MAX_CSV_BYTES), so a
-  // 50 MB upload is never a 50 MB buffer and a string beside it. A Content-Length past the bound is refused unread.
+  // The body stays a stream, written to a private file as it arrives (spoolUpload, bounded by MAX_CSV_BYTES) and
+  // imported from there: a 50 MB upload is never a 50 MB buffer. A Content-Length past the bound is refused unread.
   app.addContentTypeParser('text/csv', (request, payload, done) => {
     const length = Number(request.headers['content-length'])
     if (Number.isFinite(length) && length > MAX_CSV_BYTES) done(new CsvTooLargeError(length))
@@ -101,8 +103,16 @@ const attendees: FastifyPluginAsyncZod = async (app) => {
         await attendeeEvent(store, request.params.eventId, team.id)
         throw new NotCsvError()
       }
-      const report = await importAttendees(store, { eventId: request.params.eventId, teamId: team.id, input: body, map: request.query.map, now: now() })
-      return { success: true as const, ...report }
+      // The event before the upload is read: a 404 costs no 50 MB.
+      await attendeeEvent(store, request.params.eventId, team.id)
+      const upload = await spoolUpload(body)
+      try {
+        const input = fs.createReadStream(upload.file)
+        const report = await importAttendees(store, { eventId: request.params.eventId, teamId: team.id, input, map: request.query.map, now: now() })
+        return { success: true as const, ...report }
+      } finally {
+        upload.remove()
+      }
     },
   })
 

@@ -7,7 +7,9 @@ CREATE TABLE attendee_imports (
   id         INTEGER PRIMARY KEY,
   event_id   INTEGER NOT NULL REFERENCES guestbook_events(id),
   state      TEXT    NOT NULL CHECK (state IN ('staging', 'applying')),
-  created_at INTEGER NOT NULL
+  created_at INTEGER NOT NULL,
+  -- Each chunk's time: an import untouched for a minute has no process working on it any more.
+  touched_at INTEGER NOT NULL
 );
 
 -- One checked row of the file. needs_attention NULL: the file has no such column (keep what is stored).
@@ -27,5 +29,7 @@ CREATE TABLE attendee_import_rows (
   chip_column     TEXT,
   search          TEXT    NOT NULL
 );
+-- Chunks are taken in file order: each chunk's statements read a range of this index, not the whole import.
+CREATE INDEX attendee_import_rows_order ON attendee_import_rows(import_id, id);
 CREATE UNIQUE INDEX attendee_import_rows_ticket ON attendee_import_rows(import_id, ticket_code);
 CREATE UNIQUE INDEX attendee_import_rows_chip ON attendee_import_rows(import_id, chip_uid) WHERE chip_uid IS NOT NULL;

@@ -14,14 +14,18 @@ export function createPgAttendeeImportsRepository(sql: PgQuery): AsyncRepository
       ${flagged ? sql`needs_attention = excluded.needs_attention,` : sql``} search = excluded.search, updated_at = excluded.updated_at`
   return {
     async create(eventId, now) {
-      const [row] = await sql<{ id: number }[]>`INSERT INTO attendee_imports (event_id, state, created_at) VALUES (${eventId}, 'staging', ${now}) RETURNING id`
+      const [row] = await sql<{ id: number }[]>`INSERT INTO attendee_imports (event_id, state, created_at, touched_at)
+        VALUES (${eventId}, 'staging', ${now}, ${now}) RETURNING id`
       return row!.id
     },
     async setState(importId, state) {
       await sql`UPDATE attendee_imports SET state = ${state} WHERE id = ${importId}`
     },
-    async pending() {
-      return [...(await sql<AttendeeImportRow[]>`SELECT id, event_id, state, created_at FROM attendee_imports ORDER BY id`)]
+    async touch(importId, now) {
+      await sql`UPDATE attendee_imports SET touched_at = ${now} WHERE id = ${importId}`
+    },
+    async pending(before) {
+      return [...(await sql<AttendeeImportRow[]>`SELECT id, event_id, state, created_at FROM attendee_imports WHERE touched_at < ${before} ORDER BY id`)]
     },
     // One INSERT per call (a chunk of a few thousand rows, 12 parameters each, under PostgreSQL's 65,535);
     // a row either unique index refuses is left out, and its earlier line looked up afterwards.
