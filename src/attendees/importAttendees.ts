@@ -43,7 +43,7 @@ export async function attendeeEvent(store: Repositories, eventId: number, teamId
 }
 
 /** Rows per staging or applying transaction: a few milliseconds of the write lock, then a door tap gets its turn. */
-export const IMPORT_CHUNK = 2000
+export const IMPORT_CHUNK = 1000
 
 /** How many skipped rows and warnings a report lists: a 2-million-row file of cancelled tickets is not a 2-million-line answer. */
 export const MAX_REPORTED = 1000

@@ -128,7 +128,7 @@ describe('a big file (issue 24): read as a stream, staged in chunks, all or noth
   const staged = async () => (await queryRows<{ n: number }>(gw.store, 'SELECT count(*) AS n FROM attendee_import_rows'))[0]!.n
   const imports = async () => (await queryRows<{ n: number }>(gw.store, 'SELECT count(*) AS n FROM attendee_imports'))[0]!.n
 
-  test('an error on the last of 5,000 rows (two staged chunks before it): nothing imported, the list as it was, nothing left staged', async () => {
+  test('an error on the last of 5,000 rows (four chunks staged before it): nothing imported, the list as it was, nothing left staged', async () => {
     await run('Guest,Barcode\nAda,T1\nBob,T2\n', { map: 'name=Guest,ticket=Barcode' })
     const before = await stored()
     const file = `${rows(5000, (i) => `Guest ${i},B${i}`)}\n,B-LAST\n`
