@@ -94,7 +94,7 @@ const attendees: FastifyPluginAsyncZod = async (app) => {
       consumes: ['text/csv'],
       body: CsvUpload,
       security: security.apiKey,
-      response: { 200: ImportAttendeesReport, ...errorResponses(400, 401, 404, 409, 413, 414, 415) },
+      response: { 200: ImportAttendeesReport, ...errorResponses(400, 401, 404, 413, 414, 415) },
     },
     handler: async (request) => {
       const team = teamOf(request)

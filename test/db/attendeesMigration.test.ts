@@ -40,7 +40,7 @@ test('015 keeps every check-in, station and what references them; a check-in may
     const stations = db.prepare('SELECT id, team_id, name, prefix, token_hash, created_at, revoked_at, mode, event_id, in_process, test_until FROM stations ORDER BY id').all()
     const checkIns = db.prepare('SELECT id, event_id, chip_uid, station_id, manual, mint_id, chain_tx_id, created_at, undone_at FROM check_ins ORDER BY id').all()
 
-    expect(migrate(db, migrations)).toEqual([15])
+    expect(migrate(db, migrations.filter((m) => m.version <= 15))).toEqual([15])
     expect(db.pragma('foreign_keys', { simple: true })).toBe(1)
     expect(db.pragma('foreign_key_check')).toEqual([])
     expect(db.prepare('SELECT id, team_id, name, prefix, token_hash, created_at, revoked_at, mode, event_id, in_process, test_until FROM stations ORDER BY id').all()).toEqual(stations)
