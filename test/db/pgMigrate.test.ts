@@ -21,6 +21,7 @@ import { HAS_POSTGRES, testDatabase } from '../helpers/postgres.js'
  * other INTEGER is bigint; transfers.resigned is a count, not a flag.
  */
 const BOOLEAN_COLUMNS = [
+  'attendee_import_rows.needs_attention',
   'attendees.needs_attention',
   'chain_txs.reverted',
   'check_ins.manual',

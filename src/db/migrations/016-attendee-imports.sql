@@ -33,3 +33,8 @@ CREATE TABLE attendee_import_rows (
 CREATE INDEX attendee_import_rows_order ON attendee_import_rows(import_id, id);
 CREATE UNIQUE INDEX attendee_import_rows_ticket ON attendee_import_rows(import_id, ticket_code);
 CREATE UNIQUE INDEX attendee_import_rows_chip ON attendee_import_rows(import_id, chip_uid) WHERE chip_uid IS NOT NULL;
+
+-- The export's keyset pages read (event_id, name, id) in order; the id spelled out, as PostgreSQL's index has it
+-- (there the name's collation had to change), though SQLite's (event_id, name) already ended in the rowid.
+DROP INDEX attendees_event_name;
+CREATE INDEX attendees_event_name ON attendees(event_id, name, id);
