@@ -12,7 +12,7 @@ export type ImportAttendeesParameters = {
   eventId: number
   /** The API key's team: another team's event is not found. Undefined: the CLI, on the gateway's own machine. */
   teamId?: number
-  /** The file: bytes or text in memory, or a stream (an upload, a file) read as it comes. */
+  /** The file: bytes or text in memory, or a stream (an upload, a file) read as it comes (see csvFile). */
   input: Uint8Array | string | AsyncIterable<Uint8Array>
   /** `--map name=COL,ticket=COL,…`: read these columns instead of detecting the tool. */
   map?: string
@@ -73,8 +73,16 @@ export async function importAttendees(store: Store, p: ImportAttendeesParameters
   const map = p.map === undefined ? undefined : parseColumnMap(p.map)
   await resumeAttendeeImports(store, Date.now())
   const csv = await readCsvStream(csvSource(p.input))
-  const { format, columns } = guestListFormat(csv.header, map)
-  const importId = await store.attendeeImports.create(event.id, p.now)
+  let chosen: ReturnType<typeof guestListFormat>
+  let importId: number
+  try {
+    chosen = guestListFormat(csv.header, map)
+    importId = await store.attendeeImports.create(event.id, p.now)
+  } catch (error) {
+    csv.close()
+    throw error
+  }
+  const { format, columns } = chosen
   const skipped: SkippedRow[] = []
   const warnings: RowWarning[] = []
   let applying = false

@@ -1,4 +1,5 @@
 import { CsvError, parse } from 'csv-parse'
+import fs from 'node:fs'
 import { Readable } from 'node:stream'
 import {
   checkRecord,
@@ -14,11 +15,23 @@ import {
   unreadable,
 } from './readCsv.js'
 
-/** A guest list file being read: its header, and its rows as they are parsed. */
-export type CsvStream = { header: string[]; delimiter: Delimiter; rows: AsyncGenerator<CsvRow> }
+/**
+ * A guest list file being read: its header, and its rows as they are parsed. Reading the rows to their
+ * end (or stopping a `for await` over them) releases the source; `close` does it for a caller that
+ * stops before it reads any row.
+ */
+export type CsvStream = { header: string[]; delimiter: Delimiter; rows: AsyncGenerator<CsvRow>; close: () => void }
 
 /** The pieces a file arrives in when it is held in memory (a test, a small upload): as a socket would give them. */
 const PIECE = 64 * 1024
+
+/**
+ * A file on disk, opened when it is first read: an import refused before it reads (a bad --map) leaves
+ * no file open, and one that stops early closes it.
+ */
+export async function* csvFile(file: string): AsyncGenerator<Uint8Array> {
+  yield* fs.createReadStream(file) as AsyncIterable<Buffer>
+}
 
 /** A file in memory as pieces, or a stream as it is. */
 export function csvSource(input: Uint8Array | string | AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
@@ -44,31 +57,42 @@ export function csvSource(input: Uint8Array | string | AsyncIterable<Uint8Array>
 export async function readCsvStream(source: AsyncIterable<Uint8Array>): Promise<CsvStream> {
   const lines = createLineTracker()
   const input = checkedBytes(source, lines)[Symbol.asyncIterator]()
+  // Ends the source (a file stream closes its file) when the reading stops early.
+  const release = () => void input.return?.(undefined).catch(() => {})
   // The header line first, whole: its delimiter is the parser's.
   const held: Uint8Array[] = []
   let heldBytes = 0
   let prefix = ''
   const prefixDecoder = new TextDecoder('utf-8')
-  for (;;) {
-    const next = await input.next()
-    if (next.done) break
-    held.push(next.value)
-    heldBytes += next.value.byteLength
-    prefix += prefixDecoder.decode(next.value, { stream: true })
-    if (headerEnds(prefix)) break
-    if (heldBytes > MAX_RECORD_BYTES) break
+  try {
+    for (;;) {
+      const next = await input.next()
+      if (next.done) break
+      held.push(next.value)
+      heldBytes += next.value.byteLength
+      prefix += prefixDecoder.decode(next.value, { stream: true })
+      if (headerEnds(prefix)) break
+      if (heldBytes > MAX_RECORD_BYTES) break
+    }
+    if (prefix.trim() === '') throw unreadable('The file is empty: a guest list needs a header row and at least one guest')
+  } catch (error) {
+    release()
+    throw error
   }
-  if (prefix.trim() === '') throw unreadable('The file is empty: a guest list needs a header row and at least one guest')
   const delimiter = detectDelimiter(prefix)
   const parser = parse({ delimiter, info: true, relax_column_count: true, skip_empty_lines: true, max_record_size: MAX_RECORD_BYTES })
   const fed = Readable.from(
     (async function* () {
-      yield* held
-      held.length = 0
-      for (;;) {
-        const next = await input.next()
-        if (next.done) return
-        yield next.value
+      try {
+        yield* held
+        held.length = 0
+        for (;;) {
+          const next = await input.next()
+          if (next.done) return
+          yield next.value
+        }
+      } finally {
+        release()
       }
     })(),
     { objectMode: false },
@@ -85,17 +109,29 @@ export async function readCsvStream(source: AsyncIterable<Uint8Array>): Promise<
       throw error
     }
   }
-  const first = await nextRecord()
-  if (first.done) throw unreadable('The file is empty: a guest list needs a header row and at least one guest')
-  const header = first.value.record.map((cell) => cell.trim())
-  if (header.length > MAX_COLUMNS) throw unreadable(`The header row has ${header.length} columns; at most ${MAX_COLUMNS} are read`)
-  checkRecord(header, header, 1, 0)
+  const close = () => {
+    if (!parser.destroyed) parser.destroy()
+    if (!fed.destroyed) fed.destroy()
+    release()
+  }
+  let first: IteratorResult<{ record: string[]; info: { bytes: number } }>
+  let header: string[]
+  try {
+    first = await nextRecord()
+    if (first.done) throw unreadable('The file is empty: a guest list needs a header row and at least one guest')
+    header = first.value.record.map((cell) => cell.trim())
+    if (header.length > MAX_COLUMNS) throw unreadable(`The header row has ${header.length} columns; at most ${MAX_COLUMNS} are read`)
+    checkRecord(header, header, 1, 0)
+  } catch (error) {
+    close()
+    throw error
+  }
 
   async function* rows(): AsyncGenerator<CsvRow> {
     const errors: Record<string, string> = {}
     let mismatched = 0
     let count = 0
-    let end = first.value!.info.bytes
+    let end = (first.value as { info: { bytes: number } }).info.bytes
     try {
       for (;;) {
         const next = await nextRecord()
@@ -111,13 +147,12 @@ export async function readCsvStream(source: AsyncIterable<Uint8Array>): Promise<
         yield { line, cells: record }
       }
     } finally {
-      // Stopped early (an error, a bound): the rest of the upload is not read.
-      if (!parser.destroyed) parser.destroy()
-      if (!fed.destroyed) fed.destroy()
+      // Stopped early (an error, a bound): the rest of the file is not read.
+      close()
     }
     if (mismatched > 0) throw unreadable(`Rows do not match the header's ${header.length} columns`, errors)
   }
-  return { header, delimiter, rows: rows() }
+  return { header, delimiter, rows: rows(), close }
 }
 
 /** Whether the text holds a whole first line: a line break outside quotes. */

@@ -1,10 +1,10 @@
-import fs from 'node:fs'
 import { Readable } from 'node:stream'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import { attendeesDownload } from '../attendees/exportAttendees.js'
 import { attendeeEvent, importAttendees } from '../attendees/importAttendees.js'
 import { CsvTooLargeError, MAX_CSV_BYTES } from '../attendees/readCsv.js'
+import { csvFile } from '../attendees/readCsvStream.js'
 import { spoolUpload } from '../attendees/spoolUpload.js'
 import { BaseError } from '../errors.js'
 import { iso } from '../ids.js'
@@ -107,7 +107,7 @@ const attendees: FastifyPluginAsyncZod = async (app) => {
       await attendeeEvent(store, request.params.eventId, team.id)
       const upload = await spoolUpload(body)
       try {
-        const input = fs.createReadStream(upload.file)
+        const input = csvFile(upload.file)
         const report = await importAttendees(store, { eventId: request.params.eventId, teamId: team.id, input, map: request.query.map, now: now() })
         return { success: true as const, ...report }
       } finally {

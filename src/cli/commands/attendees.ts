@@ -4,6 +4,7 @@ import { pipeline } from 'node:stream/promises'
 import { attendeesDownload, type ExportFormat } from '../../attendees/exportAttendees.js'
 import { importAttendees, type ImportAttendeesReport } from '../../attendees/importAttendees.js'
 import { CsvTooLargeError, MAX_CSV_BYTES } from '../../attendees/readCsv.js'
+import { csvFile } from '../../attendees/readCsvStream.js'
 import { ValidationError } from '../../errors.js'
 import { UsageError, type Flags } from '../usage.js'
 import { noPositionals, onePositional, printJson, required, text, withStore } from './context.js'
@@ -21,7 +22,7 @@ function formatOf(flags: Flags): ExportFormat {
 }
 
 /** The file as a stream, its size checked before it is opened: a 2 GB file is refused, not read. */
-function readGuestList(file: string): fs.ReadStream {
+function readGuestList(file: string): AsyncIterable<Uint8Array> {
   let size: number
   try {
     size = fs.statSync(file).size
@@ -29,7 +30,7 @@ function readGuestList(file: string): fs.ReadStream {
     throw new ValidationError(`Cannot read ${file}`, { [file]: (error as Error).message })
   }
   if (size > MAX_CSV_BYTES) throw new CsvTooLargeError(size)
-  return fs.createReadStream(file)
+  return csvFile(file)
 }
 
 /**
