@@ -64,9 +64,11 @@ export const ImportAttendeesReport = z
     updated: z.number().int(),
     skipped: z
       .array(z.object({ line: z.number().int(), ticketCode: z.string(), reason: z.string() }))
-      .meta({ description: 'Rows the tool marks as admitting no one (cancelled, void, declined): not imported' }),
+      .meta({ description: 'Rows the tool marks as admitting no one (cancelled, void, declined): not imported. The first 1,000' }),
     chipsBound: z.number().int(),
-    warnings: z.array(z.object({ line: z.number().int(), column: z.string(), message: z.string() })),
+    warnings: z
+      .array(z.object({ line: z.number().int(), column: z.string(), message: z.string() }))
+      .meta({ description: 'Values left out instead of stopping the import (a wallet that is no address), or a chip a door bound meanwhile. The first 1,000' }),
   })
   .meta({ id: 'AttendeeImportReport' })
 
