@@ -3,15 +3,18 @@ import type { AsyncRepository } from '../types.js'
 import type { PgQuery } from './connect.js'
 
 export function createPgAttendeeImportsRepository(sql: PgQuery): AsyncRepository<ReturnType<typeof createAttendeeImportsRepository>> {
-  // SQLite's applyChunk, the same coalesce rules: a column the file lacks keeps what is stored.
-  const apply = (importId: number, eventId: number, upto: number, now: number, flagged: boolean) => sql`
+  // SQLite's applyChunk, the same coalesce rules: a column the file lacks keeps what is stored. xmax = 0 marks a
+  // row this statement inserted (an updated one carries the updating transaction's id): the count of new guests
+  // without a NOT EXISTS query per chunk, which PostgreSQL planned as a scan of the whole import (30–100 ms a chunk).
+  const apply = (importId: number, eventId: number, upto: number, now: number, flagged: boolean) => sql<{ inserted: boolean }[]>`
     INSERT INTO attendees (event_id, name, email, ticket_type, ticket_code, wallet, note, needs_attention, search, created_at, updated_at)
     SELECT ${eventId}, name, email, ticket_type, ticket_code, wallet, note, coalesce(needs_attention, false), search, ${now}, ${now}
     FROM attendee_import_rows WHERE import_id = ${importId} AND id <= ${upto}
       AND ${flagged ? sql`needs_attention IS NOT NULL` : sql`needs_attention IS NULL`} ORDER BY id
     ON CONFLICT (event_id, ticket_code) DO UPDATE SET name = excluded.name, email = coalesce(excluded.email, attendees.email),
       ticket_type = excluded.ticket_type, wallet = coalesce(excluded.wallet, attendees.wallet), note = coalesce(excluded.note, attendees.note),
-      ${flagged ? sql`needs_attention = excluded.needs_attention,` : sql``} search = excluded.search, updated_at = excluded.updated_at`
+      ${flagged ? sql`needs_attention = excluded.needs_attention,` : sql``} search = excluded.search, updated_at = excluded.updated_at
+    RETURNING (xmax = 0) AS inserted`
   return {
     async create(eventId, now) {
       const [row] = await sql<{ id: number }[]>`INSERT INTO attendee_imports (event_id, state, created_at, touched_at)
@@ -88,16 +91,14 @@ export function createPgAttendeeImportsRepository(sql: PgQuery): AsyncRepository
         FROM (SELECT id FROM attendee_import_rows WHERE import_id = ${importId} ORDER BY id LIMIT ${limit}) chunk`
       const upto = end!.upto === null ? null : Number(end!.upto)
       if (upto === null) return { rows: 0, inserted: 0, chips: [] }
-      const [fresh] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM attendee_import_rows r WHERE r.import_id = ${importId} AND r.id <= ${upto}
-        AND NOT EXISTS (SELECT 1 FROM attendees a WHERE a.event_id = ${eventId} AND a.ticket_code = r.ticket_code)`
-      await apply(importId, eventId, upto, now, true)
-      await apply(importId, eventId, upto, now, false)
+      let inserted = 0
+      for (const flagged of [true, false]) for (const row of await apply(importId, eventId, upto, now, flagged)) if (row.inserted) inserted++
       const chips = [
         ...(await sql<StagedChip[]>`SELECT line, ticket_code, chip_uid, chip_column FROM attendee_import_rows
           WHERE import_id = ${importId} AND id <= ${upto} AND chip_uid IS NOT NULL ORDER BY id`),
       ]
       await sql`DELETE FROM attendee_import_rows WHERE import_id = ${importId} AND id <= ${upto}`
-      return { rows: end!.rows, inserted: fresh!.n, chips }
+      return { rows: end!.rows, inserted, chips }
     },
     async discard(importId, limit) {
       const dropped = await sql`DELETE FROM attendee_import_rows WHERE id IN
