@@ -9,6 +9,7 @@ import { EMBEDDED_CHAIN_ID } from './chain/chainKeys.js'
 import { type Chains, createChains } from './chain/chains.js'
 import { createRelayer, type Relayer } from './relayer/relayer.js'
 import { restoreEmbeddedChain } from './relayer/restoreEmbeddedChain.js'
+import { resumeAttendeeImports } from './attendees/importAttendees.js'
 import { type EarlyStart, startEarly } from './startEarly.js'
 import { startInProcessStation } from '../station/inProcessStation.js'
 
@@ -48,6 +49,8 @@ export async function startServer(
     const secretSource = { dataDir: config.dataDir, secretHex: config.secret }
     const secret = await openGatewaySecret(store, secretSource)
     await checkGatewaySecret(store, secret, secretSource)
+    // An import a crash cut short: dropped while it was being checked, finished once every row had passed.
+    await resumeAttendeeImports(store, Date.now())
     const demo = config.demo ? await bootstrapDemo(store, { config, now: Date.now(), secret }) : null
     chains = createChains({ config, embedded: await embeddedStart })
     relayer = createRelayer({ store, chains, config, log })

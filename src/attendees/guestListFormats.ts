@@ -36,6 +36,11 @@ export type GuestListFormat = {
   /** Headers that must all be present; a group of several is satisfied by any one of them. */
   signature: readonly (readonly string[])[]
   read(columns: Columns, rows: readonly CsvRow[]): RawAttendee[]
+  /**
+   * Rows whose codes depend on each other (a pretix order's tickets without their secrets): what keeps
+   * them in one call of `read` when an import reads the file a chunk of rows at a time.
+   */
+  keepTogether?(columns: Columns): ((row: CsvRow) => string) | null
 }
 
 // Columns a file of any format may carry besides the tool's own (added by the organiser in a sheet).
@@ -84,6 +89,7 @@ const pretixCheckin: GuestListFormat = {
   id: 'pretix-checkin',
   label: 'pretix check-in list',
   signature: [['Order code'], ['Attendee name'], ['Product'], ['Checked in']],
+  keepTogether: (c) => (c.has('Secret') ? null : (row) => c.cell(row, 'Order code').value),
   read(c, rows) {
     const hasSecret = c.has('Secret')
     const attention = c.find('Requires special attention')

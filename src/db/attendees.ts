@@ -11,7 +11,7 @@ export type AttendeeRow = {
   wallet: string | null
   note: string | null
   needsAttention: number
-  /** Migration 016: 0 when the guest's order is not paid (the door refuses them not_paid unless the event admits unpaid guests). */
+  /** Migration 017: 0 when the guest's order is not paid (the door refuses them not_paid unless the event admits unpaid guests). */
   paid: number
   createdAt: number
   updatedAt: number
@@ -45,6 +45,12 @@ export type AttendeeExportRow = Pick<AttendeeRow, 'id' | 'name' | 'email' | 'tic
   txHash: string | null
   txInitialHash: string | null
 }
+
+/** Where a page of the export starts: after this guest (name, then id). */
+export type ExportCursor = { name: string; id: number }
+
+/** Before every guest: no name sorts before the empty one, no id is 0. */
+export const EXPORT_START: ExportCursor = { name: '', id: 0 }
 
 /** An exit or a re-entry after a check-in, with its door's name (the export lists them per guest). */
 export type AttendeeExportPass = { checkInId: number; direction: 'in' | 'out'; createdAt: number; stationName: string }
@@ -93,7 +99,7 @@ export function createAttendeesRepository(db: Db) {
     'SELECT ticket_type AS ticketType, count(*) AS expected FROM attendees WHERE event_id = ? GROUP BY ticket_type ORDER BY ticket_type',
   )
   const setAttention = db.prepare<[number, number, number]>('UPDATE attendees SET needs_attention = ?, updated_at = ? WHERE id = ?')
-  const exportRows = db.prepare<[number], AttendeeExportRow>(
+  const exportRows = db.prepare<[{ eventId: number; name: string; id: number; limit: number }], AttendeeExportRow>(
     `SELECT a.id, a.name, a.email, a.ticket_type AS ticketType, a.ticket_code AS ticketCode, a.wallet, a.note,
        a.needs_attention AS needsAttention, a.paid,
        (SELECT group_concat(chip_uid, ' ') FROM (SELECT ac.chip_uid FROM attendee_chips ac
@@ -104,12 +110,12 @@ export function createAttendeesRepository(db: Db) {
      LEFT JOIN check_ins c ON c.event_id = a.event_id AND c.attendee_id = a.id AND c.undone_at IS NULL
      LEFT JOIN stations s ON s.id = c.station_id
      LEFT JOIN chain_txs t ON t.id = c.chain_tx_id
-     WHERE a.event_id = ? ORDER BY a.name, a.id`,
+     WHERE a.event_id = @eventId AND (a.name, a.id) > (@name, @id) ORDER BY a.name, a.id LIMIT @limit`,
   )
-  const exportPasses = db.prepare<[number], AttendeeExportPass>(
+  const exportPasses = db.prepare<[number, string], AttendeeExportPass>(
     `SELECT p.check_in_id AS checkInId, p.direction, p.created_at AS createdAt, s.name AS stationName
      FROM door_passes p JOIN check_ins c ON c.id = p.check_in_id JOIN stations s ON s.id = p.station_id
-     WHERE c.event_id = ? AND c.undone_at IS NULL AND c.attendee_id IS NOT NULL ORDER BY p.created_at, p.id`,
+     WHERE c.event_id = ? AND c.undone_at IS NULL AND c.attendee_id IN (SELECT value FROM json_each(?)) ORDER BY p.created_at, p.id`,
   )
 
   return {
@@ -145,9 +151,13 @@ export function createAttendeesRepository(db: Db) {
     /** Guests per ticket type, for the door's numbers. */
     perType: (eventId: number) => perType.all(eventId),
     setNeedsAttention: (id: number, needsAttention: boolean, now: number) => void setAttention.run(needsAttention ? 1 : 0, now, id),
-    /** Every guest of the event for the export, by name: chips, check-in, door and mint transaction (issue 19, the CSV helper). */
-    exportRows: (eventId: number) => exportRows.all(eventId),
-    /** The exits and re-entries of the event's guests' active check-ins, oldest first. */
-    exportPasses: (eventId: number) => exportPasses.all(eventId),
+    /**
+     * A page of the export, by name then id, after the guest `after` (keyset: each page reads only its
+     * own rows, so a 2-million-guest export holds one page at a time): chips, check-in, door and mint
+     * transaction (issue 19, the CSV helper). EXPORT_START starts at the first guest.
+     */
+    exportPage: (eventId: number, after: ExportCursor, limit: number) => exportRows.all({ eventId, name: after.name, id: after.id, limit }),
+    /** The exits and re-entries of these guests' active check-ins, oldest first. */
+    exportPasses: (eventId: number, attendeeIds: number[]) => exportPasses.all(eventId, JSON.stringify(attendeeIds)),
   }
 }

@@ -1,5 +1,6 @@
 import { createApiKeysRepository } from './apiKeys.js'
 import { createAttendeeChipsRepository } from './attendeeChips.js'
+import { createAttendeeImportsRepository } from './attendeeImports.js'
 import { createAttendeesRepository } from './attendees.js'
 import { createChainTxsRepository } from './chainTxs.js'
 import { createChipGroupsRepository } from './chipGroups.js'
@@ -50,6 +51,7 @@ export function createRepositories(db: Db) {
     checkIns: createCheckInsRepository(db),
     attendees: createAttendeesRepository(db),
     attendeeChips: createAttendeeChipsRepository(db),
+    attendeeImports: createAttendeeImportsRepository(db),
     doorLog: createDoorLogRepository(db),
     claims: createClaimsRepository(db),
     kioskTokens: createKioskTokensRepository(db),

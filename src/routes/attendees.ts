@@ -1,8 +1,11 @@
+import { Readable } from 'node:stream'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
-import { attendeesDownload, exportAttendees } from '../attendees/exportAttendees.js'
+import { attendeesDownload } from '../attendees/exportAttendees.js'
 import { attendeeEvent, importAttendees } from '../attendees/importAttendees.js'
-import { csvText, MAX_CSV_BYTES } from '../attendees/readCsv.js'
+import { CsvTooLargeError, MAX_CSV_BYTES } from '../attendees/readCsv.js'
+import { csvFile } from '../attendees/readCsvStream.js'
+import { spoolUpload } from '../attendees/spoolUpload.js'
 import { setEventDoorSettings } from '../door/eventDoorSettings.js'
 import { BaseError } from '../errors.js'
 import { iso } from '../ids.js'
@@ -15,12 +18,16 @@ import {
   EventIdParams,
   ExportAttendeesQuery,
   ImportAttendeesQuery,
+  CsvUpload,
   ImportAttendeesReport,
   ListAttendeesQuery,
 } from '../schemas/attendees.js'
 import { errorResponses, security } from '../schemas/common.js'
 
 const tags = ['tapgate extension']
+
+const isStream = (body: unknown): body is AsyncIterable<Uint8Array> =>
+  typeof body === 'object' && body !== null && Symbol.asyncIterator in body
 
 /** 415: the import's body is not `text/csv` (JSON or a form would be read as a CSV of nonsense). */
 class NotCsvError extends BaseError {
@@ -38,12 +45,12 @@ class NotCsvError extends BaseError {
 const attendees: FastifyPluginAsyncZod = async (app) => {
   const { store, now } = app.services
   app.addHook('onRequest', app.requireApiKey)
-  app.addContentTypeParser('text/csv', { parseAs: 'buffer', bodyLimit: MAX_CSV_BYTES }, (_request, body, done) => {
-    try {
-      done(null, csvText(body as Buffer))
-    } catch (error) {
-      done(error as Error)
-    }
+  // The body stays a stream, written to a private file as it arrives (spoolUpload, bounded by MAX_CSV_BYTES) and
+  // imported from there: a 50 MB upload is never a 50 MB buffer. A Content-Length past the bound is refused unread.
+  app.addContentTypeParser('text/csv', (request, payload, done) => {
+    const length = Number(request.headers['content-length'])
+    if (Number.isFinite(length) && length > MAX_CSV_BYTES) done(new CsvTooLargeError(length))
+    else done(null, payload)
   })
 
   app.patch('/events/:eventId/door', {
@@ -105,19 +112,27 @@ const attendees: FastifyPluginAsyncZod = async (app) => {
       params: EventIdParams,
       querystring: ImportAttendeesQuery,
       consumes: ['text/csv'],
-      body: z.string().nullish().meta({ description: 'The CSV file' }),
+      body: CsvUpload,
       security: security.apiKey,
-      response: { 200: ImportAttendeesReport, ...errorResponses(400, 401, 404, 409, 413, 414, 415) },
+      response: { 200: ImportAttendeesReport, ...errorResponses(400, 401, 404, 413, 414, 415) },
     },
     handler: async (request) => {
       const team = teamOf(request)
       const body = request.body
-      if (body === undefined || body === null || !String(request.headers['content-type']).toLowerCase().startsWith('text/csv')) {
+      if (!isStream(body) || !String(request.headers['content-type']).toLowerCase().startsWith('text/csv')) {
         await attendeeEvent(store, request.params.eventId, team.id)
         throw new NotCsvError()
       }
-      const report = await importAttendees(store, { eventId: request.params.eventId, teamId: team.id, input: body, map: request.query.map, now: now() })
-      return { success: true as const, ...report }
+      // The event before the upload is read: a 404 costs no 50 MB.
+      await attendeeEvent(store, request.params.eventId, team.id)
+      const upload = await spoolUpload(body)
+      try {
+        const input = csvFile(upload.file)
+        const report = await importAttendees(store, { eventId: request.params.eventId, teamId: team.id, input, map: request.query.map, now: now() })
+        return { success: true as const, ...report }
+      } finally {
+        upload.remove()
+      }
     },
   })
 
@@ -137,11 +152,13 @@ const attendees: FastifyPluginAsyncZod = async (app) => {
       },
     },
     handler: async (request, reply) => {
-      const data = await exportAttendees(store, { eventId: request.params.eventId, teamId: teamOf(request).id, now: now() })
-      const download = attendeesDownload(data, request.query.format ?? 'csv')
-      // A string is sent as it is (Fastify serializes no string): the CSV is no JSON, and the JSON is written
-      // already. The type provider types send() by the JSON schema, which documents format=json.
-      return reply.type(download.contentType).header('content-disposition', `attachment; filename="${download.filename}"`).send(download.body as never)
+      const download = await attendeesDownload(store, { eventId: request.params.eventId, teamId: teamOf(request).id, now: now() }, request.query.format ?? 'csv')
+      // A stream is sent as it is read, a page of guests at a time (Fastify serializes no stream): the CSV is no
+      // JSON, and the JSON is written already. The type provider types send() by the JSON schema, which documents format=json.
+      return reply
+        .type(download.contentType)
+        .header('content-disposition', `attachment; filename="${download.filename}"`)
+        .send(Readable.from(download.body) as never)
     },
   })
 }

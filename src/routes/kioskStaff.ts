@@ -1,7 +1,8 @@
+import { Readable } from 'node:stream'
 import type { FastifyRequest } from 'fastify'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
-import { attendeesDownload, exportAttendees } from '../attendees/exportAttendees.js'
+import { attendeesDownload } from '../attendees/exportAttendees.js'
 import { retryClaimTx } from '../claims/retryClaimTx.js'
 import type { StationRow } from '../db/stations.js'
 import { armBind, attendeeCheckIn, cancelBind, searchAttendees, staffDoorStats } from '../kiosk/doorStaff.js'
@@ -228,10 +229,12 @@ const kioskStaff: FastifyPluginAsyncZod = async (app) => {
     handler: async (request, reply) => {
       const station = stationOf(request)
       if (station.eventId === null) throw new ConflictError('station_no_event', 'The station has no event: set its mode and event first')
-      const data = await exportAttendees(store, { eventId: station.eventId, teamId: station.teamId, now: now() })
-      const download = attendeesDownload(data, request.query.format ?? 'csv')
-      // A string is sent as it is (the CSV is no JSON; the JSON is written already), as GET /events/:eventId/attendees/export does.
-      return reply.type(download.contentType).header('content-disposition', `attachment; filename="${download.filename}"`).send(download.body as never)
+      const download = await attendeesDownload(store, { eventId: station.eventId, teamId: station.teamId, now: now() }, request.query.format ?? 'csv')
+      // A stream is sent as it is read (the CSV is no JSON; the JSON is written already), as GET /events/:eventId/attendees/export does.
+      return reply
+        .type(download.contentType)
+        .header('content-disposition', `attachment; filename="${download.filename}"`)
+        .send(Readable.from(download.body) as never)
     },
   })
 

@@ -65,9 +65,11 @@ export const ImportAttendeesReport = z
     updated: z.number().int(),
     skipped: z
       .array(z.object({ line: z.number().int(), ticketCode: z.string(), reason: z.string() }))
-      .meta({ description: 'Rows the tool marks as admitting no one (cancelled, void, declined): not imported' }),
+      .meta({ description: 'Rows the tool marks as admitting no one (cancelled, void, declined): not imported. The first 1,000' }),
     chipsBound: z.number().int(),
-    warnings: z.array(z.object({ line: z.number().int(), column: z.string(), message: z.string() })),
+    warnings: z
+      .array(z.object({ line: z.number().int(), column: z.string(), message: z.string() }))
+      .meta({ description: 'Values left out instead of stopping the import (a wallet that is no address), or a chip a door bound meanwhile. The first 1,000' }),
     unpaid: z.number().int().meta({ description: 'Guests imported whose order is not paid (pretix pending, Hi.Events AWAITING_PAYMENT): the door refuses them not_paid unless the event admits unpaid guests' }),
   })
   .meta({ id: 'AttendeeImportReport' })
@@ -119,3 +121,10 @@ export const AttendeeExport = z
     ),
   })
   .meta({ id: 'AttendeeExport' })
+
+/**
+ * The import's body: the CSV file itself (content-type text/csv), handed to the route as the request's
+ * stream, read as it arrives. Documented as a string (what a client sends); any value passes here, the
+ * route refuses what is not a text/csv stream.
+ */
+export const CsvUpload = z.unknown().meta({ description: 'The CSV file', type: 'string' })

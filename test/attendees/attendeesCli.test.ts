@@ -133,3 +133,33 @@ test('usage errors exit 2; an unknown event exits 1', async () => {
   const unknown = await cli('attendees', 'import', '--event', '999', fixture('tito.csv'))
   expect(unknown).toMatchObject({ code: 1, stderr: 'tapgate: No guestbook event matches\n' })
 })
+
+test('export --out (issue 24): a new file of mode 0600; an existing file, a link to one and a dangling link are refused and left as they were', async () => {
+  await cli('attendees', 'import', '--event', String(eventId), fixture('tito.csv'))
+  const dir = testDir()
+  const out = path.join(dir, 'guests.csv')
+  expect(await cli('attendees', 'export', '--event', String(eventId), '--out', out)).toMatchObject({ code: 0, stdout: '', stderr: '' })
+  expect(fs.statSync(out).mode & 0o777).toBe(0o600)
+  expect(fs.readFileSync(out, 'utf8')).toMatch(/^\uFEFFticket_code,name,/)
+
+  const existing = path.join(dir, 'notes.txt')
+  fs.writeFileSync(existing, 'my notes\n', { mode: 0o644 })
+  const target = path.join(dir, 'target.txt')
+  fs.writeFileSync(target, 'not yours\n')
+  const link = path.join(dir, 'link.csv')
+  fs.symlinkSync(target, link)
+  const dangling = path.join(dir, 'dangling.csv')
+  fs.symlinkSync(path.join(dir, 'nowhere.csv'), dangling)
+  for (const file of [existing, link, dangling, out]) {
+    const result = await cli('attendees', 'export', '--event', String(eventId), '--out', file)
+    expect(result).toMatchObject({ code: 2, stdout: '' })
+    expect(result.stderr).toBe(`tapgate: --out: ${file} already exists; give a new file name (an export never writes over a file, nor through a link) (see tapgate --help)\n`)
+  }
+  expect(fs.readFileSync(existing, 'utf8')).toBe('my notes\n')
+  expect(fs.readFileSync(target, 'utf8')).toBe('not yours\n')
+  expect(fs.existsSync(path.join(dir, 'nowhere.csv'))).toBe(false)
+  // A wrong event leaves no empty file behind.
+  const none = path.join(dir, 'none.csv')
+  expect(await cli('attendees', 'export', '--event', '999', '--out', none)).toMatchObject({ code: 1, stderr: 'tapgate: No guestbook event matches\n' })
+  expect(fs.existsSync(none)).toBe(false)
+})

@@ -97,8 +97,16 @@ test("a cell a spreadsheet would run as a formula is exported with a leading ' (
 
 test('downloads name the event and say the type', async () => {
   const data = await exportAttendees(gw.store, { eventId, now: T0 })
-  expect(attendeesDownload(data, 'csv')).toMatchObject({ contentType: 'text/csv; charset=utf-8', filename: `attendees-event-${eventId}.csv` })
-  const json = attendeesDownload(data, 'json')
-  expect(JSON.parse(json.body)).toEqual(JSON.parse(JSON.stringify(data)))
+  const text = async (body: AsyncIterable<string>) => {
+    let all = ''
+    for await (const piece of body) all += piece
+    return all
+  }
+  const csv = await attendeesDownload(gw.store, { eventId, now: T0 }, 'csv')
+  expect(csv).toMatchObject({ contentType: 'text/csv; charset=utf-8', filename: `attendees-event-${eventId}.csv` })
+  // Streamed a page at a time, the same text as the export made at once.
+  expect(await text(csv.body)).toBe(attendeesCsv(data))
+  const json = await attendeesDownload(gw.store, { eventId, now: T0 }, 'json')
+  expect(await text(json.body)).toBe(`${JSON.stringify(data, null, 2)}\n`)
   expect(json.contentType).toBe('application/json; charset=utf-8')
 })

@@ -1,7 +1,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, test } from 'vitest'
-import { importAttendees } from '../../src/attendees/importAttendees.js'
+import { importAttendees, resumeAttendeeImports } from '../../src/attendees/importAttendees.js'
 import { BaseError } from '../../src/errors.js'
 import { createStation } from '../../src/stations/stations.js'
 import { type BackendGateway, createBackendGateway, metadata, queryRows, seedTeam } from '../helpers/gateway.js'
@@ -121,4 +121,82 @@ test('skipped rows are reported with their line and reason, and a Luma wallet ty
   const report = await run(luma)
   expect(report.skipped).toEqual([{ line: 4, ticketCode: 'b3Yc9rTe', reason: 'approval status waitlist' }])
   expect(report.warnings).toEqual([{ line: 2, column: 'eth_address', message: '"not-a-wallet" is not a 0x address: no wallet set' }])
+})
+
+describe('a big file (issue 24): read as a stream, staged in chunks, all or nothing', () => {
+  const rows = (n: number, row: (i: number) => string) => ['Guest,Barcode', ...Array.from({ length: n }, (_, i) => row(i))].join('\n')
+  const staged = async () => (await queryRows<{ n: number }>(gw.store, 'SELECT count(*) AS n FROM attendee_import_rows'))[0]!.n
+  const imports = async () => (await queryRows<{ n: number }>(gw.store, 'SELECT count(*) AS n FROM attendee_imports'))[0]!.n
+
+  test('an error on the last of 5,000 rows (four chunks staged before it): nothing imported, the list as it was, nothing left staged', async () => {
+    await run('Guest,Barcode\nAda,T1\nBob,T2\n', { map: 'name=Guest,ticket=Barcode' })
+    const before = await stored()
+    const file = `${rows(5000, (i) => `Guest ${i},B${i}`)}\n,B-LAST\n`
+    expect(await failure(run(file, { map: 'name=Guest,ticket=Barcode' }))).toEqual({
+      status: 400,
+      code: 'csv_rows_invalid',
+      message: '1 problem in the --map file; nothing was imported',
+      errors: { 'line 5002, Guest': 'The name is empty' },
+    })
+    expect(await stored()).toEqual(before)
+    expect(await gw.store.attendees.countEvent(eventId)).toBe(2)
+    expect([await staged(), await imports()]).toEqual([0, 0])
+  })
+
+  test('a ticket code repeated 4,000 rows later is found by the staging table, naming both lines', async () => {
+    const file = `${rows(4500, (i) => `Guest ${i},B${i}`)}\nLate,B7\n`
+    expect((await failure(run(file, { map: 'name=Guest,ticket=Barcode' }))).errors).toEqual({
+      'line 4502, Barcode': 'Ticket code "B7" is on line 9 too: each ticket once',
+    })
+    expect(await gw.store.attendees.countEvent(eventId)).toBe(0)
+    expect([await staged(), await imports()]).toEqual([0, 0])
+  })
+
+  test('5,000 rows imported in chunks: every one on the list, counted as new then as updated', async () => {
+    const file = rows(5000, (i) => `Guest ${i},B${i}`)
+    expect(await run(file, { map: 'name=Guest,ticket=Barcode' })).toMatchObject({ imported: 5000, inserted: 5000, updated: 0 })
+    expect(await run(file, { map: 'name=Guest,ticket=Barcode' })).toMatchObject({ imported: 5000, inserted: 0, updated: 5000 })
+    expect(await gw.store.attendees.countEvent(eventId)).toBe(5000)
+    expect([await staged(), await imports()]).toEqual([0, 0])
+  })
+
+  test('a field over 10,000 characters: 413 naming the line and column, before the rest is read', async () => {
+    const file = `Guest,Barcode\nAda,T1\nBob,${'x'.repeat(10_001)}\n${'Cy,T3\n'.repeat(100_000)}`
+    const started = performance.now()
+    expect(await failure(run(file, { map: 'name=Guest,ticket=Barcode' }))).toEqual({
+      status: 413,
+      code: 'csv_field_too_large',
+      message: 'Line 3: the field in column "Barcode" is 10,001 characters long; at most 10,000; nothing was imported',
+      errors: { 'line 3': 'the field in column "Barcode" is 10,001 characters long; at most 10,000' },
+    })
+    expect(performance.now() - started).toBeLessThan(2000)
+    expect([await staged(), await imports()]).toEqual([0, 0])
+  })
+
+  test('45 rows of 1 MB each: 413 at the first, within a second', async () => {
+    const file = `Guest,Barcode\n${Array.from({ length: 45 }, (_, i) => `${'n'.repeat(1024 * 1024)},T${i}`).join('\n')}\n`
+    const started = performance.now()
+    expect(await failure(run(file, { map: 'name=Guest,ticket=Barcode' }))).toMatchObject({
+      status: 413,
+      code: 'csv_row_too_large',
+      message: 'Line 2: a row longer than 64 KB; nothing was imported',
+    })
+    expect(performance.now() - started).toBeLessThan(1000)
+    expect(await gw.store.attendees.countEvent(eventId)).toBe(0)
+  })
+
+  test('a crash left two imports: the one still being checked is dropped, the one whose rows had all passed is finished', async () => {
+    const long = gw.clock.now - 3_600_000
+    const checking = await gw.store.attendeeImports.create(eventId, long)
+    await gw.store.tx((tx) => tx.attendeeImports.stage(checking, [{ line: 2, name: 'Half', email: null, ticketType: 'GA', ticketCode: 'H1', wallet: null, note: null, needsAttention: null, chipUid: null, chipColumn: null }]))
+    const applying = await gw.store.attendeeImports.create(eventId, long)
+    await gw.store.tx((tx) => tx.attendeeImports.stage(applying, [{ line: 2, name: 'Whole', email: null, ticketType: 'GA', ticketCode: 'W1', wallet: null, note: null, needsAttention: true, chipUid: null, chipColumn: null }]))
+    await gw.store.attendeeImports.setState(applying, 'applying')
+    // One touched a moment ago is another process's import in progress: left alone.
+    const live = await gw.store.attendeeImports.create(eventId, Date.now())
+    expect(await resumeAttendeeImports(gw.store, Date.now())).toEqual({ dropped: 1, finished: 1 })
+    expect(await stored()).toEqual([['W1', 'Whole', 'GA']])
+    expect((await gw.store.attendees.findByCode(eventId, 'W1'))!.needsAttention).toBe(1)
+    expect((await gw.store.attendeeImports.pending(Date.now() + 1)).map((i) => i.id)).toEqual([live])
+  })
 })

@@ -2,7 +2,8 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { parseGuestList, type GuestList } from '../../src/attendees/parseGuestList.js'
-import { detectDelimiter, MAX_CSV_BYTES, readCsv } from '../../src/attendees/readCsv.js'
+import { detectDelimiter, MAX_CSV_BYTES, MAX_ROWS, readCsv } from '../../src/attendees/readCsv.js'
+import { readCsvStream } from '../../src/attendees/readCsvStream.js'
 import { BaseError } from '../../src/errors.js'
 import { thrown } from '../helpers/thrown.js'
 
@@ -213,7 +214,11 @@ describe('garbage and size', () => {
   })
 
   test('one 10 MB line: the record bound stops it', () => {
-    expect(failure(() => parseGuestList('x'.repeat(10 * 1024 * 1024)))).toMatchObject({ code: 'csv_unreadable', message: expect.stringContaining('longer than 1 MB') })
+    expect(failure(() => parseGuestList('x'.repeat(10 * 1024 * 1024)))).toMatchObject({
+      status: 413,
+      code: 'csv_row_too_large',
+      message: 'Line 1: a row longer than 64 KB; nothing was imported',
+    })
   })
 
   test('a file of text with NUL bytes is not text', () => {
@@ -236,5 +241,56 @@ test('a line break inside quotes, CRLF or LF, moves the next rows one line down 
   const csv = 'Guest,Barcode\r\n"Ada\r\nLovelace",A1\r\n\r\nBob,A1\r\n'
   expect(failure(() => parseGuestList(csv, { map: 'name=Guest,ticket=Barcode' })).errors).toEqual({
     'line 5, Barcode': 'Ticket code "A1" is on line 2 too: each ticket once',
+  })
+})
+
+describe('readCsvStream: the same reading as readCsv, a piece at a time (issue 24)', () => {
+  const pieces = async function* (text: string, size: number) {
+    const bytes = Buffer.from(text)
+    for (let at = 0; at < bytes.length; at += size) yield bytes.subarray(at, at + size)
+  }
+  const all = async (text: string, size: number) => {
+    const csv = await readCsvStream(pieces(text, size))
+    const rows = []
+    for await (const row of csv.rows) rows.push(row)
+    return { header: csv.header, delimiter: csv.delimiter, rows }
+  }
+
+  test('lines as an editor counts them (CRLF, LF, CR, quoted line breaks, empty lines, a BOM), whatever the pieces', async () => {
+    const text = '\ufeffGuest;Barcode\r\n\r\n"Ada\r\nLovelace";A1\r\nBob;B2\r\n\r\n\r\n"Cy\r\n\r\nZ";C3\r\nDee;D4'
+    const expected = readCsv(text)
+    for (const size of [1, 2, 3, 7, 64, 1 << 16]) expect(await all(text, size)).toEqual(expected)
+    const lf = 'Guest,Barcode\n"A\nB",1\n\nC,2\n'
+    for (const size of [1, 5, 1 << 16]) expect(await all(lf, size)).toEqual(readCsv(lf))
+  })
+
+  test('one row more than 2,000,000: 413 csv_too_many_rows naming its line', async () => {
+    const text = `a,b\n${'x,1\n'.repeat(MAX_ROWS + 1)}`
+    expect(await all(text, 1 << 16).then(() => null, (e: unknown) => e)).toMatchObject({
+      statusCode: 413,
+      code: 'csv_too_many_rows',
+      message: `Line ${MAX_ROWS + 2}: more than 2,000,000 guests; split the list; nothing was imported`,
+    })
+  })
+
+  test('not UTF-8, a NUL, over 50 MB: the errors readCsv gives', async () => {
+    expect(await all('Guest,Barcode\nAda,A1\n', 3)).toMatchObject({ rows: [{ line: 2, cells: ['Ada', 'A1'] }] })
+    const bad = Buffer.concat([Buffer.from('Guest,Barcode\nAda,'), Buffer.from([0xc3, 0x28]), Buffer.from('\n')])
+    expect(await readCsvStream((async function* () { yield bad })()).then(async (csv) => { for await (const _ of csv.rows); }, (e: unknown) => e)).toMatchObject({ code: 'csv_unreadable' })
+    expect(await all('Guest,Barcode\nA\0da,A1\n', 2).catch((e: unknown) => e)).toMatchObject({ message: 'The file is not text: it holds a NUL byte (line 2)' })
+    const big = (async function* () {
+      yield Buffer.from('a,b\n')
+      // Rows of 32 bytes: 50 MiB is 1.6 million of them, under the row bound.
+      const mib = Buffer.from(`${'x'.repeat(29)},1\n`.repeat(32 * 1024))
+      for (let i = 0; i < 51; i++) yield mib
+    })()
+    const csv = await readCsvStream(big)
+    let read = 0
+    const error = await (async () => {
+      for await (const _ of csv.rows) read++
+    })().catch((e: unknown) => e)
+    expect(error).toMatchObject({ statusCode: 413, code: 'csv_too_large', message: 'The file is larger than 50 MB, the most a guest list may be; nothing was imported' })
+    // Stopped at the bound, not after reading the rest.
+    expect(read).toBeLessThanOrEqual(50 * 32 * 1024)
   })
 })

@@ -21,6 +21,8 @@ import { HAS_POSTGRES, testDatabase } from '../helpers/postgres.js'
  * other INTEGER is bigint; transfers.resigned is a count, not a flag.
  */
 const BOOLEAN_COLUMNS = [
+  'attendee_import_rows.needs_attention',
+  'attendee_import_rows.paid',
   'attendees.needs_attention',
   'attendees.paid',
   'chain_txs.reverted',

@@ -61,6 +61,21 @@ describe('POST /events/:eventId/attendees/import', () => {
     expect(csv.length).toBeGreaterThan(1024 * 1024)
     expect((await importCsv(csv, `?map=${encodeURIComponent('name=Guest,ticket=Barcode,email=Mail')}`)).body).toMatchObject({ imported: 20_000, inserted: 20_000 })
   })
+
+  test('bounds (issue 24): a field past 10,000 characters is 413 naming the line; a Content-Length past 50 MB is refused unread', async () => {
+    const field = await importCsv(`Guest,Barcode\nAda,A1\n${'n'.repeat(20_000)},B2\n`, `?map=${encodeURIComponent('name=Guest,ticket=Barcode')}`)
+    expect(field.status).toBe(413)
+    expect(field.body).toMatchObject({ error: 'csv_field_too_large', message: expect.stringMatching(/^Line 3: the field in column "Guest" is 20,000 characters long/) })
+    const huge = await call(gw, {
+      method: 'POST',
+      url: `/events/${eventId}/attendees/import`,
+      headers: { 'content-type': 'text/csv', 'x-service-api-key': apiKey, 'content-length': String(60 * 1024 * 1024) },
+      payload: 'Guest,Barcode\n',
+    })
+    expect(huge.status).toBe(413)
+    expect(huge.body).toMatchObject({ error: 'csv_too_large' })
+    expect(await gw.store.attendees.countEvent(eventId)).toBe(0)
+  })
 })
 
 describe('GET /events/:eventId/attendees', () => {

@@ -1,7 +1,10 @@
 import fs from 'node:fs'
-import { attendeesDownload, exportAttendees, type ExportFormat } from '../../attendees/exportAttendees.js'
+import { Readable } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
+import { attendeesDownload, type ExportFormat } from '../../attendees/exportAttendees.js'
 import { importAttendees, type ImportAttendeesReport } from '../../attendees/importAttendees.js'
 import { CsvTooLargeError, MAX_CSV_BYTES } from '../../attendees/readCsv.js'
+import { csvFile } from '../../attendees/readCsvStream.js'
 import { ValidationError } from '../../errors.js'
 import { UsageError, type Flags } from '../usage.js'
 import { noPositionals, onePositional, printJson, required, text, withStore } from './context.js'
@@ -18,8 +21,8 @@ function formatOf(flags: Flags): ExportFormat {
   return raw
 }
 
-/** The file, its size checked before it is read: a 2 GB file is refused, not loaded. */
-function readGuestList(file: string): Buffer {
+/** The file as a stream, its size checked before it is opened: a 2 GB file is refused, not read. */
+function readGuestList(file: string): AsyncIterable<Uint8Array> {
   let size: number
   try {
     size = fs.statSync(file).size
@@ -27,7 +30,21 @@ function readGuestList(file: string): Buffer {
     throw new ValidationError(`Cannot read ${file}`, { [file]: (error as Error).message })
   }
   if (size > MAX_CSV_BYTES) throw new CsvTooLargeError(size)
-  return fs.readFileSync(file)
+  return csvFile(file)
+}
+
+/**
+ * The --out file, created new with mode 0600 (a guest list holds names and emails): an existing path
+ * is refused, a symbolic link too, dangling or not (O_EXCL never follows one), as `--record` does.
+ */
+function createOut(file: string): number {
+  try {
+    return fs.openSync(file, 'wx', 0o600)
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'EEXIST') throw new UsageError(`--out: ${file} already exists; give a new file name (an export never writes over a file, nor through a link)`)
+    throw new UsageError(`--out: cannot create ${file} (${code ?? (error as Error).message})`)
+  }
 }
 
 function summary(file: string, r: ImportAttendeesReport): string[] {
@@ -66,9 +83,20 @@ export async function run(positionals: string[], flags: Flags) {
     const format = formatOf(flags)
     const out = text(flags, 'out')
     await withStore(flags, async (store) => {
-      const { body } = attendeesDownload(await exportAttendees(store, { eventId, now: Date.now() }), format)
-      if (out === undefined) process.stdout.write(body)
-      else fs.writeFileSync(out, body)
+      // The event is checked before the file is created: a wrong --event leaves no empty file behind.
+      const { body } = await attendeesDownload(store, { eventId, now: Date.now() }, format)
+      if (out === undefined) {
+        await pipeline(Readable.from(body), process.stdout, { end: false })
+        return
+      }
+      const fd = createOut(out)
+      try {
+        await pipeline(Readable.from(body), fs.createWriteStream('', { fd }))
+      } catch (error) {
+        // Half an export is no export: the file goes, the error stays.
+        fs.rmSync(out, { force: true })
+        throw error
+      }
     })
     return
   }

@@ -74,7 +74,7 @@ export function createPgAttendeesRepository(sql: PgQuery): AsyncRepository<Retur
     async setNeedsAttention(id, needsAttention, now) {
       await sql`UPDATE attendees SET needs_attention = ${needsAttention}, updated_at = ${now} WHERE id = ${id}`
     },
-    async exportRows(eventId) {
+    async exportPage(eventId, after, limit) {
       return [
         ...(await sql<AttendeeExportRow[]>`
           SELECT a.id, a.name, a.email, a.ticket_type, a.ticket_code, a.wallet, a.note, a.needs_attention::int AS needs_attention, a.paid::int AS paid,
@@ -85,15 +85,16 @@ export function createPgAttendeesRepository(sql: PgQuery): AsyncRepository<Retur
           LEFT JOIN check_ins c ON c.event_id = a.event_id AND c.attendee_id = a.id AND c.undone_at IS NULL
           LEFT JOIN stations s ON s.id = c.station_id
           LEFT JOIN chain_txs t ON t.id = c.chain_tx_id
-          WHERE a.event_id = ${eventId} ORDER BY a.name COLLATE "C", a.id`),
+          WHERE a.event_id = ${eventId} AND (a.name COLLATE "C", a.id) > (${after.name}::text COLLATE "C", ${after.id}::bigint)
+          ORDER BY a.name COLLATE "C", a.id LIMIT ${limit}`),
       ]
     },
-    async exportPasses(eventId) {
+    async exportPasses(eventId, attendeeIds) {
       return [
         ...(await sql<AttendeeExportPass[]>`
           SELECT p.check_in_id, p.direction, p.created_at, s.name AS station_name
           FROM door_passes p JOIN check_ins c ON c.id = p.check_in_id JOIN stations s ON s.id = p.station_id
-          WHERE c.event_id = ${eventId} AND c.undone_at IS NULL AND c.attendee_id IS NOT NULL ORDER BY p.created_at, p.id`),
+          WHERE c.event_id = ${eventId} AND c.undone_at IS NULL AND c.attendee_id = ANY(${attendeeIds}::bigint[]) ORDER BY p.created_at, p.id`),
       ]
     },
   }

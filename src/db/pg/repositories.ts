@@ -2,6 +2,7 @@ import type { Repositories } from '../types.js'
 import type { PgQuery } from './connect.js'
 import { createPgApiKeysRepository } from './apiKeys.js'
 import { createPgAttendeeChipsRepository } from './attendeeChips.js'
+import { createPgAttendeeImportsRepository } from './attendeeImports.js'
 import { createPgAttendeesRepository } from './attendees.js'
 import { createPgDoorLogRepository } from './doorLog.js'
 import { createPgChainTxsRepository } from './chainTxs.js'
@@ -62,6 +63,7 @@ export function createPgRepositories(sql: PgQuery): Repositories {
     checkIns: createPgCheckInsRepository(sql),
     attendees: createPgAttendeesRepository(sql),
     attendeeChips: createPgAttendeeChipsRepository(sql),
+    attendeeImports: createPgAttendeeImportsRepository(sql),
     doorLog: createPgDoorLogRepository(sql),
     kioskTokens: createPgKioskTokensRepository(sql),
     staffAuth: createPgStaffAuthRepository(sql),
