@@ -1,4 +1,4 @@
-import type { AttendeeInput } from '../db/attendees.js'
+import type { StagedAttendee } from '../db/attendeeImports.js'
 import { ValidationError } from '../errors.js'
 import { Address, ChipUid } from '../schemas/common.js'
 import { type ColumnMap, mappedFormat, parseColumnMap } from './columnMap.js'
@@ -7,12 +7,7 @@ import { detectFormat, type FormatId, type GuestListFormat, type RawAttendee } f
 import { MAX_LISTED_ERRORS, readCsv } from './readCsv.js'
 
 /** A guest ready to store (checked, trimmed, the chip UID and wallet in their canonical form), with where it came from. */
-export type GuestListEntry = AttendeeInput & {
-  line: number
-  chipUid: string | null
-  /** The column the chip came from, for an error found when it is bound. */
-  chipColumn: string | null
-}
+export type GuestListEntry = StagedAttendee
 
 /** A row not imported on purpose: the tool says its ticket admits no one. */
 export type SkippedRow = { line: number; ticketCode: string; reason: string }

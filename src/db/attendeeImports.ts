@@ -1,20 +1,11 @@
-import { searchText } from './attendees.js'
+import { type AttendeeInput, searchText } from './attendees.js'
 import type { Db } from './sqlite/openDatabase.js'
 
-/** A checked row of a guest list file, staged before it goes on the list (migration 018). */
-export type StagedAttendee = {
+/** A checked row of a guest list file, staged before it goes on the list (migration 018): the guest, and where it came from. */
+export type StagedAttendee = AttendeeInput & {
   line: number
-  name: string
-  email: string | null
-  ticketType: string
-  ticketCode: string
-  wallet: string | null
-  note: string | null
-  /** null: the file has no such column (a re-import keeps what is stored). */
-  needsAttention: boolean | null
-  /** false: the order is not paid (migration 017); undefined: paid. */
-  paid?: boolean
   chipUid: string | null
+  /** The column the chip came from, for an error found when it is bound. */
   chipColumn: string | null
 }
 

@@ -1,9 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterEach, beforeEach, expect, test } from 'vitest'
 import { type BackendGateway, createBackendGateway, metadata, seedTeam, testDir } from '../helpers/gateway.js'
-import { cliPath, repoRoot } from '../helpers/processes.js'
+import { backendCli } from '../helpers/backendCli.js'
 import { TOOL_EXPORTS } from './toolExports.js'
 
 // `tapgate attendees import|export` as users run it: the real bin, on this run's engine (the data dir's
@@ -11,8 +10,6 @@ import { TOOL_EXPORTS } from './toolExports.js'
 
 const fixtures = path.join(import.meta.dirname, '../fixtures/attendees')
 const CHIP = '04A1B2C3D4E5F6'
-const baseEnv: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(PORT|HOST|TAPGATE_)/.test(name)))
-const children = new Set<ChildProcess>()
 
 let gw: BackendGateway
 let eventId: number
@@ -27,25 +24,11 @@ beforeEach(async () => {
   eventId = (await gw.store.guestbook.listEvents(teamId))[0]!.id
 })
 afterEach(async () => {
-  for (const child of children) if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) process.kill(child.pid, 'SIGKILL')
-  children.clear()
+  killAll()
   await gw.close()
 })
 
-type Result = { code: number | null; stdout: string; stderr: string }
-function cli(...args: string[]): Promise<Result> {
-  return new Promise((resolve, reject) => {
-    const env = { ...baseEnv, TAPGATE_DATA_DIR: gw.dataDir, ...(gw.databaseUrl ? { TAPGATE_DATABASE_URL: gw.databaseUrl, TAPGATE_EMBEDDED_CHAIN: 'false' } : {}) }
-    const child = spawn(process.execPath, [cliPath, ...args], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] })
-    children.add(child)
-    let stdout = ''
-    let stderr = ''
-    child.stdout!.setEncoding('utf8').on('data', (c: string) => (stdout += c))
-    child.stderr!.setEncoding('utf8').on('data', (c: string) => (stderr += c))
-    child.once('error', reject)
-    child.once('close', (code) => resolve({ code, stdout, stderr }))
-  })
-}
+const { run: cli, killAll } = backendCli(() => gw)
 
 const fixture = (name: string) => path.join(fixtures, name)
 const count = () => gw.store.attendees.countEvent(eventId)

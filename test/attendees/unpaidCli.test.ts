@@ -1,19 +1,16 @@
-import { spawn, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { parse } from 'csv-parse/sync'
 import { afterEach, beforeEach, expect, test } from 'vitest'
 import { scannedGuest } from '../../src/door/doorGuest.js'
 import { type BackendGateway, createBackendGateway, metadata, seedTeam, testDir } from '../helpers/gateway.js'
-import { cliPath, repoRoot } from '../helpers/processes.js'
+import { backendCli } from '../helpers/backendCli.js'
 
 // Issue 25 points 3 and 4 as users run it: `tapgate attendees import|export` and `tapgate event set
 // --admit-unpaid`, the real bin on this run's engine (the data dir's SQLite file, or the test's
 // PostgreSQL database through TAPGATE_DATABASE_URL).
 
 const fixtures = path.join(import.meta.dirname, '../fixtures/attendees')
-const baseEnv: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(PORT|HOST|TAPGATE_)/.test(name)))
-const children = new Set<ChildProcess>()
 
 let gw: BackendGateway
 let eventId: number
@@ -27,25 +24,11 @@ beforeEach(async () => {
   eventId = (await gw.store.guestbook.listEvents(teamId))[0]!.id
 })
 afterEach(async () => {
-  for (const child of children) if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) process.kill(child.pid, 'SIGKILL')
-  children.clear()
+  killAll()
   await gw.close()
 })
 
-type Result = { code: number | null; stdout: string; stderr: string }
-function cli(...args: string[]): Promise<Result> {
-  return new Promise((resolve, reject) => {
-    const env = { ...baseEnv, TAPGATE_DATA_DIR: gw.dataDir, ...(gw.databaseUrl ? { TAPGATE_DATABASE_URL: gw.databaseUrl, TAPGATE_EMBEDDED_CHAIN: 'false' } : {}) }
-    const child = spawn(process.execPath, [cliPath, ...args], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] })
-    children.add(child)
-    let stdout = ''
-    let stderr = ''
-    child.stdout!.setEncoding('utf8').on('data', (c: string) => (stdout += c))
-    child.stderr!.setEncoding('utf8').on('data', (c: string) => (stderr += c))
-    child.once('error', reject)
-    child.once('close', (code) => resolve({ code, stdout, stderr }))
-  })
-}
+const { run: cli, killAll } = backendCli(() => gw)
 
 /** The Hi.Events fixture with Tom's order awaiting payment, as a file to import. */
 function hiEventsAwaiting(): string {

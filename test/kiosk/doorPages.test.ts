@@ -6,24 +6,20 @@
  * type; a GA ticket is refused at the VIP door; a guest goes out and comes back; a guest found by name
  * is checked in by hand; the numbers and the arrivals chart follow. Screenshots at 390 and 768 px wide.
  */
-import { type ChildProcess, spawn } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { sunTapUrl } from '../helpers/gateway.js'
-import { cliPath, collectOutput, type Server, startServe, stopChild } from '../helpers/processes.js'
-import { audit, closeKioskContext, HAS_CHROMIUM, kioskContext, type KioskContext, launchChromium, pageText, shot } from './browser.js'
-import { eventMetadata, FILE, META } from './kioskGateway.js'
+import { stopChild } from '../helpers/processes.js'
+import { audit, closeKioskContext, HAS_CHROMIUM, launchChromium, pageText, shot } from './browser.js'
+import { enterPin as enterPinOf, PHONE, resultState as state, resultText, startDoorGateway, TABLET } from './doorKit.js'
 
 const PIN = '731594'
 /** Wristbands 04D0…01 to 04D0…05 under one static-key profile, each with its guest's wallet. */
 const BANDS = Array.from({ length: 5 }, (_, i) => `04D000000000${String(i + 1).padStart(2, '0')}`)
 const WALLET = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8'
 const ADA_TICKET = 'ADA-VIP-0001'
-const PHONE = { width: 390, height: 844 }
-const TABLET = { width: 768, height: 1024 }
 
 /** A pretix check-in list ("Include QR-code secret" ticked) with a wristband column for two guests. */
 const GUEST_LIST = [
@@ -48,29 +44,7 @@ afterAll(async () => {
   for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true })
 })
 
-/** Runs `tapgate …` against the data dir to its end; its stdout, or the failure with both streams. */
-function cli(dataDir: string) {
-  return (args: string[], stdin = ''): Promise<string> =>
-    new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, [cliPath, ...args], { cwd: dataDir, env: { ...process.env, TAPGATE_DATA_DIR: dataDir }, stdio: ['pipe', 'pipe', 'pipe'] })
-      children.push(child)
-      const output = collectOutput(child)
-      child.stdin!.end(stdin)
-      void output.exited.then(({ code }) => (code === 0 ? resolve(output.stdout()) : reject(new Error(`tapgate ${args.join(' ')} exited ${code}\n${output.stdout()}\n${output.stderr()}`))))
-    })
-}
-
-type Door = { id: number; token: string; kioskUrl: string; staffUrl: string }
-
-const state = (page: Page) => page.locator('#result').getAttribute('data-state')
-const resultText = (page: Page) => page.locator('#result').innerText()
-
-async function enterPin(page: Page): Promise<void> {
-  await page.locator('[data-key="1"]').waitFor({ state: 'visible' })
-  for (const digit of PIN) await page.click(`[data-key="${digit}"]`)
-  await page.click('[data-key="enter"]')
-  await page.locator('#panel').waitFor({ state: 'visible' })
-}
+const enterPin = (page: Page) => enterPinOf(page, PIN)
 
 /** Nothing scrolls sideways and every target a finger needs is 44 px or more, text contrast 4.5:1. */
 async function expectUsable(page: Page, name: string): Promise<void> {
@@ -109,68 +83,17 @@ describe.skipIf(!HAS_CHROMIUM)('a door with a guest list, through the tapgate bi
     'a scanned ticket arms the bind desk and the next tap binds the wristband; first names on the kiosks; GA refused at the VIP door; exit and re-entry; a guest found by name checked in by hand; the numbers and the chart',
     { timeout: 240_000 },
     async () => {
-      const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tapgate-door-'))
-      dirs.push(dataDir)
-      const server: Server = await startServe({
-        cwd: dataDir,
-        env: { TAPGATE_DATA_DIR: dataDir, PORT: '0', TAPGATE_LOG_LEVEL: 'warn' },
-        command: [process.execPath, cliPath, 'serve', '--no-demo'],
-        track: (child) => children.push(child),
-      })
-      const tapgate = cli(dataDir)
-
       // ---- set-up, as the README's "Running the door" says ----
-      const team = {
-        teams: [
-          {
-            name: 'Door team',
-            chipProfiles: [{ name: 'wristbands', mode: 'aes', keyScheme: 'static', metaKey: META, fileKey: FILE }],
-            chips: BANDS.map((uid) => ({ uid, profile: 'wristbands', wallet: WALLET })),
-            guestbookContracts: [{ name: 'Guests', symbol: 'GST', chainId: 31337, events: [{ name: 'Opening night', tokenId: '1', metadata: eventMetadata() }] }],
-          },
-        ],
-      }
-      fs.writeFileSync(path.join(dataDir, 'team.json'), JSON.stringify(team))
-      await tapgate(['import', 'team.json'])
+      const { dataDir, tapgate, door, tap, open, contexts } = await startDoorGateway(browser, { prefix: 'door', pin: PIN, bands: BANDS, wallet: WALLET, owned: { children, dirs } })
       fs.writeFileSync(path.join(dataDir, 'guests.csv'), GUEST_LIST)
       const imported = await tapgate(['attendees', 'import', '--event', '1', 'guests.csv'])
       expect(imported).toMatch(/4/)
 
-      const door = async (name: string, mode: string[]): Promise<Door> => {
-        const created = JSON.parse(await tapgate(['station', 'create', '--team', '1', '--name', name])) as { stationId: number; token: string }
-        const id = String(created.stationId)
-        await tapgate(['station', 'set', '--station', id, ...mode])
-        const kioskUrl = (await tapgate(['station', 'kiosk-url', '--station', id, '--base-url', server.url])).trim()
-        await tapgate(['station', 'staff-pin', '--station', id], `${PIN}\n`)
-        return { id: created.stationId, token: created.token, kioskUrl, staffUrl: kioskUrl.replace('/kiosk#', '/kiosk/staff#') }
-      }
       const desk = await door('Bind desk', ['--mode', 'bind', '--event', '1'])
       const vip = await door('VIP door', ['--mode', 'checkin', '--event', '1', '--ticket-types', 'VIP'])
       const main = await door('Main door', ['--mode', 'checkin', '--event', '1'])
       const exit = await door('Exit', ['--mode', 'exit', '--event', '1'])
 
-      const counters = new Map<string, number>()
-      /** The wristband on a door's reader: the SUN URL it writes, through the station path. */
-      const tap = async (at: Door, uid: string) => {
-        const counter = (counters.get(uid) ?? 0) + 1
-        counters.set(uid, counter)
-        const url = sunTapUrl({ metaKey: META, fileKey: FILE, uid, counter, base: `${server.url}/tap` })
-        const res = await fetch(`${server.url}/station/taps`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', 'x-station-token': at.token },
-          body: JSON.stringify({ rfUid: uid, url, readerName: 'ACS ACR1252 PICC' }),
-        })
-        expect(res.status, await res.clone().text()).toBe(200)
-      }
-
-      const contexts: KioskContext[] = []
-      const open = async (url: string, viewport: { width: number; height: number }) => {
-        const ctx = await kioskContext(browser!, server.url, { contextOptions: { viewport } })
-        contexts.push(ctx)
-        const page = await ctx.newPage()
-        await page.goto(url)
-        return page
-      }
       try {
         // ---- the bind desk: a phone for staff, the desk's kiosk for the guest ----
         const deskKiosk = await open(desk.kioskUrl, TABLET)

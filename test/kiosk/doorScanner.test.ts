@@ -6,22 +6,18 @@
  * field checks the other Luma guest in. The unpaid guest's tap is refused "not paid": amber on the
  * kiosk, an alert on the staff view. Screenshots in test/artifacts/.
  */
-import { type ChildProcess, spawn } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { sunTapUrl } from '../helpers/gateway.js'
-import { cliPath, collectOutput, type Server, startServe, stopChild } from '../helpers/processes.js'
-import { audit, closeKioskContext, HAS_CHROMIUM, kioskContext, type KioskContext, launchChromium, shot } from './browser.js'
-import { eventMetadata, FILE, META } from './kioskGateway.js'
+import { stopChild } from '../helpers/processes.js'
+import { audit, closeKioskContext, HAS_CHROMIUM, launchChromium, shot } from './browser.js'
+import { enterPin as enterPinOf, PHONE, resultState as state, resultText, startDoorGateway, TABLET } from './doorKit.js'
 
 const PIN = '582046'
 const BANDS = Array.from({ length: 3 }, (_, i) => `04D100000000${String(i + 1).padStart(2, '0')}`)
 const WALLET = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8'
-const PHONE = { width: 390, height: 844 }
-const TABLET = { width: 768, height: 1024 }
 // What Luma's ticket QR codes hold: the event's check-in URL with the guest's key.
 const ASA_QR = 'https://lu.ma/check-in/evt-NKXctR3fMVfX24o?pk=k7Qx2pLm'
 const ADA_QR = 'https://lu.ma/check-in/evt-NKXctR3fMVfX24o?pk=Zt8wQ1nc'
@@ -53,29 +49,7 @@ afterAll(async () => {
   for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true })
 })
 
-/** Runs `tapgate …` against the data dir to its end; its stdout, or the failure with both streams. */
-function cli(dataDir: string) {
-  return (args: string[], stdin = ''): Promise<string> =>
-    new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, [cliPath, ...args], { cwd: dataDir, env: { ...process.env, TAPGATE_DATA_DIR: dataDir }, stdio: ['pipe', 'pipe', 'pipe'] })
-      children.push(child)
-      const output = collectOutput(child)
-      child.stdin!.end(stdin)
-      void output.exited.then(({ code }) => (code === 0 ? resolve(output.stdout()) : reject(new Error(`tapgate ${args.join(' ')} exited ${code}\n${output.stdout()}\n${output.stderr()}`))))
-    })
-}
-
-type Door = { id: number; token: string; kioskUrl: string; staffUrl: string }
-
-const state = (page: Page) => page.locator('#result').getAttribute('data-state')
-const resultText = (page: Page) => page.locator('#result').innerText()
-
-async function enterPin(page: Page): Promise<void> {
-  await page.locator('[data-key="1"]').waitFor({ state: 'visible' })
-  for (const digit of PIN) await page.click(`[data-key="${digit}"]`)
-  await page.click('[data-key="enter"]')
-  await page.locator('#panel').waitFor({ state: 'visible' })
-}
+const enterPin = (page: Page) => enterPinOf(page, PIN)
 
 /** A USB scanner: a keyboard that types the code's text, one key at a time, then Enter. */
 async function scan(page: Page, text: string): Promise<void> {
@@ -85,64 +59,15 @@ async function scan(page: Page, text: string): Promise<void> {
 
 describe.skipIf(!HAS_CHROMIUM)('a scanner and an unpaid ticket at a door, through the tapgate bin', () => {
   test('a Luma QR URL typed by the scanner binds (and checks in) its guest; an unpaid guest is refused "not paid", amber, staff alerted', { timeout: 180_000 }, async () => {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tapgate-scanner-'))
-    dirs.push(dataDir)
-    const server: Server = await startServe({
-      cwd: dataDir,
-      env: { TAPGATE_DATA_DIR: dataDir, PORT: '0', TAPGATE_LOG_LEVEL: 'warn' },
-      command: [process.execPath, cliPath, 'serve', '--no-demo'],
-      track: (child) => children.push(child),
-    })
-    const tapgate = cli(dataDir)
-    const team = {
-      teams: [
-        {
-          name: 'Door team',
-          chipProfiles: [{ name: 'wristbands', mode: 'aes', keyScheme: 'static', metaKey: META, fileKey: FILE }],
-          chips: BANDS.map((uid) => ({ uid, profile: 'wristbands', wallet: WALLET })),
-          guestbookContracts: [{ name: 'Guests', symbol: 'GST', chainId: 31337, events: [{ name: 'Opening night', tokenId: '1', metadata: eventMetadata() }] }],
-        },
-      ],
-    }
-    fs.writeFileSync(path.join(dataDir, 'team.json'), JSON.stringify(team))
-    await tapgate(['import', 'team.json'])
+    const { dataDir, tapgate, door, tap, open, contexts } = await startDoorGateway(browser, { prefix: 'scanner', pin: PIN, bands: BANDS, wallet: WALLET, owned: { children, dirs } })
     fs.writeFileSync(path.join(dataDir, 'luma.csv'), LUMA)
     expect(await tapgate(['attendees', 'import', '--event', '1', 'luma.csv'])).toContain('Luma guest list, 2 guests imported')
     fs.writeFileSync(path.join(dataDir, 'hievents.csv'), HI_EVENTS)
     expect(await tapgate(['attendees', 'import', '--event', '1', 'hievents.csv'])).toContain('1 not paid')
 
-    const door = async (name: string, mode: string[]): Promise<Door> => {
-      const created = JSON.parse(await tapgate(['station', 'create', '--team', '1', '--name', name])) as { stationId: number; token: string }
-      const id = String(created.stationId)
-      await tapgate(['station', 'set', '--station', id, ...mode])
-      const kioskUrl = (await tapgate(['station', 'kiosk-url', '--station', id, '--base-url', server.url])).trim()
-      await tapgate(['station', 'staff-pin', '--station', id], `${PIN}\n`)
-      return { id: created.stationId, token: created.token, kioskUrl, staffUrl: kioskUrl.replace('/kiosk#', '/kiosk/staff#') }
-    }
     const desk = await door('Bind desk', ['--mode', 'bind', '--event', '1'])
     const main = await door('Main door', ['--mode', 'checkin', '--event', '1'])
 
-    const counters = new Map<string, number>()
-    const tap = async (at: Door, uid: string) => {
-      const counter = (counters.get(uid) ?? 0) + 1
-      counters.set(uid, counter)
-      const url = sunTapUrl({ metaKey: META, fileKey: FILE, uid, counter, base: `${server.url}/tap` })
-      const res = await fetch(`${server.url}/station/taps`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-station-token': at.token },
-        body: JSON.stringify({ rfUid: uid, url, readerName: 'ACS ACR1252 PICC' }),
-      })
-      expect(res.status, await res.clone().text()).toBe(200)
-    }
-
-    const contexts: KioskContext[] = []
-    const open = async (url: string, viewport: { width: number; height: number }) => {
-      const ctx = await kioskContext(browser!, server.url, { contextOptions: { viewport } })
-      contexts.push(ctx)
-      const page = await ctx.newPage()
-      await page.goto(url)
-      return page
-    }
     try {
       // ---- the bind desk: the scanner types Åsa's QR, the whole URL, into the focused ticket field ----
       const deskKiosk = await open(desk.kioskUrl, TABLET)
