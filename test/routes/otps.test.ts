@@ -16,9 +16,13 @@ const UID = {
   bare: '04C10000000005',
 }
 
-/** Seeded at the gateway's initial clock; taps happen a minute later so event and OTP timestamps differ. */
-async function setup(config: Parameters<typeof createBackendGateway>[0] = {}) {
-  gw = await createBackendGateway(config)
+/**
+ * Seeded at the gateway's initial clock; taps happen a minute later so event and OTP timestamps differ.
+ * No chain keys: a 2-tap registration with an OTP (how these tests spend one) then moves nothing and
+ * needs no read of the token's nonce (issue 24 §1); with a chain, test/tokens/tokenMoves.test.ts.
+ */
+async function setup() {
+  gw = await createBackendGateway({ config: { chain: { embedded: false } } })
   const seededAt = gw.clock.now
   const a = await seedTeam(gw, {
     name: 'A',
