@@ -57,8 +57,8 @@ describeStores('guestbook', ({ store }) => {
     const confirmed = await store().guestbook.insertContract({ teamId, name: 'Live', symbol: 'L', chainId: 31337, address: DEPLOYED, now: 20 })
     const e1 = await store().guestbook.insertEvent({ teamId, contractId: confirmed, name: 'Day 1', tokenId: '1', metadata: '{"a":1}', now: 30 })
     const e2 = await store().guestbook.insertEvent({ teamId, contractId: pending.id, name: 'Day 2', tokenId: '1', metadata: '{"b":2}', now: 31 })
-    const row1 = { id: e1, teamId, contractId: confirmed, name: 'Day 1', tokenId: '1', metadata: '{"a":1}', createdAt: 30, updatedAt: 30, chainId: 31337, contractAddress: DEPLOYED, reentry: 1, publicNames: 'first' as const }
-    const row2 = { id: e2, teamId, contractId: pending.id, name: 'Day 2', tokenId: '1', metadata: '{"b":2}', createdAt: 31, updatedAt: 31, chainId: 31337, contractAddress: null, reentry: 1, publicNames: 'first' as const }
+    const row1 = { id: e1, teamId, contractId: confirmed, name: 'Day 1', tokenId: '1', metadata: '{"a":1}', createdAt: 30, updatedAt: 30, chainId: 31337, contractAddress: DEPLOYED, reentry: 1, publicNames: 'first' as const, admitUnpaid: 0 }
+    const row2 = { id: e2, teamId, contractId: pending.id, name: 'Day 2', tokenId: '1', metadata: '{"b":2}', createdAt: 31, updatedAt: 31, chainId: 31337, contractAddress: null, reentry: 1, publicNames: 'first' as const, admitUnpaid: 0 }
     expect(await store().guestbook.getEvent(e1)).toEqual(row1)
     expect(await store().guestbook.getEvent(e2 + 100)).toBeUndefined()
     expect(await store().guestbook.findEventByToken(31337, DEPLOYED, '1')).toEqual(row1)
@@ -82,6 +82,9 @@ describeStores('guestbook', ({ store }) => {
     expect(await store().guestbook.getEvent(e2)).toEqual({ ...row2, metadata: '{"b":4}', updatedAt: 43, reentry: 0, publicNames: 'full' })
     await store().guestbook.setDoorSettings(e2, { reentry: true, now: 44 })
     expect((await store().guestbook.getEvent(e2))!.reentry).toBe(1)
+    // Issue 25: unpaid guests let in, the other settings kept.
+    await store().guestbook.setDoorSettings(e2, { admitUnpaid: true, now: 45 })
+    expect(await store().guestbook.getEvent(e2)).toEqual({ ...row2, metadata: '{"b":4}', updatedAt: 45, reentry: 1, publicNames: 'full', admitUnpaid: 1 })
   })
 
   it('assigns a chip to events once each and lists them by chip', async () => {
