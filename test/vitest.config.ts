@@ -49,6 +49,7 @@ const bothEngines = [
   'test/door/unpaidGuests.test.ts',
   'test/door/scannedTickets.test.ts',
   'test/attendees/unpaidCli.test.ts',
+  'test/attendees/translatedHeaders.test.ts',
 ]
 
 export default defineConfig({
