@@ -50,6 +50,7 @@ const bothEngines = [
   'test/door/scannedTickets.test.ts',
   'test/attendees/unpaidCli.test.ts',
   'test/attendees/translatedHeaders.test.ts',
+  'test/attendees/guestFileTypes.test.ts',
 ]
 
 export default defineConfig({
