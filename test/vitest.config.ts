@@ -51,6 +51,8 @@ const bothEngines = [
   'test/attendees/unpaidCli.test.ts',
   'test/attendees/translatedHeaders.test.ts',
   'test/attendees/guestFileTypes.test.ts',
+  'test/attendees/namelessGuests.test.ts',
+  'test/attendees/guestFormatsCli.test.ts',
 ]
 
 export default defineConfig({
