@@ -81,7 +81,7 @@ describe('.xlsx', () => {
     expect(await guests()).toEqual([])
   })
 
-  test('a field past the bound is a 413 as in a CSV; a zip that is no workbook is a clear 400', async () => {
+  test('a field past the bound is a 413 as in a CSV; a zip that is no workbook, or unpacks past 64 MiB, is a clear 400', async () => {
     const [header, ...rows] = hiEventsRows('en')
     const long = rows.map((row) => [...row])
     long[0]![13] = 'x'.repeat(10_001)
@@ -91,6 +91,14 @@ describe('.xlsx', () => {
     const broken = await upload(notXlsx, XLSX)
     expect(broken).toMatchObject({ status: 400, body: { error: 'csv_unreadable' } })
     expect(broken.body.message).toContain('not a readable one')
+    // A workbook whose zip directory says a part unpacks to 112 MiB (a zip bomb, or a list too big for a
+    // workbook read whole): refused before it is unpacked, pointing at CSV.
+    const bomb = await workbook([{ sheet: 'Attendees', data: [header!, ...rows] }])
+    const directory = bomb.indexOf(Buffer.from([0x50, 0x4b, 0x01, 0x02]))
+    bomb.writeUInt32LE(112 * 1024 * 1024, directory + 24)
+    const refused = await upload(bomb, XLSX)
+    expect(refused).toMatchObject({ status: 400, body: { error: 'csv_unreadable' } })
+    expect(refused.body.message).toMatch(/^The workbook unpacks to 11\d MB; an \.xlsx is read up to 64 MB unpacked .*save the guest sheet as CSV/)
     expect(await guests()).toEqual([])
   })
 })
