@@ -65,7 +65,7 @@ function summary(file: string, r: ImportAttendeesReport): string[] {
 }
 
 /**
- * `tapgate attendees import --event ID [--map name=COL,…] FILE.csv`: a guest list into an event (all
+ * `tapgate attendees import --event ID [--map name=COL,…] FILE.csv|FILE.xlsx`: a guest list into an event (all
  * of it, or nothing when a row is bad). `tapgate attendees export --event ID [--format csv|json]
  * [--out FILE]`: the list with what happened at the door.
  */
