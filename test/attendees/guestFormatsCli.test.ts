@@ -6,7 +6,7 @@ import writeXlsxFile from 'write-excel-file/node'
 import { afterEach, beforeEach, expect, test } from 'vitest'
 import { type BackendGateway, createBackendGateway, metadata, seedTeam, testDir } from '../helpers/gateway.js'
 import { cliPath, repoRoot } from '../helpers/processes.js'
-import { hiEventsRows, pretixCheckin, pretixPositions } from './translatedExports.js'
+import { hiEventsRows, hiEventsTicketName, pretixCheckin, pretixPositions } from './translatedExports.js'
 
 // Issue 25 points 1, 2 and 5 as organisers run them: `tapgate attendees import` from the bin on this run's
 // engine, one run per tool and variant (files built from the catalogues' strings: translatedExports.ts).
@@ -110,4 +110,12 @@ test('Tito with a ticket not assigned yet, and a bad file still refused whole', 
   expect(bad.code).toBe(1)
   expect(bad.stderr).toContain('1 problem in the Tito tickets file; nothing was imported')
   expect(await gw.store.attendees.findByCode(eventId, 'GIAO-9')).toBeUndefined()
+})
+
+test('Hi.Events of Dec 2024 – Feb 2025 (Ticket Name): the ticket type is the name, not Ticket <id>', async () => {
+  const result = await importFile(write('hievents-2025-01.csv', hiEventsTicketName))
+  expect(result).toMatchObject({ code: 0, stderr: '' })
+  expect(result.stdout).toContain('Hi.Events attendees, 2 guests imported')
+  expect((await gw.store.attendees.findByCode(eventId, 'A-EB7TN2Q'))!.ticketType).toBe('Early Bird')
+  expect((await gw.store.attendees.findByCode(eventId, 'A-GN4XK9P'))!.ticketType).toBe('Ticket 5')
 })
