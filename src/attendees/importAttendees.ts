@@ -28,7 +28,7 @@ export type ImportAttendeesReport = {
   imported: number
   inserted: number
   updated: number
-  /** Rows the tool marks as admitting no one (cancelled, void, declined): not imported, nothing on the list changed for them. */
+  /** Rows the tool marks as admitting no one (cancelled, void, declined), or pretix positions of products that admit no one: not imported, nothing on the list changed for them. */
   skipped: SkippedRow[]
   chipsBound: number
   warnings: RowWarning[]

@@ -57,7 +57,7 @@ export function csvSource(input: Uint8Array | string | AsyncIterable<Uint8Array>
 
 /**
  * Reads a guest list file as it arrives, as readCsv reads one in memory (UTF-8 with or without a BOM,
- * the delimiter of the header line, quoted fields with line breaks, every row the header's number of
+ * or Windows-1252 as checkedBytes tells it, the delimiter of the header line, quoted fields with line breaks, every row the header's number of
  * cells), holding only what csv-parse has not handed out yet: a 50 MB upload is never a 50 MB string.
  * The bounds stop a file at the row that breaks them, before the rest is read.
  *

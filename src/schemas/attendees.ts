@@ -65,7 +65,7 @@ export const ImportAttendeesReport = z
     updated: z.number().int(),
     skipped: z
       .array(z.object({ line: z.number().int(), ticketCode: z.string(), reason: z.string() }))
-      .meta({ description: 'Rows the tool marks as admitting no one (cancelled, void, declined): not imported. The first 1,000' }),
+      .meta({ description: 'Rows the tool marks as admitting no one (cancelled, void, declined), and pretix positions of products that admit no one (no attendee: merch, add-ons): not imported, with the reason. The first 1,000' }),
     chipsBound: z.number().int(),
     warnings: z
       .array(z.object({ line: z.number().int(), column: z.string(), message: z.string() }))
