@@ -49,6 +49,10 @@ const bothEngines = [
   'test/door/unpaidGuests.test.ts',
   'test/door/scannedTickets.test.ts',
   'test/attendees/unpaidCli.test.ts',
+  'test/attendees/translatedHeaders.test.ts',
+  'test/attendees/guestFileTypes.test.ts',
+  'test/attendees/namelessGuests.test.ts',
+  'test/attendees/guestFormatsCli.test.ts',
 ]
 
 export default defineConfig({

@@ -1,5 +1,18 @@
 import type { Cell, Columns } from './csvColumns.js'
 import type { CsvRow } from './readCsv.js'
+import {
+  HIEVENTS_HEADERS,
+  type HeaderTable,
+  LANGUAGE_NAMES,
+  type Language,
+  PRETIX_CHECKIN_HEADERS,
+  PRETIX_NO,
+  PRETIX_POSITIONS_HEADERS,
+  PRETIX_STATUS,
+  PRETIX_YES,
+  signatureLanguage,
+  translatedColumns,
+} from './toolHeaders.js'
 
 /**
  * A guest as a row of some tool's export says it, before validation: each value with the column it
@@ -21,6 +34,11 @@ export type RawAttendee = {
   /** Why the tool's own status says this ticket admits no one (cancelled, void, declined…); null: import it. */
   skip: string | null
   /**
+   * The tool lists admission tickets nobody has named yet (pretix, Tito): an empty name imports the
+   * guest nameless, flagged for staff, instead of refusing the file.
+   */
+  nameOptional?: boolean
+  /**
    * Whether the order is paid (issue 25): the tool's own word (pretix pending, the check-in list's Paid
    * No, Hi.Events AWAITING_PAYMENT: false), or the cell of a `--map paid=` column, read as yes/no with the
    * row's other checks. Undefined: the tool lists only paid tickets.
@@ -35,6 +53,8 @@ export type GuestListFormat = {
   label: string
   /** Headers that must all be present; a group of several is satisfied by any one of them. */
   signature: readonly (readonly string[])[]
+  /** The headers in the languages the tool exports in, by their English names (toolHeaders.ts); none: English only. */
+  headers?: HeaderTable
   read(columns: Columns, rows: readonly CsvRow[]): RawAttendee[]
   /**
    * Rows whose codes depend on each other (a pretix order's tickets without their secrets): what keeps
@@ -56,18 +76,23 @@ export function joinName(first: Cell, last: Cell): Cell {
 
 const extras = (c: Columns, row: CsvRow) => ({ chip: present(c.cell(row, ...CHIP_COLUMNS)), wallet: present(c.cell(row, ...WALLET_COLUMNS)) })
 
-const YES = /^(yes|ja|oui|true|1)$/i
+const oneOf = (words: readonly string[]) => {
+  const set = new Set(words.map((word) => word.toLowerCase()))
+  return (value: string) => set.has(value.trim().toLowerCase())
+}
+// A sheet re-saved by a spreadsheet may have made them TRUE/FALSE or 1/0.
+const isPretixYes = oneOf([...PRETIX_YES, 'true', '1'])
+const isPretixNo = oneOf([...PRETIX_NO, 'false', '0'])
+const isPretixPending = oneOf(PRETIX_STATUS.pending)
+const isPretixExpired = oneOf(PRETIX_STATUS.expired)
+const isPretixCanceled = oneOf(PRETIX_STATUS.canceled)
 
 /*
  * pretix writes Yes/No and the order status translated into the event's language (gettext at export,
- * locale/<lang>/LC_MESSAGES/django.po at bb0a6a80; research in docs/decisions.md, issue 25). The
- * positions sheet's Status: "pending" is en/de/fr/es/nl/it below (base/models/orders.py STATUS_CHOICE);
- * the check-in list's Paid column (only there when the list includes pending orders): No/Nein/Non/Nee.
+ * locale/<lang>/LC_MESSAGES/django.po at bb0a6a80; toolHeaders.ts, docs/decisions.md issue 25). The
+ * positions sheet's Status (base/models/orders.py STATUS_CHOICE, or "canceled" for a cancelled position);
+ * the check-in list's Paid column (only there when the list includes pending orders): Yes/No.
  */
-const PRETIX_PENDING = new Set(['pending', 'ausstehend', 'en attente', 'pendiente', 'openstaand', 'in attesa'])
-const PRETIX_PAID_COLUMN = ['Paid', 'bezahlt', 'Payé', 'Pagado', 'Betaald', 'Pagato']
-const PRETIX_STATUS_COLUMN = ['Status', 'Statut', 'Estado', 'Stato']
-const NO = /^(no|nein|non|nee|false|0)$/i
 
 // pretix writes its exports through defusedcsv: a cell starting with @ + - = | % arrives as '-Ann, and | as \|.
 const pretixCell = (cell: Cell): Cell =>
@@ -89,6 +114,7 @@ const pretixCheckin: GuestListFormat = {
   id: 'pretix-checkin',
   label: 'pretix check-in list',
   signature: [['Order code'], ['Attendee name'], ['Product'], ['Checked in']],
+  headers: PRETIX_CHECKIN_HEADERS,
   keepTogether: (c) => (c.has('Secret') ? null : (row) => c.cell(row, 'Order code').value),
   read(c, rows) {
     const hasSecret = c.has('Secret')
@@ -111,42 +137,71 @@ const pretixCheckin: GuestListFormat = {
         ticket: pretixCell(ticket),
         type: present(pretixCell(c.cell(row, 'Product'))),
         note: present(pretixCell(c.cell(row, 'Comment'))),
-        needsAttention: attention === undefined ? null : YES.test(c.cell(row, attention).value),
-        skip: YES.test(c.cell(row, 'Blocked').value) ? 'blocked in pretix' : null,
-        paid: !NO.test(c.cell(row, ...PRETIX_PAID_COLUMN).value),
+        needsAttention: attention === undefined ? null : isPretixYes(c.cell(row, attention).value),
+        skip: isPretixYes(c.cell(row, 'Blocked').value) ? 'blocked in pretix' : null,
+        paid: !isPretixNo(c.cell(row, 'Paid').value),
+        // The list falls back to the invoice name, which may be empty: still a ticket that admits someone.
+        nameOptional: true,
         ...extras(c, row),
       }
     })
   },
 }
 
-/** pretix "Order data", sheet "Order positions" (`base/exporters/orderlist.py`): one row per ticket. */
+/**
+ * pretix "Order data", sheet "Order positions" (`base/exporters/orderlist.py`): one row per position,
+ * which includes products that admit no one (merch, a parking spot, an add-on) and carry no attendee.
+ * The sheet has no "admission" column, so a position is taken for such a product when it has neither
+ * an attendee name nor an attendee email and either is an add-on (`Add-on to position ID`) or another
+ * position of its order has a name (the event asks for names, and this one was not asked). A nameless
+ * position of an order where no position has a name is a ticket: imported, flagged for staff.
+ */
 const pretixPositions: GuestListFormat = {
   id: 'pretix-positions',
   label: 'pretix order positions',
   signature: [['Event slug'], ['Order code'], ['Position ID'], ['Attendee name'], ['Attendee email']],
-  read: (c, rows) =>
-    rows.map((row) => {
+  headers: PRETIX_POSITIONS_HEADERS,
+  keepTogether: (c) => (row) => c.cell(row, 'Order code').value,
+  read(c, rows) {
+    const attendeeEmail = (row: CsvRow) => pretixCell(c.cell(row, 'Attendee email')).value
+    const named = new Set<string>()
+    for (const row of rows) if (pretixName(c, row).value !== '') named.add(c.cell(row, 'Order code').value)
+    return rows.map((row) => {
       const secret = c.cell(row, 'Ticket secret')
       const order = c.cell(row, 'Order code')
       const position = c.cell(row, 'Position ID')
       const product = pretixCell(c.cell(row, 'Product'))
       const variation = pretixCell(c.cell(row, 'Variation')).value
-      const status = c.cell(row, ...PRETIX_STATUS_COLUMN).value
+      const status = c.cell(row, 'Status').value
+      const name = pretixName(c, row)
+      const addOnTo = c.cell(row, 'Add-on to position ID').value
+      const noAttendee = name.value === '' && attendeeEmail(row) === ''
+      const skip =
+        /cancel|expired/i.test(status) || isPretixCanceled(status) || isPretixExpired(status)
+          ? `order ${status.toLowerCase()}`
+          : isPretixYes(c.cell(row, 'Blocked').value)
+            ? 'blocked in pretix'
+            : noAttendee && addOnTo !== ''
+              ? `add-on to position ${addOnTo} without an attendee (${product.value || 'a product'}): admits no one`
+              : noAttendee && named.has(order.value)
+                ? `no attendee (${product.value || 'a product'}), while order ${order.value}'s tickets have names: a product that admits no one`
+                : null
       return {
         line: row.line,
-        name: pretixName(c, row),
+        name,
         // The buyer's address when the ticket has none of its own: pretix mails the buyer then too.
-        email: present(pretixCell(c.cell(row, 'Attendee email'))) ?? present(pretixCell(c.cell(row, 'Email'))),
+        email: present(pretixCell(c.cell(row, 'Attendee email'))) ?? present(pretixCell(c.cell(row, 'Email', 'E-mail'))),
         ticket: pretixCell(secret.value !== '' ? secret : { value: order.value && position.value ? `${order.value}-${position.value}` : '', column: `${order.column} + ${position.column}` }),
         type: present(variation === '' ? product : { value: `${product.value} – ${variation}`, column: product.column }),
         note: present(pretixCell(c.cell(row, 'Order comment'))),
         needsAttention: null,
-        skip: /cancel|expired/i.test(status) ? `order ${status.toLowerCase()}` : YES.test(c.cell(row, 'Blocked').value) ? 'blocked in pretix' : null,
-        paid: !PRETIX_PENDING.has(status.toLowerCase()),
+        skip,
+        paid: !isPretixPending(status),
+        nameOptional: true,
         ...extras(c, row),
       }
-    }),
+    })
+  },
 }
 
 /**
@@ -226,16 +281,18 @@ const luma: GuestListFormat = {
 }
 
 /**
- * Hi.Events attendees (its export is .xlsx; this is that sheet saved as CSV). The QR code is the
- * `Public ID`. Older versions name no product, only its `Ticket ID`.
+ * Hi.Events attendees (its export is .xlsx, or that sheet saved as CSV). The QR code is the `Public ID`.
+ * The product is `Product Name` (since Feb 2025, translated), `Ticket Name` (Dec 2024 – Feb 2025), or
+ * before that only its `Ticket ID`.
  */
 const hiEvents: GuestListFormat = {
   id: 'hievents',
   label: 'Hi.Events attendees',
   signature: [['First Name'], ['Last Name'], ['Public ID'], ['Short ID'], ['Product Name', 'Ticket ID']],
+  headers: HIEVENTS_HEADERS,
   read: (c, rows) =>
     rows.map((row) => {
-      const product = c.cell(row, 'Product Name')
+      const product = present(c.cell(row, 'Product Name')) ?? present(c.cell(row, 'Ticket Name'))
       const ticketId = c.cell(row, 'Ticket ID')
       const status = c.cell(row, 'Status').value
       return {
@@ -243,7 +300,7 @@ const hiEvents: GuestListFormat = {
         name: joinName(c.cell(row, 'First Name'), c.cell(row, 'Last Name')),
         email: present(c.cell(row, 'Email')),
         ticket: c.cell(row, 'Public ID'),
-        type: present(product) ?? (ticketId.value === '' ? null : { value: `Ticket ${ticketId.value}`, column: ticketId.column }),
+        type: product ?? (ticketId.value === '' ? null : { value: `Ticket ${ticketId.value}`, column: ticketId.column }),
         note: present(c.cell(row, 'Notes')),
         needsAttention: null,
         skip: /cancel/i.test(status) ? status.toLowerCase() : null,
@@ -272,6 +329,8 @@ const tito: GuestListFormat = {
         note: null,
         needsAttention: null,
         skip: voided !== '' && !/^(no|false|0)$/i.test(voided) ? `void (${voided})` : null,
+        // A ticket the buyer has not assigned yet has no name: it still admits someone.
+        nameOptional: true,
         ...extras(c, row),
       }
     }),
@@ -280,12 +339,21 @@ const tito: GuestListFormat = {
 /** The tools whose exports are read without options, in the order they are tried. */
 export const GUEST_LIST_FORMATS: readonly GuestListFormat[] = [pretixPositions, pretixCheckin, eventbrite, luma, hiEvents, tito]
 
+export type DetectedFormat = { format: GuestListFormat; columns: Columns; language: Language }
+
 /**
- * The tool that wrote a header row, from its column names alone.
+ * The tool that wrote a header row, and the language of its headers, from its column names alone. The
+ * columns answer the English names the tool's reader asks for.
  *
  * @example
- * detectFormat(columnsOf(['Order code', 'Attendee name', 'Product', 'Checked in']))?.id // 'pretix-checkin'
+ * detectFormat(columnsOf(['Bestellnummer', 'Name Teilnehmer*in', 'Produkt', 'Eingecheckt']))?.language // 'de'
  */
-export function detectFormat(columns: Columns): GuestListFormat | undefined {
-  return GUEST_LIST_FORMATS.find((format) => format.signature.every((names) => columns.has(...names)))
+export function detectFormat(columns: Columns): DetectedFormat | undefined {
+  for (const format of GUEST_LIST_FORMATS) {
+    const language = format.headers ? signatureLanguage(columns, format.headers, format.signature) : format.signature.every((names) => columns.has(...names)) ? 'en' : undefined
+    if (language === undefined) continue
+    const label = language === 'en' ? format.label : `${format.label} (${LANGUAGE_NAMES[language]})`
+    return { format: { ...format, label }, columns: format.headers ? translatedColumns(columns, format.headers, language) : columns, language }
+  }
+  return undefined
 }

@@ -6,7 +6,8 @@ import { parseColumnMap } from './columnMap.js'
 import type { FormatId } from './guestListFormats.js'
 import { checkRow, guestListFormat, noRows, repeatedMessage, rowProblems, type RowWarning, type SkippedRow } from './parseGuestList.js'
 import { type CsvRow, MAX_LISTED_ERRORS } from './readCsv.js'
-import { csvSource, readCsvStream } from './readCsvStream.js'
+import { csvSource, type FileEncoding } from './readCsvStream.js'
+import { readGuestFile } from './readGuestFile.js'
 
 export type ImportAttendeesParameters = {
   eventId: number
@@ -27,12 +28,19 @@ export type ImportAttendeesReport = {
   imported: number
   inserted: number
   updated: number
-  /** Rows the tool marks as admitting no one (cancelled, void, declined): not imported, nothing on the list changed for them. */
+  /** Rows the tool marks as admitting no one (cancelled, void, declined), or pretix positions of products that admit no one: not imported, nothing on the list changed for them. */
   skipped: SkippedRow[]
   chipsBound: number
   warnings: RowWarning[]
   /** Guests imported whose order is not paid (the door refuses them not_paid unless the event admits them). */
   unpaid: number
+  /** What the file was: a CSV, or an .xlsx workbook (of which `sheet` was read). */
+  fileType: 'csv' | 'xlsx'
+  sheet: string | null
+  /** How a CSV's text was read: UTF-8, or Windows-1252 (Excel's plain "CSV"). */
+  encoding: FileEncoding
+  /** Guests imported without a name (a ticket nobody has named yet): flagged for staff. */
+  nameless: number
 }
 
 const eventNotFound = () => new NotFoundError('event_not_found', 'No guestbook event matches')
@@ -78,7 +86,7 @@ export async function importAttendees(store: Store, p: ImportAttendeesParameters
   const event = await attendeeEvent(store, p.eventId, p.teamId)
   const map = p.map === undefined ? undefined : parseColumnMap(p.map)
   await resumeAttendeeImports(store, Date.now())
-  const csv = await readCsvStream(csvSource(p.input))
+  const csv = await readGuestFile(csvSource(p.input))
   let chosen: ReturnType<typeof guestListFormat>
   let importId: number
   try {
@@ -93,6 +101,7 @@ export async function importAttendees(store: Store, p: ImportAttendeesParameters
   const warnings: RowWarning[] = []
   let applying = false
   let unpaid = 0
+  let nameless = 0
   try {
     const problems = rowProblems()
     let rows = 0
@@ -110,6 +119,7 @@ export async function importAttendees(store: Store, p: ImportAttendeesParameters
         if (entry === null) continue
         entries.push(entry)
         if (entry.paid === false) unpaid++
+        if (entry.name === '') nameless++
       }
       const conflicts = await store.tx(async (tx) => {
         await tx.attendeeImports.touch(importId, Date.now())
@@ -153,6 +163,10 @@ export async function importAttendees(store: Store, p: ImportAttendeesParameters
       chipsBound: applied.chipsBound,
       warnings,
       unpaid,
+      fileType: csv.fileType,
+      sheet: csv.sheet,
+      encoding: csv.encoding(),
+      nameless,
     }
   } finally {
     if (!applying) await discardImport(store, importId)

@@ -57,16 +57,16 @@ export const noRows = () => new ValidationError('The file has a header but no gu
  */
 export function guestListFormat(header: readonly string[], map: ColumnMap | undefined): { format: GuestListFormat; columns: Columns } {
   const columns = columnsOf(header)
-  const format = map ? mappedFormat(map, columns) : detectFormat(columns)
-  if (!format) {
+  const detected = map ? { format: mappedFormat(map, columns), columns } : detectFormat(columns)
+  if (!detected) {
     const shown = header.slice(0, 12).map((name) => `"${name}"`).join(', ')
     throw new ValidationError(
-      'The header row is not one of a known tool (pretix check-in list or order positions, Eventbrite, Luma, Hi.Events, Tito): name the columns with --map name=COL,ticket=COL,…',
+      'The header row is not one of a known tool (pretix check-in list or order positions, Eventbrite, Luma, Hi.Events, Tito; pretix and Hi.Events in English, German, French, Spanish, Dutch or Italian): name the columns with --map name=COL,ticket=COL,…',
       { header: `${shown}${header.length > 12 ? `, … (${header.length} columns)` : ''}` },
       'csv_format_unknown',
     )
   }
-  return { format, columns }
+  return { format: detected.format, columns: detected.columns }
 }
 
 /** Where a row's problems go: counted, the first MAX_LISTED_ERRORS listed as `"line 7, Email": "…"`. */
@@ -116,7 +116,9 @@ export function checkRow(raw: RawAttendee, problems: RowProblems, warn: (warning
   }
   // A name or a type is one line on the kiosk: a quoted line break in the sheet becomes a space.
   const oneLine = (value: string | null) => value?.replace(/\s+/g, ' ') ?? null
-  const name = oneLine(text(raw.name, LIMITS.name, 'name', true))
+  // A ticket nobody has named yet (pretix, Tito) comes in nameless, flagged: staff see its type and code.
+  const nameless = raw.nameOptional === true && raw.name.value === ''
+  const name = nameless ? '' : oneLine(text(raw.name, LIMITS.name, 'name', true))
   const ticketCode = text(raw.ticket, LIMITS.ticketCode, 'ticket code', true)
   const ticketType = oneLine(text(raw.type, LIMITS.ticketType, 'ticket type', false)) ?? DEFAULT_TICKET_TYPE
   const email = text(raw.email, LIMITS.email, 'email', false)
@@ -143,7 +145,8 @@ export function checkRow(raw: RawAttendee, problems: RowProblems, warn: (warning
     else if (!PAID_YES.test(raw.paid.value)) fail(raw.paid.column, `"${raw.paid.value}" is not yes or no (is the order paid?)`)
   }
   if (name === null || ticketCode === null || problems.count > before) return null
-  return { line, name, email, ticketType, ticketCode, wallet, note, needsAttention: raw.needsAttention, paid, chipUid, chipColumn: raw.chip?.column ?? null }
+  const needsAttention = nameless ? true : raw.needsAttention
+  return { line, name, email, ticketType, ticketCode, wallet, note, needsAttention, paid, chipUid, chipColumn: raw.chip?.column ?? null }
 }
 
 /** The message of a ticket code or a chip a file gives twice. */

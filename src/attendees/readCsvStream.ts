@@ -20,7 +20,20 @@ import {
  * end (or stopping a `for await` over them) releases the source; `close` does it for a caller that
  * stops before it reads any row.
  */
-export type CsvStream = { header: string[]; delimiter: Delimiter; rows: AsyncGenerator<CsvRow>; close: () => void }
+export type CsvStream = {
+  header: string[]
+  delimiter: Delimiter
+  rows: AsyncGenerator<CsvRow>
+  close: () => void
+  /** How the text was read: known once the rows are read to their end (a Windows-1252 byte may come late). */
+  encoding(): FileEncoding
+}
+
+/**
+ * UTF-8, or Windows-1252: what Excel on Windows writes as plain "CSV" (the system's ANSI code page in
+ * western Europe and the Americas), where an umlaut is one byte that is no UTF-8.
+ */
+export type FileEncoding = 'utf-8' | 'windows-1252'
 
 /** The pieces a file arrives in when it is held in memory (a test, a small upload): as a socket would give them. */
 const PIECE = 64 * 1024
@@ -44,7 +57,7 @@ export function csvSource(input: Uint8Array | string | AsyncIterable<Uint8Array>
 
 /**
  * Reads a guest list file as it arrives, as readCsv reads one in memory (UTF-8 with or without a BOM,
- * the delimiter of the header line, quoted fields with line breaks, every row the header's number of
+ * or Windows-1252 as checkedBytes tells it, the delimiter of the header line, quoted fields with line breaks, every row the header's number of
  * cells), holding only what csv-parse has not handed out yet: a 50 MB upload is never a 50 MB string.
  * The bounds stop a file at the row that breaks them, before the rest is read.
  *
@@ -56,7 +69,8 @@ export function csvSource(input: Uint8Array | string | AsyncIterable<Uint8Array>
  */
 export async function readCsvStream(source: AsyncIterable<Uint8Array>): Promise<CsvStream> {
   const lines = createLineTracker()
-  const input = checkedBytes(source, lines)[Symbol.asyncIterator]()
+  const read = { encoding: 'utf-8' as FileEncoding }
+  const input = checkedBytes(source, lines, read)[Symbol.asyncIterator]()
   // Ends the source (a file stream closes its file) when the reading stops early.
   const release = () => void input.return?.(undefined).catch(() => {})
   // The header line first, whole: its delimiter is the parser's.
@@ -152,7 +166,7 @@ export async function readCsvStream(source: AsyncIterable<Uint8Array>): Promise<
     }
     if (mismatched > 0) throw unreadable(`Rows do not match the header's ${header.length} columns`, errors)
   }
-  return { header, delimiter, rows: rows(), close }
+  return { header, delimiter, rows: rows(), close, encoding: () => read.encoding }
 }
 
 /** Whether the text holds a whole first line: a line break outside quotes. */
@@ -166,16 +180,26 @@ function headerEnds(text: string): boolean {
   return false
 }
 
-/** The bytes as they come, checked on the way: the size bound, UTF-8 (a wrong byte is an error, never a U+FFFD), no NUL, a BOM dropped. */
-async function* checkedBytes(source: AsyncIterable<Uint8Array>, lines: LineTracker): AsyncGenerator<Uint8Array> {
+/**
+ * The bytes as they come, checked on the way: the size bound, UTF-8 (a wrong byte is an error, never a
+ * U+FFFD), no NUL, a BOM dropped. A file whose first byte that is no UTF-8 comes before any other
+ * non-ASCII byte is Windows-1252 (Excel's plain "CSV"): from there on it is handed on as UTF-8 (the
+ * ASCII before reads the same in both). A file that mixes valid UTF-8 with such bytes is refused.
+ */
+async function* checkedBytes(source: AsyncIterable<Uint8Array>, lines: LineTracker, read: { encoding: FileEncoding }): AsyncGenerator<Uint8Array> {
   const decoder = new TextDecoder('utf-8', { fatal: true })
   let total = 0
   let start = true
-  const decode = (chunk?: Uint8Array) => {
+  let asciiSoFar = true
+  const notText = () =>
+    unreadable('The file is neither UTF-8 nor Windows-1252 text: export it again as CSV (UTF-8), e.g. Excel\'s "CSV UTF-8"')
+  const decode = (chunk?: Uint8Array): boolean => {
     try {
       decoder.decode(chunk, { stream: chunk !== undefined })
+      return true
     } catch {
-      throw unreadable('The file is not UTF-8 text: export it again as CSV (UTF-8), e.g. Excel\'s "CSV UTF-8"')
+      if (!asciiSoFar || chunk === undefined || startsUtf8(chunk)) throw notText()
+      return false
     }
   }
   for await (const piece of source) {
@@ -186,14 +210,48 @@ async function* checkedBytes(source: AsyncIterable<Uint8Array>, lines: LineTrack
       start = false
       if (chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf) chunk = chunk.subarray(3)
     }
-    decode(chunk)
+    if (read.encoding === 'utf-8' && !decode(chunk)) read.encoding = 'windows-1252'
+    if (read.encoding === 'windows-1252') chunk = Buffer.from(windows1252(chunk), 'utf8')
+    else if (asciiSoFar && chunk.some((b) => b >= 0x80)) asciiSoFar = false
     lines.feed(chunk)
     const nul = chunk.indexOf(0)
     if (nul !== -1) throw unreadable(`The file is not text: it holds a NUL byte (line ${lines.lineAt(lines.offset - chunk.byteLength + nul)})`)
     yield chunk
   }
-  decode()
+  if (read.encoding === 'utf-8') decode()
   lines.end()
+}
+
+/*
+ * Windows-1252's 0x80-0x9F (the WHATWG Encoding table; its five unassigned bytes stay the C1 code point).
+ * Node 20's TextDecoder('windows-1252') decodes these as Latin-1 control characters: an en dash or a
+ * curly quote would arrive as U+0096 or U+0093.
+ */
+const CP1252_HIGH = [
+  0x20ac, 0x81, 0x201a, 0x192, 0x201e, 0x2026, 0x2020, 0x2021, 0x2c6, 0x2030, 0x160, 0x2039, 0x152, 0x8d, 0x17d, 0x8f,
+  0x90, 0x2018, 0x2019, 0x201c, 0x201d, 0x2022, 0x2013, 0x2014, 0x2dc, 0x2122, 0x161, 0x203a, 0x153, 0x9d, 0x17e, 0x178,
+]
+const CP1252 = Array.from({ length: 256 }, (_, b) => String.fromCharCode(b >= 0x80 && b < 0xa0 ? CP1252_HIGH[b - 0x80]! : b))
+
+/** Windows-1252 bytes as text: one character a byte. */
+function windows1252(bytes: Uint8Array): string {
+  let text = ''
+  for (let i = 0; i < bytes.length; i += 8192) text += Array.from(bytes.subarray(i, i + 8192), (b) => CP1252[b]).join('')
+  return text
+}
+
+/** Whether the first non-ASCII byte of `chunk` starts a whole UTF-8 character (then the file is UTF-8 that breaks later). */
+function startsUtf8(chunk: Uint8Array): boolean {
+  const first = chunk.findIndex((b) => b >= 0x80)
+  const lead = chunk[first]!
+  const size = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1
+  if (first + size > chunk.length) return false
+  try {
+    new TextDecoder('utf-8', { fatal: true }).decode(chunk.subarray(first, first + size))
+    return true
+  } catch {
+    return false
+  }
 }
 
 type LineTracker = ReturnType<typeof createLineTracker>

@@ -75,7 +75,7 @@ const commands: Record<string, CommandSpec> = {
     load: () => import('./commands/importFile.js'),
   },
   attendees: {
-    usage: 'attendees import --event ID [--map name=COL,email=COL,ticket=COL,type=COL,chip=COL,wallet=COL,note=COL,paid=COL] [--json] FILE.csv | attendees export --event ID [--format csv|json] [--out FILE]',
+    usage: 'attendees import --event ID [--map name=COL,email=COL,ticket=COL,type=COL,chip=COL,wallet=COL,note=COL,paid=COL] [--json] FILE.csv|FILE.xlsx | attendees export --event ID [--format csv|json] [--out FILE]',
     summary:
       "A guestbook event's guest list: import a CSV of pretix, Eventbrite, Luma, Hi.Events or Tito (told by its header) or any CSV with --map, " +
       'updating guests in place by ticket code (nothing imported if a row is bad); export it with chips, check-ins, exits and mint states',

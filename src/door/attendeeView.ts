@@ -16,16 +16,28 @@ export function displayName(name: string, publicNames: GuestbookEventRow['public
 }
 
 /**
+ * What staff call a guest: the name, or for a ticket nobody has named yet (a pretix or Tito list, issue
+ * 25) its ticket type and code, which is what the guest can show at the door.
+ *
+ * @example
+ * staffName({ name: '', ticketType: 'Conference Ticket', ticketCode: 'Q7PFR-3' }) // 'Conference Ticket · Q7PFR-3'
+ */
+export function staffName(row: Pick<AttendeeRow, 'name' | 'ticketType' | 'ticketCode'>): string {
+  return row.name.trim() !== '' ? row.name : `${row.ticketType} · ${row.ticketCode}`
+}
+
+/**
  * A guest as a feed row carries them: everything for staff; `publicAttendee` (src/wire/feedProtocol.ts)
  * keeps only the id, display name, ticket type and attention flag for the public screen.
  */
 export function attendeeView(row: AttendeeRow, event: Pick<GuestbookEventRow, 'publicNames'>): AttendeeView {
   return {
     id: row.id,
-    displayName: displayName(row.name, event.publicNames),
+    // The public screen never shows a ticket code (it is what gets someone in): a nameless guest is their ticket type there.
+    displayName: row.name.trim() === '' ? row.ticketType : displayName(row.name, event.publicNames),
     ticketType: row.ticketType,
     needsAttention: row.needsAttention === 1,
-    name: row.name,
+    name: staffName(row),
     email: row.email,
     ticketCode: row.ticketCode,
     note: row.note,

@@ -8,6 +8,7 @@ import { type DoorStats, doorStats } from '../door/doorStats.js'
 import { BadRequestError, ConflictError, NotFoundError } from '../errors.js'
 import type { CheckInSummary } from '../wire/feedProtocol.js'
 import { checkInSummary } from '../door/checkIns.js'
+import { staffName } from '../door/attendeeView.js'
 import { ticketCodeCandidates } from '../door/scannedCode.js'
 import { SEARCH_MIN_CHARS, searchTermLongEnough } from '../schemas/kiosk.js'
 import { freshStation, type KioskDeps, manualSummary, staffRow } from './staffActions.js'
@@ -36,7 +37,7 @@ export async function staffAttendee(store: Repositories, row: AttendeeRow): Prom
   const [chips, checkIn] = await Promise.all([store.attendeeChips.ofAttendee(row.id), store.checkIns.findActiveByAttendee(row.eventId, row.id)])
   return {
     id: row.id,
-    name: row.name,
+    name: staffName(row),
     email: row.email,
     ticketType: row.ticketType,
     ticketCode: row.ticketCode,

@@ -29,11 +29,15 @@ const tags = ['tapgate extension']
 const isStream = (body: unknown): body is AsyncIterable<Uint8Array> =>
   typeof body === 'object' && body !== null && Symbol.asyncIterator in body
 
-/** 415: the import's body is not `text/csv` (JSON or a form would be read as a CSV of nonsense). */
+/** The content types a guest list file is sent as: a CSV, or an .xlsx workbook (told apart by the file's bytes). */
+const XLSX_TYPE = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet'
+const FILE_TYPES = ['text/csv', XLSX_TYPE]
+
+/** 415: the import's body is not `text/csv` or xlsx (JSON or a form would be read as a CSV of nonsense). */
 class NotCsvError extends BaseError {
   override name = 'NotCsvError'
   constructor() {
-    super(415, 'unsupported_media_type', 'Send the guest list file as the body, with content-type text/csv')
+    super(415, 'unsupported_media_type', `Send the guest list file as the body, with content-type text/csv (or ${XLSX_TYPE} for an .xlsx)`)
   }
 }
 
@@ -47,7 +51,7 @@ const attendees: FastifyPluginAsyncZod = async (app) => {
   app.addHook('onRequest', app.requireApiKey)
   // The body stays a stream, written to a private file as it arrives (spoolUpload, bounded by MAX_CSV_BYTES) and
   // imported from there: a 50 MB upload is never a 50 MB buffer. A Content-Length past the bound is refused unread.
-  app.addContentTypeParser('text/csv', (request, payload, done) => {
+  app.addContentTypeParser(FILE_TYPES, (request, payload, done) => {
     const length = Number(request.headers['content-length'])
     if (Number.isFinite(length) && length > MAX_CSV_BYTES) done(new CsvTooLargeError(length))
     else done(null, payload)
@@ -105,13 +109,13 @@ const attendees: FastifyPluginAsyncZod = async (app) => {
   app.post('/events/:eventId/attendees/import', {
     schema: {
       tags,
-      summary: 'Import a guest list CSV (pretix, Eventbrite, Luma, Hi.Events, Tito, or any with ?map=): upserts by ticket code; a bad row imports nothing',
+      summary: 'Import a guest list CSV or .xlsx (pretix, Eventbrite, Luma, Hi.Events, Tito, or any with ?map=): upserts by ticket code; a bad row imports nothing',
       description:
-        'The body is the file (content-type text/csv, UTF-8 with or without BOM, "," or ";", at most 50 MB). Guests already on the list and not in the file stay, ' +
+        'The body is the file (content-type text/csv: UTF-8 with or without BOM, or Windows-1252, "," or ";"; or an .xlsx workbook; at most 50 MB). Guests already on the list and not in the file stay, ' +
         'with their check-ins. A bad row is 400 csv_rows_invalid with `errors` naming each line and column.',
       params: EventIdParams,
       querystring: ImportAttendeesQuery,
-      consumes: ['text/csv'],
+      consumes: FILE_TYPES,
       body: CsvUpload,
       security: security.apiKey,
       response: { 200: ImportAttendeesReport, ...errorResponses(400, 401, 404, 413, 414, 415) },
@@ -119,7 +123,8 @@ const attendees: FastifyPluginAsyncZod = async (app) => {
     handler: async (request) => {
       const team = teamOf(request)
       const body = request.body
-      if (!isStream(body) || !String(request.headers['content-type']).toLowerCase().startsWith('text/csv')) {
+      const type = String(request.headers['content-type']).toLowerCase()
+      if (!isStream(body) || !FILE_TYPES.some((fileType) => type.startsWith(fileType))) {
         await attendeeEvent(store, request.params.eventId, team.id)
         throw new NotCsvError()
       }

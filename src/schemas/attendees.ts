@@ -65,12 +65,16 @@ export const ImportAttendeesReport = z
     updated: z.number().int(),
     skipped: z
       .array(z.object({ line: z.number().int(), ticketCode: z.string(), reason: z.string() }))
-      .meta({ description: 'Rows the tool marks as admitting no one (cancelled, void, declined): not imported. The first 1,000' }),
+      .meta({ description: 'Rows the tool marks as admitting no one (cancelled, void, declined), and pretix positions of products that admit no one (no attendee: merch, add-ons): not imported, with the reason. The first 1,000' }),
     chipsBound: z.number().int(),
     warnings: z
       .array(z.object({ line: z.number().int(), column: z.string(), message: z.string() }))
       .meta({ description: 'Values left out instead of stopping the import (a wallet that is no address), or a chip a door bound meanwhile. The first 1,000' }),
     unpaid: z.number().int().meta({ description: 'Guests imported whose order is not paid (pretix pending, Hi.Events AWAITING_PAYMENT): the door refuses them not_paid unless the event admits unpaid guests' }),
+    fileType: z.enum(['csv', 'xlsx']).meta({ description: 'The file read: a CSV, or an .xlsx workbook (told by its content)' }),
+    sheet: z.string().nullable().meta({ description: "The workbook's sheet read: pretix's Order positions (any language) when there is one, else the first; null for a CSV" }),
+    encoding: z.enum(['utf-8', 'windows-1252']).meta({ description: 'How the CSV was read: UTF-8, or Windows-1252 (what Excel on Windows saves as plain "CSV"), told by its bytes' }),
+    nameless: z.number().int().meta({ description: 'Guests imported without a name (a pretix or Tito ticket nobody has named yet): flagged needsAttention, shown to staff by ticket type and code' }),
   })
   .meta({ id: 'AttendeeImportReport' })
 

@@ -273,9 +273,16 @@ describe('readCsvStream: the same reading as readCsv, a piece at a time (issue 2
     })
   })
 
-  test('not UTF-8, a NUL, over 50 MB: the errors readCsv gives', async () => {
+  test('Windows-1252, not UTF-8 nor 1252, a NUL, over 50 MB: the errors readCsv gives', async () => {
     expect(await all('Guest,Barcode\nAda,A1\n', 3)).toMatchObject({ rows: [{ line: 2, cells: ['Ada', 'A1'] }] })
-    const bad = Buffer.concat([Buffer.from('Guest,Barcode\nAda,'), Buffer.from([0xc3, 0x28]), Buffer.from('\n')])
+    // Not UTF-8 from its first non-ASCII byte: Windows-1252 (issue 25), where 0xC3 is Ã.
+    const cp1252 = Buffer.concat([Buffer.from('Guest,Barcode\nAda,'), Buffer.from([0xc3, 0x28]), Buffer.from('\n')])
+    const read1252 = await readCsvStream((async function* () { yield cp1252 })())
+    const rows1252 = []
+    for await (const row of read1252.rows) rows1252.push(row.cells)
+    expect([rows1252, read1252.encoding()]).toEqual([[['Ada', 'Ã(']], 'windows-1252'])
+    // Valid UTF-8 first (é), a byte that is not later: neither encoding, refused.
+    const bad = Buffer.concat([Buffer.from('Guest,Barcode\nRené,A1\nAda,'), Buffer.from([0xc3, 0x28]), Buffer.from('\n')])
     expect(await readCsvStream((async function* () { yield bad })()).then(async (csv) => { for await (const _ of csv.rows); }, (e: unknown) => e)).toMatchObject({ code: 'csv_unreadable' })
     expect(await all('Guest,Barcode\nA\0da,A1\n', 2).catch((e: unknown) => e)).toMatchObject({ message: 'The file is not text: it holds a NUL byte (line 2)' })
     const big = (async function* () {

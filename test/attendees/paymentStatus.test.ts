@@ -21,12 +21,12 @@ test("pretix's order positions: Status pending in English and its five languages
   expect(skipped.entries.map((e) => e.paid)).toEqual([false])
 })
 
-test("pretix's check-in list: Paid No/Nein/Non/Nee/No (es, it) is not paid, Yes/Ja/Oui/Sí/Sì paid; the header translated too", () => {
+test("pretix's check-in list: Paid No/Nein/Non/Nee/No (es, it) is not paid, Yes/Ja/Oui/Sí/Sì paid", () => {
   const [header, row] = lines('pretix-checkin.csv')
   const words = ['No', 'Nein', 'Non', 'Nee', 'no', 'Yes', 'Ja', 'Oui', 'Si', 'Sì']
   const rows = words.map((word, i) => `${row!.replace('u8m2kq4x7ts9hbnw3cyv6ea5rdpf2jgz', `secret${i}`)},"${word}"`)
   expect(paidOf([`${header},"Paid"`, ...rows].join('\n'))).toEqual(words.map((_, i) => i >= 5))
-  for (const paidHeader of ['bezahlt', 'Payé', 'Pagado', 'Betaald', 'Pagato']) expect(paidOf(`${header},"${paidHeader}"\n${row},"Non"`)).toEqual([false])
+  // A translated Paid header comes with the rest of the header in that language: translatedHeaders.test.ts.
   // Without the column the list holds paid orders only (pretix adds it when the list includes pending ones).
   expect(paidOf(lines('pretix-checkin.csv').join('\n'))).toEqual([true, true, true])
 })

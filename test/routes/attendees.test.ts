@@ -123,9 +123,9 @@ describe('GET /events/:eventId/attendees/export', () => {
   })
 })
 
-test('the OpenAPI document lists the three operations under "tapgate extension", the import as text/csv', async () => {
+test('the OpenAPI document lists the three operations under "tapgate extension", the import as text/csv or .xlsx', async () => {
   const doc = (await call(gw, { method: 'GET', url: '/openapi.json' })).body
   const ops = ['/events/{eventId}/attendees', '/events/{eventId}/attendees/import', '/events/{eventId}/attendees/export']
   for (const op of ops) expect(Object.values(doc.paths[op]).map((o) => (o as { tags: string[] }).tags)).toEqual([['tapgate extension']])
-  expect(Object.keys(doc.paths['/events/{eventId}/attendees/import'].post.requestBody.content)).toEqual(['text/csv'])
+  expect(Object.keys(doc.paths['/events/{eventId}/attendees/import'].post.requestBody.content)).toEqual(['text/csv', 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet'])
 })

@@ -50,24 +50,29 @@ function createOut(file: string): number {
 function summary(file: string, r: ImportAttendeesReport): string[] {
   return [
     `${file}: ${r.formatLabel}, ${r.imported} guest${r.imported === 1 ? '' : 's'} imported into event ${r.eventId} (${r.inserted} new, ${r.updated} updated), ${r.chipsBound} chip${r.chipsBound === 1 ? '' : 's'} bound`,
+    ...(r.sheet === null ? [] : [`  read sheet "${r.sheet}" of the workbook`]),
+    ...(r.encoding === 'windows-1252' ? ['  read as Windows-1252 (Excel\'s plain "CSV"): the file is not UTF-8'] : []),
     ...r.skipped.map((s) => `  skipped line ${s.line} (${s.ticketCode || 'no ticket code'}): ${s.reason}`),
     ...r.warnings.map((w) => `  warning line ${w.line}, ${w.column}: ${w.message}`),
     ...(r.unpaid === 0
       ? []
       : [`  ${r.unpaid} not paid (the tool says the order waits for payment): the door refuses ${r.unpaid === 1 ? 'this guest' : 'them'} "not paid" unless tapgate event set --admit-unpaid yes`]),
+    ...(r.nameless === 0
+      ? []
+      : [`  ${r.nameless} without a name (a ticket nobody has named yet): flagged for staff, who see ${r.nameless === 1 ? 'it' : 'them'} as "ticket type · ticket code"`]),
     'Guests already on the list and not in this file stay, with their check-ins.',
   ]
 }
 
 /**
- * `tapgate attendees import --event ID [--map name=COL,…] FILE.csv`: a guest list into an event (all
+ * `tapgate attendees import --event ID [--map name=COL,…] FILE.csv|FILE.xlsx`: a guest list into an event (all
  * of it, or nothing when a row is bad). `tapgate attendees export --event ID [--format csv|json]
  * [--out FILE]`: the list with what happened at the door.
  */
 export async function run(positionals: string[], flags: Flags) {
   const action = positionals[0]
   if (action === 'import') {
-    const file = onePositional(positionals.slice(1), 'guest list file (CSV)')
+    const file = onePositional(positionals.slice(1), 'guest list file (CSV or .xlsx)')
     const eventId = eventIdOf(flags)
     const input = readGuestList(file)
     await withStore(flags, async (store) => {
