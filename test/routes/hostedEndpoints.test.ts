@@ -105,6 +105,15 @@ describe('GET /chips/find', () => {
     expect((await find(`${spent.slice('/tap'.length)}&d=101`)).body.isValidTap).toBe(false)
   })
 
+  test('20 simultaneous finds of one URL: exactly one isValidTap true, one ref minted', async () => {
+    await setup()
+    const query = findQuery(UID.token, 30)
+    const answers = await Promise.all(Array.from({ length: 20 }, () => find(query)))
+    expect(answers.map((a) => a.status)).toEqual(Array(20).fill(200))
+    expect(answers.filter((a) => a.body.isValidTap)).toHaveLength(1)
+    expect(answers.filter((a) => a.body.ref !== undefined)).toHaveLength(1)
+  })
+
   test('a forged c, a URL made with other keys, an unregistered chip: one 400 tap_refused, nothing spent', async () => {
     await setup()
     const good = findQuery(UID.token, 20)
