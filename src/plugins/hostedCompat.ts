@@ -52,7 +52,11 @@ const withPoapEventId = (event: unknown): unknown => {
 export default fp(
   async (app) => {
     if (app.services.config.compat !== 'iyk') return
-    app.addHook('preSerialization', async (_request, reply, payload) => (reply.statusCode < 400 ? toHostedShape(payload) : payload))
+    // API answers only: the OpenAPI document (hidden, no response schema) has keys named proofEvent too.
+    app.addHook('preSerialization', async (request, reply, payload) => {
+      const schema = request.routeOptions.schema
+      return reply.statusCode < 400 && schema?.response !== undefined && schema.hide !== true ? toHostedShape(payload) : payload
+    })
   },
   { name: 'hosted-compat', dependencies: ['services'] },
 )

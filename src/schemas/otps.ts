@@ -17,8 +17,8 @@ export const OtpResponse = z
     proofEvent: z.object({ id: z.number(), proofEventId: z.number(), status: ProofEventStatus }).optional(),
     poapEvent: z
       .object({ id: z.number(), poapEventId: z.number(), status: ProofEventStatus })
-      .optional()
-      .meta({ description: 'compat=iyk only: proofEvent under the hosted API\'s names' }),
+      .meta({ description: 'compat=iyk only: proofEvent under the hosted API\'s names' })
+      .optional(),
     guestbookEvent: z
       .object({
         id: z.number(),

@@ -1,3 +1,5 @@
+import AjvDraft04 from 'ajv-draft-04'
+import addFormats from 'ajv-formats'
 import { afterEach, describe, expect, test } from 'vitest'
 import type { ConfigInput } from '../../src/config.js'
 import { type BackendGateway, call, CONTRACT, createBackendGateway, GUESTBOOK, metadata, queryRows, seedSunChip, seedSunProfile, seedTeam, sunTapUrl, tapChip } from '../helpers/gateway.js'
@@ -37,6 +39,18 @@ async function setup(config: ConfigInput = {}) {
   return team
 }
 
+type Doc = { paths: Record<string, Record<string, { responses: Record<string, { content: Record<string, { schema: object }> }> }>>; components: object }
+
+/** Asserts a compat answer validates against what the gateway's own OpenAPI document says of it. */
+async function expectDocumented(method: string, path: string, res: { status: number; body: unknown }) {
+  const doc = JSON.parse((await gw.app.inject({ url: '/openapi.json' })).body) as Doc
+  const schema = doc.paths[path]![method]!.responses[String(res.status)]!.content['application/json']!.schema
+  const ajv = new AjvDraft04.default({ strict: false })
+  addFormats.default(ajv)
+  const validate = ajv.compile({ ...schema, components: doc.components })
+  expect(validate(res.body), `${method} ${path} ${res.status}: ${JSON.stringify(validate.errors)}`).toBe(true)
+}
+
 const day2Id = async () => (await queryRows<{ id: number }>(gw.store, "SELECT id FROM guestbook_events WHERE name = 'Day 2'"))[0]!.id
 const assignedTo = async (eventId: number) =>
   (await queryRows<{ chip_uid: string }>(gw.store, `SELECT chip_uid FROM guestbook_event_chips WHERE event_id = ${Number(eventId)} ORDER BY chip_uid`)).map((r) => r.chip_uid)
@@ -62,6 +76,8 @@ describe('compat=iyk: what hosted-API apps read back', () => {
     expect(otp.status).toBe(200)
     expect(otp.body.poapEvent).toMatchObject({ poapEventId: 501, status: 'active' })
     expect(otp.body.proofEvent).toMatchObject({ proofEventId: 501 })
+    await expectDocumented('get', '/refs/{id}', res)
+    await expectDocumented('get', '/otps/{id}', otp)
   })
 
   test('errors: {statusCode, error: reason phrase, message} with our code under code', async () => {
@@ -71,15 +87,18 @@ describe('compat=iyk: what hosted-API apps read back', () => {
     expect(missing.body).toMatchObject({ statusCode: 404, error: 'Not Found', success: false })
     expect(missing.body.message).toMatch(/\S/)
     expect(missing.body.code).toMatch(/^[a-z_]+$/)
+    await expectDocumented('get', '/refs/{id}', missing)
 
     const bad = await call(gw, { method: 'POST', url: '/events/assign/legacy', headers: { 'x-iyk-api-key': apiKey }, payload: { guestbookEventId: await day2Id(), tagUIDs: ['131125262064475x'] } })
     expect(bad.status).toBe(400)
     expect(bad.body).toMatchObject({ statusCode: 400, error: 'Bad Request', code: 'validation_failed' })
     expect(bad.body.errors['tagUIDs.0']).toMatch(/decimal form/)
+    await expectDocumented('post', '/events/assign/legacy', bad)
 
     const noKey = await call(gw, { method: 'POST', url: '/events/assign/legacy', headers: { 'x-iyk-api-key': 'wrong' }, payload: { guestbookEventId: 1, tagUIDs: [DECIMAL] } })
     expect(noKey.status).toBe(401)
     expect(noKey.body).toMatchObject({ statusCode: 401, error: 'Unauthorized', code: 'invalid_api_key' })
+    await expectDocumented('post', '/events/assign/legacy', noKey)
 
     const noRoute = await call(gw, { url: '/nowhere' })
     expect(noRoute.body).toEqual({ statusCode: 404, error: 'Not Found', success: false, code: 'route_not_found', message: 'No route GET /nowhere' })
