@@ -53,7 +53,7 @@ async function expectDocumented(method: string, path: string, res: { status: num
 
 const day2Id = async () => (await queryRows<{ id: number }>(gw.store, "SELECT id FROM guestbook_events WHERE name = 'Day 2'"))[0]!.id
 const assignedTo = async (eventId: number) =>
-  (await queryRows<{ chip_uid: string }>(gw.store, `SELECT chip_uid FROM guestbook_event_chips WHERE event_id = ${Number(eventId)} ORDER BY chip_uid`)).map((r) => r.chip_uid)
+  (await queryRows<{ uid: string }>(gw.store, `SELECT chip_uid AS uid FROM guestbook_event_chips WHERE event_id = ${Number(eventId)} ORDER BY chip_uid`)).map((r) => r.uid)
 
 describe('compat=iyk: what hosted-API apps read back', () => {
   test('GET /refs/:id with x-iyk-api-key and the includes: decimal uid, poapEvents[0].{poapEventId, otp, status}, linkedToken.otp, guestbookEvents[0]', async () => {
