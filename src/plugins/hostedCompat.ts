@@ -21,6 +21,9 @@ export function hostedErrorBody(status: number, body: ErrorBody): Record<string,
 
 const HEX_UID = /^[0-9A-F]{14}$/
 
+/** The OpenAPI tags of the operations the hosted API has (the spec's, and issue 26's own). */
+const HOSTED_TAGS = new Set(['refs', 'otps', 'phygitals', 'transfers', 'chips', 'guestbook', 'metadata', 'taps', 'hosted API compatibility'])
+
 /**
  * A JSON answer as the hosted API writes it: every `uid` (and `uids`, `updatedTags`) in decimal, and
  * the proof events also under the hosted names (`poapEvents[].poapEventId`, `poapEvent`). Done once
@@ -52,10 +55,12 @@ const withPoapEventId = (event: unknown): unknown => {
 export default fp(
   async (app) => {
     if (app.services.config.compat !== 'iyk') return
-    // API answers only: the OpenAPI document (hidden, no response schema) has keys named proofEvent too.
+    // The hosted API's operations only: our own clients (station, kiosk page, claim links, guest lists)
+    // read hex UIDs, and the OpenAPI document (hidden) has keys named proofEvent too.
     app.addHook('preSerialization', async (request, reply, payload) => {
       const schema = request.routeOptions.schema
-      return reply.statusCode < 400 && schema?.response !== undefined && schema.hide !== true ? toHostedShape(payload) : payload
+      const hosted = schema?.hide !== true && (schema?.tags ?? []).some((tag) => HOSTED_TAGS.has(tag)) && !request.routeOptions.url?.startsWith('/station')
+      return reply.statusCode < 400 && hosted ? toHostedShape(payload) : payload
     })
   },
   { name: 'hosted-compat', dependencies: ['services'] },

@@ -1,6 +1,7 @@
 import AjvDraft04 from 'ajv-draft-04'
 import addFormats from 'ajv-formats'
 import { afterEach, describe, expect, test } from 'vitest'
+import { createStation } from '../../src/stations/stations.js'
 import type { ConfigInput } from '../../src/config.js'
 import { type BackendGateway, call, CONTRACT, createBackendGateway, GUESTBOOK, metadata, queryRows, seedSunChip, seedSunProfile, seedTeam, sunTapUrl, tapChip } from '../helpers/gateway.js'
 
@@ -122,6 +123,17 @@ describe('compat=iyk: what hosted-API apps read back', () => {
       await gw.close()
     }
   })
+})
+
+test("compat=iyk leaves our own clients' routes alone: a station tap's answer keeps the hex uid the station reads", async () => {
+  const { teamId } = await setup({ compat: 'iyk' })
+  await seedSunProfile(gw, { teamId, name: 'aes', metaKey: META, fileKey: FILE })
+  await seedSunChip(gw, { teamId, uid: HEX, profileName: 'aes' })
+  const { token } = await gw.store.tx((tx) => createStation(tx, { teamId, name: 'desk', now: gw.clock.now }))
+  const url = `https://tap.example${sunTapUrl({ metaKey: META, fileKey: FILE, uid: HEX, counter: 4 })}`
+  const res = await call(gw, { method: 'POST', url: '/station/taps', headers: { 'x-station-token': token }, payload: { rfUid: HEX, url } })
+  expect(res.status).toBe(200)
+  expect(res.body.uid).toBe(HEX)
 })
 
 describe('always on: x-iyk-* headers and decimal UIDs on input', () => {
