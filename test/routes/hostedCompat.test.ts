@@ -158,6 +158,22 @@ describe('always on: x-iyk-* headers and decimal UIDs on input', () => {
     })
   }
 
+  test('self-service transfer: tagUID in decimal is the chip in hex (same answer as the hex form); a bad one is a 400', async () => {
+    const { apiKey } = await setup()
+    const unknown = '04D0A0C0B0A001'
+    const send = (tagUID: string) =>
+      call(gw, { method: 'POST', url: '/phygitals/transfer/self-service', headers: { 'x-iyk-api-key': apiKey }, payload: { tagUID, recipient: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8' } })
+    const byHex = await send(unknown)
+    const byDecimal = await send(BigInt(`0x${unknown}`).toString())
+    expect(byHex.status).toBe(404)
+    expect(byDecimal.status).toBe(byHex.status)
+    expect(byDecimal.body).toEqual(byHex.body)
+    expect(byDecimal.body.message).toContain(unknown)
+    const bad = await send('1311252620644752x')
+    expect(bad.status).toBe(400)
+    expect(bad.body.errors.tagUID).toMatch(/decimal form/)
+  })
+
   test('x-iyk-code is read as the OTP header: an unknown code is otp_invalid (not otp_missing)', async () => {
     await setup()
     const body = { recipient: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8' }
