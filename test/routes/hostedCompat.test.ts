@@ -183,6 +183,19 @@ describe('always on: x-iyk-* headers and decimal UIDs on input', () => {
     const wrong = await call(gw, { method: 'POST', url: '/phygitals/claim-registration/pullable', headers: { 'x-iyk-code': 'not-a-code' }, payload: body })
     expect(wrong.status).toBe(401)
     expect(wrong.body.error).toBe('otp_invalid')
+    // A real code through x-iyk-code passes the OTP check and reaches the domain rule (a chip with no token).
+    const code: string = (await call(gw, { url: `/refs/${await tapChip(gw, OTHER)}` })).body.otp
+    const real = await call(gw, { method: 'POST', url: '/phygitals/claim-registration/pullable', headers: { 'x-iyk-code': code }, payload: body })
+    expect(real).toMatchObject({ status: 409, body: { error: 'chip_not_linked' } })
+  })
+
+  test('compat=iyk: a domain refusal reached through x-iyk-code is a hosted-shaped 409', async () => {
+    await setup({ compat: 'iyk' })
+    const code: string = (await call(gw, { url: `/refs/${await tapChip(gw, OTHER)}` })).body.otp
+    const res = await call(gw, { method: 'POST', url: '/phygitals/claim-registration/pullable', headers: { 'x-iyk-code': code }, payload: { recipient: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8' } })
+    expect(res.status).toBe(409)
+    expect(res.body).toMatchObject({ statusCode: 409, error: 'Conflict', code: 'chip_not_linked', success: false })
+    expect(res.body.message).toMatch(/\S/)
   })
 
   test('UID boundary cases are a 400 naming the forms, and nothing is assigned', async () => {
