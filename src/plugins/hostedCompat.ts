@@ -1,4 +1,5 @@
 import { STATUS_CODES } from 'node:http'
+import type { FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { decimalUid } from '../schemas/common.js'
 
@@ -51,17 +52,24 @@ const withPoapEventId = (event: unknown): unknown => {
   return { ...rest, poapEventId: proofEventId }
 }
 
+/**
+ * Whether a request is for one of the hosted API's operations (by OpenAPI tag), or for no route at all.
+ * Our own clients' routes are not: the station, the kiosk page, claim links and guest lists read hex
+ * UIDs and switch on `error` codes. The OpenAPI document (hidden) is not either.
+ */
+export function isHostedRequest(request: FastifyRequest): boolean {
+  if (request.is404) return true
+  const schema = request.routeOptions.schema
+  return schema?.hide !== true && (schema?.tags ?? []).some((tag) => HOSTED_TAGS.has(tag)) && !request.routeOptions.url?.startsWith('/station')
+}
+
 /** With compat=iyk, rewrites JSON answers to the hosted API's names (errors: errorHandler.ts). */
 export default fp(
   async (app) => {
     if (app.services.config.compat !== 'iyk') return
-    // The hosted API's operations only: our own clients (station, kiosk page, claim links, guest lists)
-    // read hex UIDs, and the OpenAPI document (hidden) has keys named proofEvent too.
-    app.addHook('preSerialization', async (request, reply, payload) => {
-      const schema = request.routeOptions.schema
-      const hosted = schema?.hide !== true && (schema?.tags ?? []).some((tag) => HOSTED_TAGS.has(tag)) && !request.routeOptions.url?.startsWith('/station')
-      return reply.statusCode < 400 && hosted ? toHostedShape(payload) : payload
-    })
+    app.addHook('preSerialization', async (request, reply, payload) =>
+      reply.statusCode < 400 && isHostedRequest(request) ? toHostedShape(payload) : payload,
+    )
   },
   { name: 'hosted-compat', dependencies: ['services'] },
 )
