@@ -1,7 +1,8 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterEach, beforeEach, expect, test } from 'vitest'
-import { type BackendGateway, createBackendGateway, metadata, seedTeam, testDir } from '../helpers/gateway.js'
+import { type BackendGateway, createBackendGateway, testDir } from '../helpers/gateway.js'
+import { seedGuestEvent } from './guestEvent.js'
 import { backendCli } from '../helpers/backendCli.js'
 import { TOOL_EXPORTS } from './toolExports.js'
 
@@ -16,12 +17,7 @@ let eventId: number
 
 beforeEach(async () => {
   gw = await createBackendGateway()
-  const { teamId } = await seedTeam(gw, {
-    name: 'Venue',
-    chips: [{ uid: CHIP }],
-    guestbookContracts: [{ name: 'Guests', symbol: 'GST', chainId: 31337, events: [{ name: 'Opening', tokenId: '1', metadata: metadata() }] }],
-  })
-  eventId = (await gw.store.guestbook.listEvents(teamId))[0]!.id
+  eventId = (await seedGuestEvent(gw, { chips: [{ uid: CHIP }] })).eventId
 })
 afterEach(async () => {
   killAll()

@@ -1,7 +1,8 @@
 import { parse } from 'csv-parse/sync'
 import writeXlsxFile from 'write-excel-file/node'
 import { afterEach, beforeEach, describe, expect, test } from 'vitest'
-import { type BackendGateway, call, createBackendGateway, metadata, seedTeam } from '../helpers/gateway.js'
+import { type BackendGateway, call, createBackendGateway } from '../helpers/gateway.js'
+import { seedGuestEvent } from './guestEvent.js'
 import { hiEventsRows, pretixPositions } from './translatedExports.js'
 
 // Issue 25 point 5 through the API: the .xlsx that pretix offers first ("Order data") and Hi.Events only
@@ -16,12 +17,9 @@ let apiKey: string
 
 beforeEach(async () => {
   gw = await createBackendGateway()
-  const seeded = await seedTeam(gw, {
-    name: 'Venue',
-    guestbookContracts: [{ name: 'Guests', symbol: 'GST', chainId: 31337, events: [{ name: 'Opening', tokenId: '1', metadata: metadata() }] }],
-  })
+  const seeded = await seedGuestEvent(gw)
   apiKey = seeded.apiKey
-  eventId = (await gw.store.guestbook.listEvents(seeded.teamId))[0]!.id
+  eventId = seeded.eventId
 })
 afterEach(() => gw.close())
 

@@ -1,51 +1,31 @@
-import { spawn, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { parse } from 'csv-parse/sync'
 import writeXlsxFile from 'write-excel-file/node'
 import { afterEach, beforeEach, expect, test } from 'vitest'
-import { type BackendGateway, createBackendGateway, metadata, seedTeam, testDir } from '../helpers/gateway.js'
-import { cliPath, repoRoot } from '../helpers/processes.js'
+import { type BackendGateway, createBackendGateway, testDir } from '../helpers/gateway.js'
+import { seedGuestEvent } from './guestEvent.js'
+import { backendCli } from '../helpers/backendCli.js'
 import { hiEventsRows, hiEventsTicketName, pretixCheckin, pretixPositions } from './translatedExports.js'
 
 // Issue 25 points 1, 2 and 5 as organisers run them: `tapgate attendees import` from the bin on this run's
 // engine, one run per tool and variant (files built from the catalogues' strings: translatedExports.ts).
 
 const fixtures = path.join(import.meta.dirname, '../fixtures/attendees')
-const baseEnv: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(PORT|HOST|TAPGATE_)/.test(name)))
-const children = new Set<ChildProcess>()
 
 let gw: BackendGateway
 let eventId: number
 
 beforeEach(async () => {
   gw = await createBackendGateway()
-  const { teamId } = await seedTeam(gw, {
-    name: 'Venue',
-    guestbookContracts: [{ name: 'Guests', symbol: 'GST', chainId: 31337, events: [{ name: 'Opening', tokenId: '1', metadata: metadata() }] }],
-  })
-  eventId = (await gw.store.guestbook.listEvents(teamId))[0]!.id
+  eventId = (await seedGuestEvent(gw)).eventId
 })
 afterEach(async () => {
-  for (const child of children) if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) process.kill(child.pid, 'SIGKILL')
-  children.clear()
+  killAll()
   await gw.close()
 })
 
-type Result = { code: number | null; stdout: string; stderr: string }
-function cli(...args: string[]): Promise<Result> {
-  return new Promise((resolve, reject) => {
-    const env = { ...baseEnv, TAPGATE_DATA_DIR: gw.dataDir, ...(gw.databaseUrl ? { TAPGATE_DATABASE_URL: gw.databaseUrl, TAPGATE_EMBEDDED_CHAIN: 'false' } : {}) }
-    const child = spawn(process.execPath, [cliPath, ...args], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] })
-    children.add(child)
-    let stdout = ''
-    let stderr = ''
-    child.stdout!.setEncoding('utf8').on('data', (c: string) => (stdout += c))
-    child.stderr!.setEncoding('utf8').on('data', (c: string) => (stderr += c))
-    child.once('error', reject)
-    child.once('close', (code) => resolve({ code, stdout, stderr }))
-  })
-}
+const { run: cli, killAll } = backendCli(() => gw)
 
 const write = (name: string, body: string | Buffer) => {
   const file = path.join(testDir(), name)

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from 'vitest'
-import { type BackendGateway, call, createBackendGateway, metadata, seedTeam } from '../helpers/gateway.js'
+import { type BackendGateway, call, createBackendGateway } from '../helpers/gateway.js'
+import { seedGuestEvent } from './guestEvent.js'
 import { hiEvents, hiEventsTicketName, LANGS, pretixCheckin, pretixPositions } from './translatedExports.js'
 
 // Issue 25 point 1 through the API: pretix's check-in list and order positions and Hi.Events' attendees in
@@ -13,12 +14,9 @@ let apiKey: string
 
 beforeEach(async () => {
   gw = await createBackendGateway()
-  const seeded = await seedTeam(gw, {
-    name: 'Venue',
-    guestbookContracts: [{ name: 'Guests', symbol: 'GST', chainId: 31337, events: [{ name: 'Opening', tokenId: '1', metadata: metadata() }] }],
-  })
+  const seeded = await seedGuestEvent(gw)
   apiKey = seeded.apiKey
-  eventId = (await gw.store.guestbook.listEvents(seeded.teamId))[0]!.id
+  eventId = seeded.eventId
 })
 afterEach(() => gw.close())
 

@@ -3,7 +3,8 @@ import path from 'node:path'
 import { parse } from 'csv-parse/sync'
 import { afterEach, beforeEach, expect, test } from 'vitest'
 import { scannedGuest } from '../../src/door/doorGuest.js'
-import { type BackendGateway, createBackendGateway, metadata, seedTeam, testDir } from '../helpers/gateway.js'
+import { type BackendGateway, createBackendGateway, testDir } from '../helpers/gateway.js'
+import { seedGuestEvent } from './guestEvent.js'
 import { backendCli } from '../helpers/backendCli.js'
 
 // Issue 25 points 3 and 4 as users run it: `tapgate attendees import|export` and `tapgate event set
@@ -17,11 +18,7 @@ let eventId: number
 
 beforeEach(async () => {
   gw = await createBackendGateway()
-  const { teamId } = await seedTeam(gw, {
-    name: 'Venue',
-    guestbookContracts: [{ name: 'Guests', symbol: 'GST', chainId: 31337, events: [{ name: 'Opening', tokenId: '1', metadata: metadata() }] }],
-  })
-  eventId = (await gw.store.guestbook.listEvents(teamId))[0]!.id
+  eventId = (await seedGuestEvent(gw)).eventId
 })
 afterEach(async () => {
   killAll()
