@@ -102,6 +102,10 @@ const recipient = (n: number): Address => privateKeyToAddress(`0x${n.toString(16
 const leaseRow = async () => (await sql<{ holder: string; epoch: number }[]>`SELECT holder, epoch::int AS epoch FROM relayer_leases WHERE chain_id = ${CHAIN}`)[0]
 const chainClient = () => createPublicClient({ transport: http(rpcUrl) })
 
+/** The last of what gateways printed (warn and up, and their stderr): what a failure message needs to say why. */
+const logsOf = (gateways: readonly Server[]) =>
+  gateways.map((g) => `--- ${g.url} stdout:\n${g.stdout().slice(-3000)}\n--- stderr:\n${g.stderr().slice(-1500)}`).join('\n')
+
 /** Waits for the outbox to drain, then checks chain and outbox agree: one TransferSingle per mined mint, nonces neither reused nor skipped. */
 async function expectOutboxOnChain(gateways: readonly Server[] = []): Promise<{ minted: number }> {
   try {
@@ -110,7 +114,7 @@ async function expectOutboxOnChain(gateways: readonly Server[] = []): Promise<{ 
     const open = await sql`SELECT id, nonce, status, sent_by, last_error FROM chain_txs WHERE status <> 'mined' ORDER BY nonce LIMIT 5`
     const [lease] = await sql`SELECT holder, epoch, expires_at FROM relayer_leases`
     // What the relayers logged (warn and up) says why: a refused broadcast, a failed tick.
-    const logs = gateways.map((g) => `--- ${g.url} stdout:\n${g.stdout().slice(-3000)}\n--- stderr:\n${g.stderr().slice(-1500)}`).join('\n')
+    const logs = logsOf(gateways)
     // And what the chain has: the sender's nonces, the first stuck row's versions, the row before it.
     const [first] = await sql<{ id: number; nonce: number; sender: Address; txHash: Hex; initialTxHash: Hex }[]>`
       SELECT id, nonce::int AS nonce, sender, tx_hash AS "txHash", initial_tx_hash AS "initialTxHash" FROM chain_txs WHERE status <> 'mined' ORDER BY nonce LIMIT 1`
@@ -228,7 +232,8 @@ describe.skipIf(!HAS_POSTGRES)('gateways on one PostgreSQL when a gateway or the
     )
     expect(after.epoch).toBe(before!.epoch + 1)
     expect(takeoverMs).toBeLessThanOrEqual(LEASE_MS + POLL_MS + 1000)
-    expect(refused).toEqual([])
+    // A 500 from A was seen once in a clean-clone run (issue 24) and in none of the runs after it: the gateways' logs say why next time.
+    expect(refused, refused.length > 0 ? logsOf([a, b]) : undefined).toEqual([])
     // Every mint sent to B was answered, before and after the kill.
     expect(recipients.filter((_, i) => i % 2 === 1).every((r) => accepted.has(r) || conflicts.has(r))).toBe(true)
     // Mints queue at READ COMMITTED (the nonce row's lock orders them): none is refused for a lost race.
