@@ -87,12 +87,22 @@ export async function recoverTransfer(p: { store: Store; chain: Chain; config: C
   const unknownMoves = outsideNow - (transfer.knownOutsideMoves ?? token.outsideMoves ?? 0)
   if (unknownMoves > 0)
     return giveUp(p, transfer, token, owner, `the token moved ${unknownMoves} time(s) outside the gateway after the transfer was accepted; not re-signed over a move the gateway did not make`, onChainNonce)
+  // The head the relayer recorded can be a poll behind the blocks that expired the signature: signed
+  // against it, the new transaction would expire as the old one did, re-sign after re-sign.
+  let head: number
+  try {
+    head = Number(await chain.rpc.blockNumber())
+  } catch (error) {
+    if (error instanceof ChainUnreachableError || error instanceof RpcError)
+      return giveUp(p, transfer, token, owner, `the chain's head could not be read to re-sign (${error.message}); not re-signed`)
+    throw error
+  }
   const method = owner === null ? 'mintNFT' : 'claimNFT'
   const queued = await store.tx(async (tx) => {
     // Transfers of this token still queued will each move it once before ours lands (they were queued first).
     const ahead = await tx.transfers.countPendingOfToken(token.id)
     await tx.chainTxs.setTokenNonce(chain.chainId, contract, token.tokenId, Number(onChainNonce) + ahead)
-    const signed = await signTransferTx(tx, chain, { token, recipient, method, now: p.now, config: p.config })
+    const signed = await signTransferTx(tx, chain, { token, recipient, method, now: p.now, config: p.config, head })
     await tx.transfers.resign(transfer.id, signed.id, method)
     await passWatch(tx, row, signed.id)
     return signed

@@ -13,6 +13,8 @@ export type SignTransferTxParameters = {
   method: TransferMethod
   now: number
   config: Config
+  /** The chain's head, read just now; else the relayer's last recorded head (at most one poll old). */
+  head?: number
 }
 
 /**
@@ -27,7 +29,7 @@ export type SignTransferTxParameters = {
 export async function signTransferTx(tx: Tx, chain: ChainSigner, p: SignTransferTxParameters): Promise<QueuedTx> {
   const contract = p.token.contractAddress as Address
   const nonce = await tx.chainTxs.allocateTokenNonce(chain.chainId, contract, p.token.tokenId)
-  const head = (await tx.chainTxs.getHead(chain.chainId))?.blockNumber ?? 0
+  const head = p.head ?? (await tx.chainTxs.getHead(chain.chainId))?.blockNumber ?? 0
   // Far in the future: a queued transfer must survive an outage. It is bound to recipient and the token's nonce, so it can only ever do this move.
   const blockExpiry = BigInt(head + p.config.chain.relayedSignatureBlocks)
   const tokenId = BigInt(p.token.tokenId)

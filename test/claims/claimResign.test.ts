@@ -10,7 +10,8 @@ let shop: ClaimStation
 
 beforeAll(async () => {
   // Relayed signatures valid 20 blocks past the head: a held relayer lets one expire (the re-sign case left by issue 24 §1).
-  gw = await createBackendChainGateway({ config: { chain: { relayedSignatureBlocks: 20 } } })
+  // A slow poll keeps the relayer's recorded head behind the mined blocks: the re-sign must read the chain's own.
+  gw = await createBackendChainGateway({ config: { chain: { relayedSignatureBlocks: 20, pollIntervalMs: 5000 } } })
   shop = await setUpClaimStation(gw, { listen: false })
 }, 60_000)
 afterAll(async () => {
@@ -39,11 +40,12 @@ test("a claim's transfer re-signed after a revert: the kiosk follows the new tra
 
   const current = await until('the transfer is re-signed and its new transaction mined', async () => {
     const transfer = (await gw.store.transfers.get(transferId))!
-    // Re-signed once, or again when the head the first re-sign used was read before the blocks were mined.
     const row = transfer.resigned >= 1 ? await gw.store.chainTxs.get(transfer.chainTxId) : undefined
     return row?.status === 'mined' && row.reverted === 0 ? row : undefined
   })
   await gw.settle()
+  // Once: signed against the chain's head, not the relayer's older one, the new transaction does not expire in turn.
+  expect((await gw.store.transfers.get(transferId))!.resigned).toBe(1)
   expect(current.id).not.toBe(first)
   expect(current).toMatchObject({ reverted: 0, stationId: shop.stationId, claimId, checkInId: null })
   expect((await gw.store.claims.get(claimId))!.chainTxId).toBe(current.id)
