@@ -84,17 +84,18 @@ async function main() {
 async function countStatements(url: string) {
   let statements = 0
   let sent: string[] = []
-  const sql = connectPostgres({
-    url,
-    max: 1,
-    onQuery: (query) => {
-      statements++
-      sent.push(query.replace(/\s+/g, ' ').slice(0, 60))
-    },
-  })
-  const store = createPostgresStore(sql)
+  const connect = () =>
+    connectPostgres({
+      url,
+      max: 1,
+      onQuery: (query) => {
+        statements++
+        sent.push(query.replace(/\s+/g, ' ').slice(0, 60))
+      },
+    })
+  const store = createPostgresStore(connect)
   try {
-    await migratePostgres(sql)
+    await migratePostgres(store.sql)
     const config = ConfigSchema.parse({ demo: false, logLevel: 'silent', chain: { embedded: false } })
     await importData(store, parseImportFile(importFile()), { config, now: Date.now(), secret: Buffer.from(SECRET, 'hex'), signers: new Map() })
     const measure = async (fn: () => Promise<unknown>) => {

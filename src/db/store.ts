@@ -37,13 +37,14 @@ export async function openGatewayStore({ databaseUrl, ...params }: OpenGatewaySt
 /** Connects to PostgreSQL and applies the migrations (once, however many gateways start together). */
 export async function openPostgresStore(url: string, log?: OpenSqliteStoreParameters['log']): Promise<PostgresStore> {
   const unguard = guardPostgresNullSocketWrite(log ?? { warn: (obj, msg) => console.warn(msg, obj) })
-  const sql = connectPostgres({ url })
+  const sql = connectPostgres({ url, max: 1 })
   try {
     await migratePostgres(sql)
   } catch (error) {
-    await sql.end({ timeout: 1 })
     unguard()
     throw error
+  } finally {
+    await sql.end({ timeout: 1 })
   }
-  return createPostgresStore(sql, { log, reconnect: () => connectPostgres({ url }), onClose: unguard })
+  return createPostgresStore(() => connectPostgres({ url }), { log, reconnect: true, onClose: unguard })
 }

@@ -97,7 +97,7 @@ export function backendDatabaseUrl(): string | null {
  */
 export async function openBackendStore(dataDir: string): Promise<SqliteStore | PostgresStore> {
   if (!postgresHelpers || !postgresDatabase) return openStore({ dataDir })
-  const store = createPostgresStore(connectPostgres({ url: postgresDatabase.url() }))
+  const store = createPostgresStore(() => connectPostgres({ url: postgresDatabase!.url() }))
   await postgresHelpers.emptyTables(store.sql)
   return store
 }

@@ -38,7 +38,7 @@ export function describeStores(name: string, body: (context: StoreContext) => vo
     const database = testDatabase()
     let store: PostgresStore | undefined
     beforeAll(() => {
-      store = createPostgresStore(connectPostgres({ url: database.url(), max: 4 }))
+      store = createPostgresStore(() => connectPostgres({ url: database.url(), max: 4 }))
     })
     beforeEach(() => emptyTables(store!.sql))
     afterAll(async () => {

@@ -49,7 +49,7 @@ export async function seedCheckInTeam(gw: Gw, opts: { externalGuestbook?: boolea
  * try { await stationTap(other, token, uid, 1) } finally { await other.close() }
  */
 export async function secondGateway(gw: Pick<BackendGateway, 'config' | 'clock' | 'dataDir' | 'databaseUrl'>): Promise<{ app: FastifyInstance; store: Store; close: () => Promise<void> }> {
-  const store = gw.databaseUrl ? createPostgresStore(connectPostgres({ url: gw.databaseUrl })) : openStore({ dataDir: gw.dataDir })
+  const store = gw.databaseUrl ? createPostgresStore(() => connectPostgres({ url: gw.databaseUrl! })) : openStore({ dataDir: gw.dataDir })
   const app = await buildApp({ config: gw.config, store, now: () => gw.clock.now }).catch(async (error: unknown) => {
     await store.close()
     throw error

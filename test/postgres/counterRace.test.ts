@@ -16,7 +16,7 @@ describe.skipIf(!HAS_POSTGRES)('a tap whose counter another tap of the chip over
   const database = testDatabase()
   let store: PostgresStore
   beforeAll(() => {
-    store = createPostgresStore(connectPostgres({ url: database.url(), max: 4 }))
+    store = createPostgresStore(() => connectPostgres({ url: database.url(), max: 4 }))
   })
   afterAll(async () => store?.close())
 

@@ -6,10 +6,11 @@ import type { PgSql, PgTransaction } from './connect.js'
 import { mapMethods } from '../mapMethods.js'
 import { announcing, createNotifications, type Notifications, registerOnce } from '../notifications.js'
 import { createPgRepositories } from './repositories.js'
+import { transactionClient } from './transactionClient.js'
 
 export type PostgresStore = Store & {
   readonly backend: 'postgres'
-  /** The pooled client (for migrations, LISTEN/NOTIFY and `db status`). */
+  /** The pooled client of statements outside transactions (for migrations and `db status`). */
   readonly sql: PgSql
 }
 
@@ -24,45 +25,48 @@ const begin: Record<Isolation, string> = {
 export type PostgresStoreOptions = {
   log?: StoreLog & { warn?(obj: object, msg?: string): void }
   /**
-   * A fresh client like the first. Given, a connection-class error (the database gone, restarting)
-   * replaces the client, at most once a second: postgres.js 3.4.9 can leave a connection that closed
-   * with a write pending unable to send again (its write timer is cleared but not reset; see
-   * driverGuard.ts), and every request routed to it would wait for the connect timeout.
+   * A connection-class error (the database gone, restarting) replaces the clients with fresh ones, at
+   * most once a second: postgres.js 3.4.9 can leave a connection that closed with a write pending
+   * unable to send again (its write timer is cleared but not reset; see driverGuard.ts), and every
+   * request routed to it would wait for the connect timeout.
    */
-  reconnect?: () => PgSql
+  reconnect?: boolean
   /** Runs after the store closed its clients. */
   onClose?: () => void
 }
 
 /**
- * The store on PostgreSQL. A transaction is SERIALIZABLE unless it asks for READ COMMITTED (the hot
+ * The store on PostgreSQL, on clients from `connect`: one for statements, one for transactions
+ * (transactionClient.ts says why), one for LISTEN. A transaction is SERIALIZABLE unless it asks for READ COMMITTED (the hot
  * paths whose rules are single-row conditional UPDATEs); one that PostgreSQL aborts with 40001 or
  * 40P01 runs again after a jittered pause, up to ATTEMPTS times, and its after-commit effects are
  * only those of the attempt that committed. Every single-use rule is a constraint or a conditional
  * UPDATE … RETURNING, so it holds with any number of gateways on the database.
  *
  * @example
- * const store = createPostgresStore(connectPostgres({ url }))
+ * const store = createPostgresStore(() => connectPostgres({ url }))
  * await store.tx(async (tx) => tx.refs.consume(id, Date.now()), { isolation: 'read committed' })
  */
-export function createPostgresStore(first: PgSql, { log = { error: (obj, msg) => console.error(msg, obj) }, reconnect, onClose }: PostgresStoreOptions = {}): PostgresStore {
+export function createPostgresStore(connect: () => PgSql, { log = { error: (obj, msg) => console.error(msg, obj) }, reconnect = false, onClose }: PostgresStoreOptions = {}): PostgresStore {
   // LISTEN on a client of its own, never replaced: postgres.js re-listens on its own after a reconnect,
   // and the feed and the relayer poll as well, so a lost notification is late, never lost.
-  let listener: PgSql | null = reconnect ? null : first
+  let listener: PgSql | null = null
   const notifications = createNotifications(log)
   const run = (_key: string, effect: Effect) => runEffects([effect], log)
-  let sql = first
+  let sql = connect()
+  let transactions = transactionClient(connect())
   let replacedAt = 0
 
   const noteError = (error: unknown) => {
     if (!reconnect || !isStoreUnavailable(error) || Date.now() - replacedAt < 1000) return
     replacedAt = Date.now()
-    const old = sql
-    sql = reconnect()
+    const old = [sql, transactions.sql]
+    sql = connect()
+    transactions = transactionClient(connect())
     repositories = announcing(observed(createPgRepositories(sql), noteError), notifications, run)
-    log.warn?.({ err: error }, 'the database connection was lost: a fresh PostgreSQL client takes over')
-    // Its queries in flight fail (503) rather than wait on a connection that may never send again.
-    if (old !== listener) void old.end({ timeout: 0 }).catch(() => undefined)
+    log.warn?.({ err: error }, 'the database connection was lost: fresh PostgreSQL clients take over')
+    // Their queries in flight fail (503) rather than wait on a connection that may never send again.
+    for (const client of old) void client.end({ timeout: 0 }).catch(() => undefined)
   }
   let repositories = announcing(observed(createPgRepositories(sql), noteError), notifications, run)
 
@@ -70,7 +74,7 @@ export function createPostgresStore(first: PgSql, { log = { error: (obj, msg) =>
     for (let attempt = 1; ; attempt++) {
       const effects: Effect[] = []
       try {
-        const value = (await sql.begin(begin[isolation], (transaction) => fn(handleOf(transaction as unknown as PgTransaction, effects, notifications)))) as T
+        const value = await transactions.begin(begin[isolation], (transaction) => fn(handleOf(transaction, effects, notifications)))
         runEffects(effects, log)
         return value
       } catch (error) {
@@ -102,7 +106,7 @@ export function createPostgresStore(first: PgSql, { log = { error: (obj, msg) =>
     async listen(channel: StoreChannel, onNotify: (payload: string) => void) {
       const stop = notifications.listen(channel, onNotify)
       try {
-        listener ??= reconnect!()
+        listener ??= connect()
         const { unlisten } = await listener.listen(channel, onNotify)
         return async () => {
           stop()
@@ -114,7 +118,7 @@ export function createPostgresStore(first: PgSql, { log = { error: (obj, msg) =>
       }
     },
     async close() {
-      await Promise.all([...new Set([sql, listener ?? sql])].map((client) => client.end({ timeout: 5 })))
+      await Promise.all([sql, transactions.sql, ...(listener ? [listener] : [])].map((client) => client.end({ timeout: 5 })))
       onClose?.()
     },
   }
