@@ -1,5 +1,6 @@
+import os from 'node:os'
 import { fileURLToPath } from 'node:url'
-import { defineConfig } from 'vitest/config'
+import { configDefaults, defineConfig } from 'vitest/config'
 
 /**
  * Test files run once more on PostgreSQL (the `postgres` project, TAPGATE_TEST_BACKEND=postgres): their
@@ -55,6 +56,40 @@ const bothEngines = [
   'test/attendees/guestFormatsCli.test.ts',
 ]
 
+/**
+ * Files that run alone, after the others: the PC/SC files (one pcscd, two vpcd slots; a station that
+ * opens every reader reads the other file's slot) and those that measure time (a p99, a takeover or a
+ * close within a bound, a screen within a second), which another file's load on the same cores would
+ * turn into flakes.
+ */
+const alone = [
+  'test/station/pcscE2e.test.ts',
+  'test/station/inProcessStation.test.ts',
+  'test/station/vpcd.test.ts',
+  'test/provisioning/pcscProvision.test.ts',
+  'test/attendees/bigGuestList.test.ts',
+  'test/postgres/twoGateways.test.ts',
+  'test/postgres/nginx.test.ts',
+  'test/postgres/outage.test.ts',
+  'test/kiosk/kioskPage.test.ts',
+  'test/kiosk/kioskStation.test.ts',
+  'test/kiosk/claimKiosk.test.ts',
+  'test/chain/leaseTakeover.test.ts',
+  'test/chain/relayerLease.test.ts',
+  'test/chain/idleBlocks.test.ts',
+  'test/routes/slowClients.test.ts',
+  'test/tokens/tokenMoves.test.ts',
+  'test/media/mediaRoute.test.ts',
+]
+
+/**
+ * The rest run two at a time even on two cores (vitest's default there is one): most of their time is
+ * spent waiting on a spawned gateway, the chain, a browser or npm, and side by side the run takes
+ * about three quarters of the time (docs/decisions.md, "Test run time").
+ */
+const together = Math.max(2, os.availableParallelism() - 1)
+const postgres = { TAPGATE_TEST_BACKEND: 'postgres' }
+
 export default defineConfig({
   test: {
     root: fileURLToPath(new URL('..', import.meta.url)),
@@ -67,9 +102,12 @@ export default defineConfig({
     // expect.poll waits for another process or page (a kiosk screen, a server's log): 1 s, the default,
     // was once not enough on a loaded 2-core CI machine (staffPage, a WebSocket hop between two pages).
     expect: { poll: { timeout: 5_000 } },
+    // maxWorkers 1 puts a project's files in vitest's sequential group, which runs after the others.
     projects: [
-      { extends: true, test: { name: 'sqlite', include: ['test/**/*.test.ts'] } },
-      { extends: true, test: { name: 'postgres', include: bothEngines, env: { TAPGATE_TEST_BACKEND: 'postgres' } } },
+      { extends: true, test: { name: 'sqlite', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, ...alone], maxWorkers: together } },
+      { extends: true, test: { name: 'postgres', include: bothEngines.filter((f) => !alone.includes(f)), env: postgres, maxWorkers: together } },
+      { extends: true, test: { name: 'sqlite-alone', include: alone, maxWorkers: 1 } },
+      { extends: true, test: { name: 'postgres-alone', include: bothEngines.filter((f) => alone.includes(f)), env: postgres, maxWorkers: 1 } },
     ],
   },
 })
