@@ -18,6 +18,7 @@ import attendees from './routes/attendees.js'
 import chipGroups from './routes/chipGroups.js'
 import events from './routes/events.js'
 import health from './routes/health.js'
+import hosted from './routes/hosted.js'
 import otps from './routes/otps.js'
 import phygitals from './routes/phygitals.js'
 import metadata from './routes/metadata.js'
@@ -121,6 +122,7 @@ export async function buildApp({ config, store, logStream, logger, now = Date.no
   await app.register(events)
   await app.register(attendees)
   await app.register(tap)
+  await app.register(hosted)
   await app.register(stationTaps)
   await app.register(import('./routes/stationSocket.js'))
   await app.register(import('./routes/kioskSocket.js'))

@@ -95,6 +95,9 @@ function tapNamesOf(tapPath: string): string[] {
 
 const startsWithPath = (names: string[], prefix: string[]) => prefix.length <= names.length && prefix.every((name, i) => names[i] === name)
 
+// GET /chips/find takes a tap URL's e and c in its query: unspent until the find runs, like a tap URL.
+const CHIP_FIND = ['chips', 'find']
+
 /**
  * The URL as it may appear in a log line. Below the tap path everything is
  * redacted: a tap URL refused for load (429) or a missing key (503) is still
@@ -102,7 +105,8 @@ const startsWithPath = (names: string[], prefix: string[]) => prefix.length <= n
  * router or proxy might normalise it (`/otps//…`, `/otps%2F…`, `/ref%73/…`,
  * `/otps./…`, `/x/../otps/…`, `/OTPS/…`): a lenient one upstream could serve
  * a code that a literal match here would leave in clear. A path that names a
- * secret is logged normalised, each secret segment replaced. A guest search's
+ * secret is logged normalised, each secret segment replaced. /chips/find's query
+ * (a tap URL's e and c) is redacted as a tap URL is. A guest search's
  * term (`q`) is replaced in the query of any path.
  */
 export const redactUrl = (url: string, tapPath = '/tap'): string => {
@@ -113,7 +117,9 @@ export const redactUrl = (url: string, tapPath = '/tap'): string => {
   if (segments === null) return '/[redacted]'
   const names = segments.map(nameOf)
   const tapNames = tapNamesOf(tapPath)
-  if (startsWithPath(names, tapNames) || startsWithPath(resolvedIndexes(segments).map((i) => names[i]!), tapNames)) return `${tapPath}[redacted]`
+  const resolvedNames = resolvedIndexes(segments).map((i) => names[i]!)
+  if (startsWithPath(names, tapNames) || startsWithPath(resolvedNames, tapNames)) return `${tapPath}[redacted]`
+  if (startsWithPath(names, CHIP_FIND) || startsWithPath(resolvedNames, CHIP_FIND)) return '/chips/find[redacted]'
   if (!names.some((name) => secretSegments.has(name))) return decoded(path + rest)
   const secret = secretIndexes(segments)
   return `/${segments.map((segment, i) => (secret.has(i) ? '[redacted]' : segment)).join('/')}${decoded(rest)}`

@@ -273,6 +273,11 @@ describe('redactUrl', () => {
     expect(redactUrl('/refs/abc?includeMetadata=true')).toBe('/refs/[redacted]?includeMetadata=true')
     expect(redactUrl('/ref%73/abc')).toBe('/refs/[redacted]')
     expect(redactUrl('/chip-groups')).toBe('/chip-groups')
+    // GET /chips/find carries a tap URL's e and c (issue 26), unspent until the find runs.
+    expect(redactUrl('/chips/find?e=EF963FF7828658A599F3041510671E88&c=94EED9EE65337086&d=101')).toBe('/chips/find[redacted]')
+    expect(redactUrl('//Chips/./find?e=EF96')).toBe('/chips/find[redacted]')
+    expect(redactUrl('/chips%2Ffind?e=EF96')).toBe('/chips/find[redacted]')
+    expect(redactUrl('/chips/finder?e=1')).toBe('/chips/finder?e=1')
     // A claim link's token, on the page and on its API calls.
     expect(redactUrl('/c/q5Jc0mK1y7sQ0cS4bWvZ2A')).toBe('/c/[redacted]')
     expect(redactUrl('/c/q5Jc0mK1y7sQ0cS4bWvZ2A/recipient')).toBe('/c/[redacted]/recipient')

@@ -25,6 +25,7 @@ const bothEngines = [
   'test/routes/meta.test.ts',
   'test/routes/errorStatuses.test.ts',
   'test/routes/contract.test.ts',
+  'test/routes/hostedEndpoints.test.ts',
   'test/concurrency.test.ts',
   'test/kiosk-gateway/checkIn.test.ts',
   'test/kiosk-gateway/checkInChain.test.ts',

@@ -53,6 +53,7 @@ export function createTokensRepository(db: Db) {
     `SELECT ${columns} FROM tokens t WHERE t.chain_id = ? AND t.contract_address = ? AND t.token_id = ?`,
   )
   const byId = db.prepare<[number], TokenRow>(`SELECT ${columns} FROM tokens t WHERE t.id = ?`)
+  const byTeam = db.prepare<[number], TokenRow>(`SELECT ${columns} FROM tokens t WHERE t.team_id = ? ORDER BY t.id`)
   const byChip = db.prepare<[string], TokenRow>(
     `SELECT ${columns} FROM tokens t JOIN token_chips tc ON tc.token_id = t.id WHERE tc.chip_uid = ?`,
   )
@@ -78,6 +79,8 @@ export function createTokensRepository(db: Db) {
     update: (id: number, t: TokenWrite) => update.run({ ...toParams(t), id }),
     findByKey: (k: TokenKey) => byKey.get(k.chainId, k.contractAddress, k.tokenId),
     get: (id: number) => byId.get(id),
+    /** The team's tokens, oldest first (the hosted API's items). */
+    listByTeam: (teamId: number) => byTeam.all(teamId),
     findByChip: (uid: string) => byChip.get(uid),
     chipUids: (id: number) => chipsOf.all(id).map((r) => r.uid),
     linkChip: (tokenRowId: number, uid: string, now: number) => link.run(tokenRowId, uid, now),

@@ -2,7 +2,7 @@ import type { ChipRow } from '../db/chips.js'
 import type { Store, Repositories, Transactional } from '../db/store.js'
 import { SealedKeyError } from '../keys/errors.js'
 import { recordTap, recordTapBatched, type RecordTapParameters, type TapConsequence } from './recordTap.js'
-import { extractSunFields, type ExtractedSunMessage, type ExtractSunFieldsReturnType } from '../sun/index.js'
+import { extractSunFields, type ExtractedSunMessage, type ExtractSunFieldsReturnType, type SunParamLayout } from '../sun/index.js'
 import { counterJumpLimit, type CounterRules } from './counterRules.js'
 import type { Keyring, ProfileEntry } from './createKeyring.js'
 import { TapRejectedError, type TapRejectReason } from './tapErrors.js'
@@ -15,6 +15,11 @@ export type VerifyTapParameters = {
   rfUid?: string
   /** Station taps: only this team's chips count. */
   teamId?: number
+  /**
+   * Where the URL holds its fields, whatever each profile says: GET /chips/find rebuilds the
+   * hosted `?e=…&c=…` from its own query, so the chip's programmed layout does not describe it.
+   */
+  layout?: SunParamLayout
   now: number
 }
 
@@ -152,7 +157,7 @@ async function judge(store: Repositories, keyring: Keyring, p: VerifyTapParamete
   // The first verdict seeds `best`: a fixed not_sun_message seed would outrank every malformed and mode_mismatch.
   let best: Rejection | undefined
   for (const entry of profiles.length > 0 ? profiles : [undefined]) {
-    const fields = extractSunFields(p.url, entry?.layout)
+    const fields = extractSunFields(p.url, p.layout ?? entry?.layout)
     const verdict = await judgeFields(store, entry, fields, p.rfUid)
     if (verdict.ok) return verdict
     if (!best || rank(verdict) > rank(best)) best = verdict

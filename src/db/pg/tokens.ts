@@ -30,6 +30,9 @@ export function createPgTokensRepository(sql: PgQuery): AsyncRepository<ReturnTy
       const [row] = await sql<TokenRow[]>`SELECT ${sql.unsafe(columns)} FROM tokens t WHERE t.id = ${id}`
       return row
     },
+    async listByTeam(teamId) {
+      return sql<TokenRow[]>`SELECT ${sql.unsafe(columns)} FROM tokens t WHERE t.team_id = ${teamId} ORDER BY t.id`
+    },
     async findByChip(uid) {
       const [row] = await sql<TokenRow[]>`SELECT ${sql.unsafe(columns)} FROM tokens t JOIN token_chips tc ON tc.token_id = t.id
         WHERE tc.chip_uid = ${uid}`
