@@ -8,6 +8,7 @@ import { BaseError } from './errors.js'
 import { openGatewaySecret } from './profiles/secretCheck.js'
 import { loggerOptions } from './logger.js'
 import auth from './plugins/auth.js'
+import hostedCompat from './plugins/hostedCompat.js'
 import errorHandler from './plugins/errorHandler.js'
 import openapi from './plugins/openapi.js'
 import { SnapshotStore } from './plugins/rateLimitStore.js'
@@ -99,6 +100,7 @@ export async function buildApp({ config, store, logStream, logger, now = Date.no
   app.addHook('onClose', () => media.close())
   await app.register(services, { services: { store, config, now, version, secret, keyring: createKeyring(store, secret, config.taps), chains, relayer, feed, media } })
   await app.register(errorHandler)
+  await app.register(hostedCompat)
   await app.register(auth)
   await app.register(rateLimit, {
     global: false,

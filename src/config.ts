@@ -153,6 +153,12 @@ export const ConfigSchema = z
       .string()
       .regex(/^[0-9a-fA-F]{64}$/, 'Must be 64 hex characters (32 bytes)')
       .optional(),
+    /**
+     * `iyk`: answer as the hosted API (api.iyk.app) does, for apps written against it: decimal `uid`,
+     * `poapEvents`/`poapEvent` beside the proof events, `iykRef` on chip redirects, hosted error bodies.
+     * Unset: the spec's shapes only (docs/decisions.md, "Issue 26").
+     */
+    compat: z.enum(['iyk'], { error: 'Must be iyk, or unset for the spec\'s own shapes' }).optional(),
     /** Path the chips' SDM URLs point at. */
     tapPath: z.string().regex(/^\/[\w\-./]*$/, 'Must be a URL path starting with /').default('/tap'),
     /** The gateway's public origin (e.g. https://tap.example.com), used to rebuild the URL a chip wrote; default: from the request. */
@@ -297,6 +303,7 @@ const envSettings: ReadonlyArray<readonly [string, readonly string[]]> = [
   ['TAPGATE_OTP_TTL_SECONDS', ['otpTtlSeconds']],
   ['TAPGATE_SECRET', ['secret']],
   ['TAPGATE_TAP_PATH', ['tapPath']],
+  ['TAPGATE_COMPAT', ['compat']],
   ['TAPGATE_PUBLIC_BASE_URL', ['publicBaseUrl']],
   ['TAPGATE_TRUST_PROXY', ['trustProxy']],
   ['TAPGATE_REQUEST_TIMEOUT_MS', ['requestTimeoutMs']],

@@ -135,7 +135,7 @@ export function loggerOptions(level: string, tapPath: string, stream?: NodeJS.Wr
     level,
     ...(stream ? { stream } : {}),
     redact: {
-      paths: ['x-service-api-key', 'x-service-code', 'x-station-token'].flatMap((h) => [`req.headers["${h}"]`, `headers["${h}"]`]),
+      paths: ['x-service-api-key', 'x-service-code', 'x-iyk-api-key', 'x-iyk-code', 'x-station-token'].flatMap((h) => [`req.headers["${h}"]`, `headers["${h}"]`]),
       censor: '[redacted]',
     },
     serializers: {

@@ -426,6 +426,19 @@ describe('tap', () => {
     expect(await open(dataDir).tapLog.recent()).toEqual([])
   })
 
+  test('issue 26: an import file and --uid take the decimal form too (stored and printed in hex); over 7 bytes is a usage error', async () => {
+    const dataDir = await demoDataDir([{ name: 'Decimal', chips: [{ uid: '1355288752988161' }] }])
+    const byHex = await runCli(['tap', '--uid', '04D0A0C0B0A001', '--json'], dataDir)
+    expect(byHex.stderr).toBe('')
+    expect(JSON.parse(byHex.stdout)).toEqual({ refId: expect.stringMatching(REF_ID), uid: '04D0A0C0B0A001' })
+    const byDecimal = await runCli(['tap', '--uid', '1355288752988161', '--json'], dataDir)
+    expect(byDecimal.code).toBe(0)
+    expect(JSON.parse(byDecimal.stdout)).toEqual({ refId: expect.stringMatching(REF_ID), uid: '04D0A0C0B0A001' })
+    const tooBig = await runCli(['tap', '--uid', '72057594037927936'], dataDir)
+    expect(tooBig.code).toBe(2)
+    expect(tooBig.stderr).toContain('--uid: A chip UID is 7 bytes: 14 hex digits (optionally separated by ":") or its decimal form')
+  })
+
   test('a UID made only of decimal digits is read as text, not as a number', async () => {
     const dataDir = await demoDataDir([{ name: 'Digits', chips: [{ uid: '04123456789012' }] }])
     const result = await runCli(['tap', '--uid', '04123456789012', '--json'], dataDir)

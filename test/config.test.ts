@@ -163,6 +163,15 @@ describe('loadConfig', () => {
       expect(configError(() => loadConfig({ env: { TAPGATE_KIOSK_ORIGINS: bad } })).message, bad).toMatch(/- TAPGATE_KIOSK_ORIGINS: /)
   })
 
+  test('compat (issue 26): unset by default; TAPGATE_COMPAT=iyk or compat: "iyk" in the file; anything else refused by name', () => {
+    expect(loadConfig({ env: {} }).compat).toBeUndefined()
+    expect(loadConfig({ env: { TAPGATE_COMPAT: '' } }).compat).toBeUndefined()
+    expect(loadConfig({ env: { TAPGATE_COMPAT: 'iyk' } }).compat).toBe('iyk')
+    expect(loadConfig({ env: {}, configFile: configFile({ compat: 'iyk' }) }).compat).toBe('iyk')
+    expect(configError(() => loadConfig({ env: { TAPGATE_COMPAT: 'IYK-v2' } })).message).toMatch(/- TAPGATE_COMPAT: Must be iyk, or unset .*\(got "IYK-v2"\)/)
+    expect(configError(() => loadConfig({ env: {}, configFile: configFile({ compat: true }) })).message).toMatch(/- compat in .*: Must be iyk/)
+  })
+
   test('a bad environment value: the message names the variable and shows the value', () => {
     const error = configError(() => loadConfig({ env: { PORT: 'abc' } }))
     expect(error.message).toMatchInlineSnapshot(`

@@ -249,16 +249,19 @@ describe('importData', () => {
           chips: [{ uid: '04:ab:cd:ef:01:23:45' }, { uid: '04ABCDEF012345' }],
           tokens: [{ chainId: 31337, contractAddress: CONTRACT, tokenId: '1', chips: ['04abcdef012345'] }],
           proofEvents: [{ proofEventId: 1, chips: ['04:AB:CD:EF:01:23:45'] }],
+          // Issue 26: the hosted API's decimal form of the same 7 bytes.
+          guestbookContracts: [{ name: 'GB', symbol: 'GB', chainId: 31337, address: GUESTBOOK, events: [{ name: 'Day', tokenId: '1', metadata: metadata(), chips: ['1314800873317189'] }] }],
         },
       ],
     })
     expect(await queryRows(store, 'SELECT uid FROM chips')).toEqual([{ uid: '04ABCDEF012345' }])
+    expect(await queryRows(store, 'SELECT chip_uid AS uid FROM guestbook_event_chips')).toEqual([{ uid: '04ABCDEF012345' }])
     expect((await store.tokens.findByChip('04ABCDEF012345'))?.tokenId).toBe('1')
     expect(await store.proofEvents.listByChip('04ABCDEF012345')).toHaveLength(1)
 
-    for (const uid of ['04:AB:CD', '04ABCDEF01234G', '04 AB CD EF 01 23 45', '004ABCDEF012345'])
-      expect(thrown(() => parseImportFile({ teams: [{ name: 'A', chips: [{ uid }] }] })).errors).toEqual({
-        'teams.0.chips.0.uid': 'A chip UID is 7 bytes: 14 hex digits, optionally separated by ":"',
+    for (const uid of ['04:AB:CD', '04ABCDEF01234G', '04 AB CD EF 01 23 45', '004ABCDEF012345', '01314800873317189', '72057594037927936'])
+      expect(thrown(() => parseImportFile({ teams: [{ name: 'A', chips: [{ uid }] }] })).errors, uid).toEqual({
+        'teams.0.chips.0.uid': 'A chip UID is 7 bytes: 14 hex digits (optionally separated by ":") or its decimal form (15-17 digits, at most 2^56-1)',
       })
   })
 })

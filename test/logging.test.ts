@@ -107,6 +107,10 @@ describe('logs', () => {
       ).body.error,
     ).toBe('validation_failed')
 
+    // The hosted API's header names (issue 26) are credentials too.
+    expect((await send({ url: '/chip-groups', headers: { 'x-iyk-api-key': apiKey } })).status).toBe(200)
+    expect((await send({ method: 'POST', url: '/phygitals/claim-registration/pullable', headers: { 'x-iyk-code': linksCode }, payload: {} })).status).toBe(400)
+
     // Without chain keys nothing here answers 5xx (includeOwner is 400 chain_not_configured); nothing may have crashed.
     expect(statuses.filter((s) => s >= 500)).toEqual([])
 

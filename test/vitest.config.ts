@@ -26,6 +26,8 @@ const bothEngines = [
   'test/routes/errorStatuses.test.ts',
   'test/routes/contract.test.ts',
   'test/routes/hostedEndpoints.test.ts',
+  'test/routes/hostedCompat.test.ts',
+  'test/routes/contractCompat.test.ts',
   'test/concurrency.test.ts',
   'test/kiosk-gateway/checkIn.test.ts',
   'test/kiosk-gateway/checkInChain.test.ts',

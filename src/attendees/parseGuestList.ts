@@ -128,7 +128,7 @@ export function checkRow(raw: RawAttendee, problems: RowProblems, warn: (warning
   let chipUid: string | null = null
   if (raw.chip) {
     const parsed = ChipUid.safeParse(raw.chip.value)
-    if (!parsed.success) fail(raw.chip.column, `"${raw.chip.value}" is not a chip UID (14 hex digits, ":" allowed)`)
+    if (!parsed.success) fail(raw.chip.column, `"${raw.chip.value}" is not a chip UID (14 hex digits, ":" allowed, or its decimal form of 15-17 digits)`)
     else chipUid = parsed.data
   }
   let wallet: string | null = null

@@ -23,10 +23,17 @@ declare module 'fastify' {
   }
 }
 
-const headerOf = (request: FastifyRequest): string | undefined => {
-  const value = request.headers['x-service-api-key']
-  return Array.isArray(value) ? value[0] : value
+/** The first of the headers sent: the spec's name, else the hosted API's alias (issue 26, always on). */
+const firstHeader = (request: FastifyRequest, names: readonly string[]): string | undefined => {
+  for (const name of names) {
+    const raw = request.headers[name]
+    const value = Array.isArray(raw) ? raw[0] : raw
+    if (value !== undefined) return value
+  }
+  return undefined
 }
+
+const headerOf = (request: FastifyRequest): string | undefined => firstHeader(request, ['x-service-api-key', 'x-iyk-api-key'])
 
 /** Resolves API keys to teams; routes opt in with `onRequest: app.requireApiKey`. */
 export default fp(
@@ -56,8 +63,7 @@ export function teamOf(request: FastifyRequest): TeamRow {
   return request.team
 }
 
-/** The `x-service-code` header, if sent. */
+/** The `x-service-code` header (or its hosted alias `x-iyk-code`), if sent. */
 export function otpCodeOf(request: FastifyRequest): string | undefined {
-  const value = request.headers['x-service-code']
-  return Array.isArray(value) ? value[0] : value
+  return firstHeader(request, ['x-service-code', 'x-iyk-code'])
 }

@@ -1,10 +1,9 @@
-import type { FastifyError } from 'fastify'
+import type { FastifyError, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod'
 import { isSerializationFailure, isStoreUnavailable, isUniqueViolation } from '../db/storeErrors.js'
 import { BaseError, UnavailableError } from '../errors.js'
-
-type ErrorBody = { success: false; error: string; message: string; errors?: Record<string, string> }
+import { type ErrorBody, hostedErrorBody, isHostedRequest } from './hostedCompat.js'
 
 // Fastify's own 4xx errors (bad JSON, wrong content type, body too large) get stable codes too.
 const fastifyCodes: Record<string, string> = {
@@ -24,6 +23,10 @@ const fastifyCodes: Record<string, string> = {
  */
 export default fp(
   async (app) => {
+    // compat=iyk: the hosted API's error shape on its operations, our code kept under `code` (hostedCompat.ts).
+    const compat = app.services.config.compat === 'iyk'
+    const shapedFor = (request: FastifyRequest) => (status: number, body: ErrorBody) =>
+      compat && isHostedRequest(request) ? hostedErrorBody(status, body) : body
     app.setErrorHandler((error: FastifyError, request, reply) => {
       let status: number
       let body: ErrorBody
@@ -64,7 +67,7 @@ export default fp(
         body = { success: false, error: 'internal_error', message: 'Internal server error' }
       }
       if (status >= 500) reply.header('cache-control', 'no-store')
-      return reply.code(status).type('application/json').serializer(JSON.stringify).send(body)
+      return reply.code(status).type('application/json').serializer(JSON.stringify).send(shapedFor(request)(status, body))
     })
     // A request that reaches a closing gateway (pipelined on an open connection) gets our 503;
     // Fastify's own (return503OnClosing, off in app.ts) has its error shape.
@@ -84,13 +87,13 @@ export default fp(
     app.setNotFoundHandler((request, reply) => {
       const path = request.url.split('?')[0]
       const allowed = [...methods].filter((method) => method !== request.method && app.findRoute({ method, url: request.url }) !== null).sort()
-      if (allowed.length === 0) return reply.code(404).send({ success: false, error: 'route_not_found', message: `No route ${request.method} ${path}` })
+      if (allowed.length === 0) return reply.code(404).send(shapedFor(request)(404, { success: false, error: 'route_not_found', message: `No route ${request.method} ${path}` }))
       const choices = allowed.length === 1 ? allowed[0] : `${allowed.slice(0, -1).join(', ')} or ${allowed.at(-1)}`
       return reply
         .code(405)
         .header('allow', allowed.join(', '))
-        .send({ success: false, error: 'method_not_allowed', message: `${request.method} is not allowed on ${path}; use ${choices}` })
+        .send(shapedFor(request)(405, { success: false, error: 'method_not_allowed', message: `${request.method} is not allowed on ${path}; use ${choices}` }))
     })
   },
-  { name: 'error-handler' },
+  { name: 'error-handler', dependencies: ['services'] },
 )

@@ -71,12 +71,12 @@ const swaggerOptions = (): FastifyDynamicSwaggerOptions => {
       info: {
         title: 'tapgate phygital API',
         version: '1.0.0',
-        description: 'Local gateway for NFC-linked phygital tokens. Errors: { success: false, error, message, errors? }.',
+        description: 'Local gateway for NFC-linked phygital tokens. Errors: { success: false, error, message, errors? }; with compat=iyk the hosted API\'s { statusCode, error: <reason phrase>, message } plus success: false and tapgate\'s code in `code`.',
       },
       components: {
         securitySchemes: {
-          apiKey: { type: 'apiKey', in: 'header', name: 'x-service-api-key', description: 'Team API key (`tapgate key create`)' },
-          otp: { type: 'apiKey', in: 'header', name: 'x-service-code', description: 'One-time code from the first query of a ref (GET /refs/{id})' },
+          apiKey: { type: 'apiKey', in: 'header', name: 'x-service-api-key', description: 'Team API key (`tapgate key create`); the hosted API\'s name `x-iyk-api-key` is accepted too' },
+          otp: { type: 'apiKey', in: 'header', name: 'x-service-code', description: 'One-time code from the first query of a ref (GET /refs/{id}); the hosted API\'s name `x-iyk-code` is accepted too' },
           station: { type: 'apiKey', in: 'header', name: 'x-station-token', description: 'Station token (`tapgate station create`)' },
           kiosk: { type: 'apiKey', in: 'header', name: 'x-kiosk-token', description: 'Kiosk page token (`tapgate station kiosk-url`)' },
           staffSession: { type: 'apiKey', in: 'header', name: 'x-staff-session', description: 'Staff session (POST /kiosk/staff/session with the station PIN)' },

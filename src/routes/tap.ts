@@ -73,7 +73,7 @@ const tap: FastifyPluginAsyncZod = async (app) => {
         request.log.info({ reason: error.reason, uid: error.uid }, 'tap refused')
         return sendHtml(reply, REFUSED_STATUS, renderRejectedTapPage())
       }
-      const redirect = await tapRedirectUrl(store, verified)
+      const redirect = await tapRedirectUrl(store, verified, { compat: app.services.config.compat })
       if (redirect) return reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer').redirect(redirect, 302)
       return sendHtml(reply, 200, renderTapPage(await tapPageView(store, verified)))
     },

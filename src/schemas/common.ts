@@ -16,20 +16,42 @@ z.config({
  * validation_failed, never quietly read as something else (docs/decisions.md, "Inputs exactly as
  * the document says"). JS `$` without the m flag does not match before a trailing newline.
  */
-const UID_PATTERN = new RegExp('^[0-9A-Fa-f]{2}(?::?[0-9A-Fa-f]{2}){6}$')
+const MAX_UID = 2n ** 56n - 1n
+// Hex (14 digits, ":" allowed), or the hosted API's decimal form: the 7 bytes as one big-endian number,
+// 15 to 17 digits with no leading zero, at most 2^56 - 1. Fourteen digits are always hex (issue 26).
+const UID_PATTERN = new RegExp(
+  `^(?:[0-9A-Fa-f]{2}(?::?[0-9A-Fa-f]{2}){6}|(?=[1-9]\\d{14,16}$)${decimalAtMost(MAX_UID, { min: 1 }).slice(1, -1)})$`,
+)
 const UINT256_PATTERN = new RegExp(decimalAtMost(2n ** 256n - 1n))
 const POSITIVE_SAFE_INT_PATTERN = new RegExp(decimalAtMost(BigInt(Number.MAX_SAFE_INTEGER), { min: 1 }))
 // As resolveRecipient reads a recipient: a 20-byte address other than zero, or a dotted ENS name.
 const RECIPIENT_PATTERN = '^(?:(?!0x0{40}$)0x[0-9a-fA-F]{40}|(?!0x)(?:[A-Za-z0-9-]+\\.)+[A-Za-z0-9-]+)$'
 
-/** Accepts any case, with or without `:` separators; yields 14 uppercase hex digits. */
+/**
+ * The canonical form of a UID in either form: 14 uppercase hex digits.
+ * BigInt, not Number: a 7-byte UID can exceed 2^53.
+ *
+ * @example
+ * canonicalUid('1311252620644752') // '04A893CAAA1190'
+ */
+export function canonicalUid(raw: string): string {
+  return /^\d{15,17}$/.test(raw) ? BigInt(raw).toString(16).toUpperCase().padStart(14, '0') : raw.replaceAll(':', '').toUpperCase()
+}
+
+/** A canonical (hex) UID in the hosted API's decimal form. */
+export const decimalUid = (hex: string): string => BigInt(`0x${hex}`).toString()
+
+/** Accepts any case, with or without `:` separators, or the decimal form; yields 14 uppercase hex digits. */
 export const ChipUid = z
   .string()
-  .regex(UID_PATTERN, 'A chip UID is 7 bytes: 14 hex digits, optionally separated by ":"')
-  .transform((raw) => raw.replaceAll(':', '').toUpperCase())
-  .meta({ description: 'Chip UID: 14 hex digits (7 bytes), any case, ":" separators allowed', example: '04DE5F1EACC040' })
+  .regex(UID_PATTERN, 'A chip UID is 7 bytes: 14 hex digits (optionally separated by ":") or its decimal form (15-17 digits, at most 2^56-1)')
+  .transform(canonicalUid)
+  .meta({
+    description: 'Chip UID: 14 hex digits (7 bytes), any case, ":" separators allowed; or the hosted API\'s decimal form (the 7 bytes as one big-endian number, 15-17 digits)',
+    example: '04DE5F1EACC040',
+  })
 
-export const UidOut = z.string().meta({ description: 'Chip UID, 14 uppercase hex digits', example: '04DE5F1EACC040' })
+export const UidOut = z.string().meta({ description: 'Chip UID, 14 uppercase hex digits; with compat=iyk its decimal form (a string)', example: '04DE5F1EACC040' })
 
 /** An EVM address in any case; answered EIP-55 checksummed. */
 export const Address = z
@@ -99,9 +121,11 @@ export const Success = z.object({ success: z.literal(true) })
 export const ErrorBody = z
   .object({
     success: z.literal(false),
-    error: z.string().meta({ description: 'Stable error code, see README' }),
+    error: z.string().meta({ description: 'Stable error code, see README; with compat=iyk the HTTP reason phrase (e.g. "Bad Request"), the code then in `code`' }),
     message: z.string(),
     errors: z.record(z.string(), z.string()).optional().meta({ description: 'Field path → message (validation only)' }),
+    statusCode: z.number().int().optional().meta({ description: 'compat=iyk only: the HTTP status, as the hosted API sends it' }),
+    code: z.string().optional().meta({ description: 'compat=iyk only: the stable error code (otherwise in `error`)' }),
   })
   .meta({ id: 'Error' })
 

@@ -15,6 +15,10 @@ export const OtpResponse = z
     type: z.enum(otpTypes),
     linkedToken: z.object({ contractAddress: z.string(), chainId: z.number(), tokenId: z.string() }).optional(),
     proofEvent: z.object({ id: z.number(), proofEventId: z.number(), status: ProofEventStatus }).optional(),
+    poapEvent: z
+      .object({ id: z.number(), poapEventId: z.number(), status: ProofEventStatus })
+      .meta({ description: 'compat=iyk only: proofEvent under the hosted API\'s names' })
+      .optional(),
     guestbookEvent: z
       .object({
         id: z.number(),

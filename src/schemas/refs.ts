@@ -31,6 +31,10 @@ export const RefResponse = z
     proofEvents: z.array(
       z.object({ id: z.number(), proofEventId: z.number(), status: ProofEventStatus, otp: Otp.optional() }),
     ),
+    poapEvents: z
+      .array(z.object({ id: z.number(), poapEventId: z.number(), status: ProofEventStatus, otp: Otp.optional() }))
+      .optional()
+      .meta({ description: 'compat=iyk only: proofEvents under the hosted API\'s names' }),
     guestbookEvents: z
       .array(
         z.object({

@@ -19,23 +19,24 @@ export const escapeHtml = (value: string | number): string => String(value).repl
 
 /**
  * Where an accepted tap goes instead of the tap page: the chip's redirect URL,
- * else its team's, with `serviceRef=<ref id>` appended to the URL's own query.
+ * else its team's, with `serviceRef=<ref id>` appended to the URL's own query
+ * (with compat=iyk also `iykRef=<ref id>`, the name apps written for the hosted API read).
  *
  * @returns the URL, or null when neither the chip nor its team has a usable one
  * @example
  * tapRedirectUrl(store, tap) // 'https://shop.example/landing?campaign=nfc&serviceRef=V1StGXR8_Z5jdHi6B-myT'
  */
-export async function tapRedirectUrl(store: Repositories, tap: Pick<VerifiedTap, 'chip' | 'refId'>): Promise<string | null> {
+export async function tapRedirectUrl(store: Repositories, tap: Pick<VerifiedTap, 'chip' | 'refId'>, { compat }: { compat?: 'iyk' | undefined } = {}): Promise<string | null> {
   const base = tap.chip.redirectUrl ?? (await store.teams.get(tap.chip.teamId))?.redirectUrl ?? null
   // Team redirect URLs set outside the importer are not validated; an unusable one falls back to the tap page.
   if (base === null || !URL.canParse(base)) return null
-  return withServiceRef(base, tap.refId)
+  return withServiceRef(base, tap.refId, compat === 'iyk' ? ['serviceRef', 'iykRef'] : ['serviceRef'])
 }
 
-/** Appends serviceRef to the query, leaving the existing query byte for byte (URLSearchParams would re-encode it). */
-export function withServiceRef(base: string, refId: string): string {
+/** Appends serviceRef (or the names given) to the query, leaving the existing query byte for byte (URLSearchParams would re-encode it). */
+export function withServiceRef(base: string, refId: string, names: readonly string[] = ['serviceRef']): string {
   const url = new URL(base)
-  const param = `serviceRef=${encodeURIComponent(refId)}`
+  const param = names.map((name) => `${name}=${encodeURIComponent(refId)}`).join('&')
   const query = url.search.slice(1)
   url.search = query === '' ? param : `${query}${query.endsWith('&') ? '' : '&'}${param}`
   return url.href

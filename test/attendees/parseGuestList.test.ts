@@ -158,9 +158,17 @@ describe('bad rows: the line and column named, nothing kept', () => {
     expect(errors).toEqual({
       'line 2, Mail': '"ada@" is not an email address',
       'line 4, Guest': 'The name is empty',
-      'line 4, Chip': '"04ZZ" is not a chip UID (14 hex digits, ":" allowed)',
+      'line 4, Chip': '"04ZZ" is not a chip UID (14 hex digits, ":" allowed, or its decimal form of 15-17 digits)',
       'line 4, Wallet': '"0x12" is not a wallet address (0x and 40 hex digits)',
     })
+  })
+
+  test('issue 26: a chip column in the decimal form (as hosted-API exports write it) is stored in hex; a decimal over 7 bytes is refused', () => {
+    const csv = 'Guest,Barcode,Chip\nAda,A1,1311252620644752\nGrace,A2,04:a8:93:ca:aa:11:91\n'
+    const list = parseGuestList(csv, { map: 'name=Guest,ticket=Barcode,chip=Chip' })
+    expect(list.entries.map((e) => e.chipUid)).toEqual(['04A893CAAA1190', '04A893CAAA1191'])
+    const { errors } = failure(() => parseGuestList('Guest,Barcode,Chip\nAda,A1,72057594037927936\n', { map: 'name=Guest,ticket=Barcode,chip=Chip' }))
+    expect(errors).toEqual({ 'line 2, Chip': '"72057594037927936" is not a chip UID (14 hex digits, ":" allowed, or its decimal form of 15-17 digits)' })
   })
 
   test('a chip on two rows names both lines', () => {

@@ -21,6 +21,14 @@ import { ALICE, type BackendGateway, BOB, CONTRACT, createBackendGateway, GUESTB
 import { seededRandom } from '../helpers/seededRandom.js'
 
 const SEED = Number(process.env.CONTRACT_SEED ?? 20261121)
+// CONTRACT_COMPAT=iyk (test/routes/contractCompat.test.ts): the same checks with issue 26's compat=iyk answers.
+const COMPAT = process.env.CONTRACT_COMPAT === 'iyk' ? ('iyk' as const) : undefined
+/** Our stable error code: `error`, or `code` in the hosted API's error shape (compat=iyk, its operations only). */
+const codeOf = (body: unknown): string | undefined => {
+  const b = body as { error?: string; code?: string; statusCode?: number } | undefined
+  if (COMPAT && b?.statusCode !== undefined) return b.code
+  return b?.error
+}
 const VALID_PER_OPERATION = 32
 const INVALID_PER_OPERATION = 16
 
@@ -79,7 +87,7 @@ const pathOtps: string[] = []
 const refIds: string[] = []
 
 beforeAll(async () => {
-  gw = await createBackendGateway({ config: { rateLimit: { max: 1_000_000, windowMs: 60_000 } } })
+  gw = await createBackendGateway({ config: { rateLimit: { max: 1_000_000, windowMs: 60_000 }, ...(COMPAT ? { compat: COMPAT } : {}) } })
   const a = await seedTeam(gw, {
     name: 'A',
     chipGroups: [{ name: 'Desk' }],
@@ -385,7 +393,7 @@ test('every operation answers generated requests as its OpenAPI document says', 
       valid++
       const sent = toInject(method, path, await withCredentials(op, request, 'mixed'))
       const { status, body } = await send('valid', method, path, op, sent)
-      const error = (body as { error?: string; errors?: Record<string, string> } | undefined)?.error
+      const error = codeOf(body)
       const fields = Object.keys((body as { errors?: Record<string, string> } | undefined)?.errors ?? {})
       // The one rule the document cannot state: what the JSON text inside `metadata` must hold.
       const aboutMetadata = fields.length > 0 && fields.every((f) => f === 'metadata' || f.startsWith('metadata.'))
@@ -411,7 +419,7 @@ test('every operation answers generated requests as its OpenAPI document says', 
       boundarySent++
       const sent = toInject(method, path, await withCredentials(op, broken.request, 'good'))
       const { status, body } = await send(`boundary: ${broken.what}`, method, path, op, sent)
-      const error = (body as { error?: string } | undefined)?.error
+      const error = codeOf(body)
       if (status !== 400 || !error || !MALFORMED_CODES.has(error))
         failures.push(`${label} [boundary: ${broken.what}]: answered ${status} ${error ?? ''}, not 400 as malformed\n    ${described(sent)}`)
     }
