@@ -99,7 +99,7 @@ export async function buildApp({ config, store, logStream, logger, now = Date.no
   const media = createMediaCache({ store, config, now, log: app.log, userAgent: `tapgate/${version}` })
   app.addHook('onClose', () => media.close())
   await app.register(services, { services: { store, config, now, version, secret, keyring: createKeyring(store, secret, config.taps), chains, relayer, feed, media } })
-  await app.register(errorHandler)
+  await app.register(errorHandler, { compat: config.compat })
   await app.register(hostedCompat)
   await app.register(auth)
   await app.register(rateLimit, {

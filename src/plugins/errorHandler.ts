@@ -21,10 +21,11 @@ const fastifyCodes: Record<string, string> = {
  * or 405 with `Allow` when the path has routes for other methods. (Refusals
  * before routing: transportErrors.ts.)
  */
-export default fp(
-  async (app) => {
+export default fp<{ compat?: 'iyk' }>(
+  async (app, options) => {
     // compat=iyk: the hosted API's error shape on its operations, our code kept under `code` (hostedCompat.ts).
-    const compat = app.services.config.compat === 'iyk'
+    // An option, not the services' config: the error handler stands alone (test/plugins/storeErrors).
+    const compat = options.compat === 'iyk'
     const shapedFor = (request: FastifyRequest) => (status: number, body: ErrorBody) =>
       compat && isHostedRequest(request) ? hostedErrorBody(status, body) : body
     app.setErrorHandler((error: FastifyError, request, reply) => {
@@ -95,5 +96,5 @@ export default fp(
         .send(shapedFor(request)(405, { success: false, error: 'method_not_allowed', message: `${request.method} is not allowed on ${path}; use ${choices}` }))
     })
   },
-  { name: 'error-handler', dependencies: ['services'] },
+  { name: 'error-handler' },
 )
