@@ -27,6 +27,7 @@ const bothEngines = [
   'test/routes/contract.test.ts',
   'test/routes/hostedEndpoints.test.ts',
   'test/routes/hostedCompat.test.ts',
+  'test/routes/poapMint.test.ts',
   'test/routes/contractCompat.test.ts',
   'test/concurrency.test.ts',
   'test/kiosk-gateway/checkIn.test.ts',

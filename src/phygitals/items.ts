@@ -7,6 +7,9 @@ import { iso } from '../ids.js'
  * The hosted API's "item" is a product a team sells with a chip in it. In tapgate that is a phygital
  * token: one row of tokens, its metadata (name, description, image, attributes) and the chips linked to
  * it. The item's id is the token row's id (docs/decisions.md, "Issue 26: the endpoints").
+ *
+ * `teamId` null (no API key): every team's items. Apps call these without a key, and what they show is
+ * public already (each token's metadata is served to anyone at its token URI).
  */
 export type Item = {
   id: number
@@ -21,27 +24,29 @@ export type Item = {
 
 export type ItemChip = { uid: string; linkedToken: { contractAddress: string; chainId: number; tokenId: string } }
 
-/** The team's items, oldest first. */
-export async function listItems(store: Repositories, teamId: number): Promise<Item[]> {
-  return (await store.tokens.listByTeam(teamId)).map(itemOf)
+/** The team's items (or every team's), oldest first. */
+export async function listItems(store: Repositories, teamId: number | null): Promise<Item[]> {
+  const teams = teamId === null ? (await store.teams.list()).map((t) => t.id) : [teamId]
+  const tokens = (await Promise.all(teams.map((id) => store.tokens.listByTeam(id)))).flat()
+  return tokens.sort((a, b) => a.id - b.id).map(itemOf)
 }
 
 /** @throws NotFoundError item_not_found, for an unknown id and another team's item alike */
-export async function getItem(store: Repositories, teamId: number, id: number): Promise<Item> {
+export async function getItem(store: Repositories, teamId: number | null, id: number): Promise<Item> {
   return itemOf(await teamToken(store, teamId, id))
 }
 
 /** The chips linked to the item's token, in the order they were linked. */
-export async function itemChips(store: Repositories, teamId: number, id: number): Promise<ItemChip[]> {
+export async function itemChips(store: Repositories, teamId: number | null, id: number): Promise<ItemChip[]> {
   const token = await teamToken(store, teamId, id)
   const linkedToken = { contractAddress: token.contractAddress, chainId: token.chainId, tokenId: token.tokenId }
   return (await store.tokens.chipUids(token.id)).map((uid) => ({ uid, linkedToken }))
 }
 
-async function teamToken(store: Repositories, teamId: number, id: number): Promise<TokenRow> {
+async function teamToken(store: Repositories, teamId: number | null, id: number): Promise<TokenRow> {
   const token = await store.tokens.get(id)
   // Another team's item is, to this key, no item: the same 404, so ids cannot be probed across teams.
-  if (!token || token.teamId !== teamId) throw new NotFoundError('item_not_found', `No item with id ${id}`)
+  if (!token || (teamId !== null && token.teamId !== teamId)) throw new NotFoundError('item_not_found', `No item with id ${id}`)
   return token
 }
 

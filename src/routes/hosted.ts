@@ -1,12 +1,16 @@
+import type { FastifyRequest } from 'fastify'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
+import { mintProofEvent } from '../guestbook/proofEventMints.js'
 import { getItem, itemChips, listItems } from '../phygitals/items.js'
-import { teamOf } from '../plugins/auth.js'
+import { otpCodeOf, teamOf } from '../plugins/auth.js'
 import { BODY_ERRORS, errorResponses, PATH_ERRORS, security } from '../schemas/common.js'
-import { ChipFindQuery, ChipFindResponse, HOSTED_TAG, Item, ItemChip, ItemParams, PatchChipsBody, PatchChipsResponse } from '../schemas/hosted.js'
+import { TxnResponse } from '../schemas/events.js'
+import { ChipFindQuery, ChipFindResponse, HOSTED_TAG, Item, ItemChip, ItemParams, PatchChipsBody, PatchChipsResponse, PoapMintBody } from '../schemas/hosted.js'
 import { setChipRedirects } from '../taps/chipRedirects.js'
 import { findChip } from '../taps/findChip.js'
 import { publicRateLimit } from './rateLimit.js'
+import { recipientOf } from './transfers.js'
 
 const tags = [HOSTED_TAG]
 
@@ -52,28 +56,48 @@ const hosted: FastifyPluginAsyncZod = async (app) => {
     },
   })
 
+  app.post('/poap-events/mint', {
+    preHandler: app.requireOtp,
+    schema: {
+      tags,
+      summary: "Mint a proof event's attendance token with the OTP of a tap",
+      description:
+        "The OTP is a proof event's (GET /refs/:id, proofEvents[].otp), spent once. The token is minted on the gateway's chain as an event of a guestbook deployed for the team's proof events at the first mint (listed by GET /events; PATCH /events/metadata sets its metadata). Once per proof event and recipient, and once per chip: a second mint is 400 `already_minted`, as the hosted API answers it.",
+      security: security.otp,
+      body: PoapMintBody,
+      response: { 200: TxnResponse, ...errorResponses(...BODY_ERRORS, 401, 403, 404, 409) },
+    },
+    handler: async (request) => {
+      const recipient = await recipientOf(app, request.body.recipient)
+      const mint = await mintProofEvent(app.services, { code: otpCodeOf(request), poapEventId: request.body.poapEventId, recipient })
+      return { success: true as const, txnHash: mint.txnHash }
+    },
+  })
+
+  // The API key is optional: with one, the key's team's items; without, every team's (src/phygitals/items.ts).
+  const teamIdOf = (request: FastifyRequest) => request.team?.id ?? null
   app.get('/items', {
-    onRequest: app.requireApiKey,
-    schema: { tags, summary: "The team's items: its phygital tokens with their metadata", security: security.apiKey, response: { 200: z.array(Item), ...errorResponses(401) } },
-    handler: async (request) => listItems(app.services.store, teamOf(request).id),
+    onRequest: app.optionalApiKey,
+    schema: { tags, summary: "The team's items (every team's without a key): its phygital tokens with their metadata", security: security.optionalApiKey, response: { 200: z.array(Item), ...errorResponses(401) } },
+    handler: async (request) => listItems(app.services.store, teamIdOf(request)),
   })
 
   app.get('/items/:id', {
-    onRequest: app.requireApiKey,
-    schema: { tags, summary: 'One item', security: security.apiKey, params: ItemParams, response: { 200: Item, ...errorResponses(...PATH_ERRORS, 401, 404) } },
-    handler: async (request) => getItem(app.services.store, teamOf(request).id, request.params.id),
+    onRequest: app.optionalApiKey,
+    schema: { tags, summary: 'One item', security: security.optionalApiKey, params: ItemParams, response: { 200: Item, ...errorResponses(...PATH_ERRORS, 401, 404) } },
+    handler: async (request) => getItem(app.services.store, teamIdOf(request), request.params.id),
   })
 
   app.get('/items/:id/chips', {
-    onRequest: app.requireApiKey,
+    onRequest: app.optionalApiKey,
     schema: {
       tags,
       summary: "The chips linked to an item's token",
-      security: security.apiKey,
+      security: security.optionalApiKey,
       params: ItemParams,
       response: { 200: z.array(ItemChip), ...errorResponses(...PATH_ERRORS, 401, 404) },
     },
-    handler: async (request) => itemChips(app.services.store, teamOf(request).id, request.params.id),
+    handler: async (request) => itemChips(app.services.store, teamIdOf(request), request.params.id),
   })
 }
 

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { ChipUid, IntId, Iso, UidOut } from './common.js'
+import { ChipUid, IntId, Iso, Recipient, UidOut } from './common.js'
 import { RedirectUrl } from './redirectUrl.js'
 
 /** The tag of the endpoints a hosted-API app calls that tapgate's spec does not name (issue 26). */
@@ -58,3 +58,9 @@ export const Item = z
   .meta({ id: 'Item', description: "A phygital product: one of the team's tokens, its metadata and its contract" })
 
 export const ItemChip = z.object({ uid: UidOut, linkedToken: LinkedToken }).meta({ id: 'ItemChip' })
+
+export const PoapMintBody = z.object({
+  poapEventId: IntId.meta({ description: "The proof event's id at the attendance-token provider (proofEvents[].proofEventId of the ref)" }),
+  recipient: Recipient,
+  deviceId: z.string().max(200).optional().meta({ description: 'Accepted and ignored (hosted apps send the id of the phone)' }),
+})

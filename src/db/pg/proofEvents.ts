@@ -2,7 +2,7 @@ import type { createProofEventsRepository, ProofEventRow } from '../proofEvents.
 import type { AsyncRepository } from '../types.js'
 import type { PgQuery } from './connect.js'
 
-const columns = 'e.id, e.team_id, e.proof_event_id, e.name, e.status, e.created_at'
+const columns = 'e.id, e.team_id, e.proof_event_id, e.name, e.status, e.created_at, e.guestbook_event_id'
 
 export function createPgProofEventsRepository(sql: PgQuery): AsyncRepository<ReturnType<typeof createProofEventsRepository>> {
   return {
@@ -23,6 +23,17 @@ export function createPgProofEventsRepository(sql: PgQuery): AsyncRepository<Ret
     async get(id) {
       const [row] = await sql<ProofEventRow[]>`SELECT ${sql.unsafe(columns)} FROM proof_events e WHERE e.id = ${id}`
       return row
+    },
+    async setGuestbookEvent(id, guestbookEventId) {
+      const rows = await sql`UPDATE proof_events SET guestbook_event_id = ${guestbookEventId} WHERE id = ${id} AND guestbook_event_id IS NULL`
+      return rows.count === 1
+    },
+    async contractOf(teamId, chainId) {
+      const [row] = await sql<{ contractId: number }[]>`SELECT contract_id FROM proof_event_contracts WHERE team_id = ${teamId} AND chain_id = ${chainId}`
+      return row?.contractId
+    },
+    async setContract(teamId, chainId, contractId) {
+      await sql`INSERT INTO proof_event_contracts (team_id, chain_id, contract_id) VALUES (${teamId}, ${chainId}, ${contractId})`
     },
   }
 }
