@@ -51,12 +51,15 @@ describeStores('relayerLeases', ({ store }) => {
   for (const isolation of ['read committed', 'serializable'] as const) {
     it(`gives a free, then an expired lease to one of ${racers} racing gateways (${isolation})`, async () => {
       const s = store()
-      const race = () => Promise.all(Array.from({ length: racers }, (_, i) => s.tx((tx) => tx.relayerLeases.acquire(key(`gw-${i}`), 50), { isolation })))
+      // A lease long enough that every racer has run before it expires: 20 transactions take turns on a
+      // pool of 4 connections (serialization failures retried), which a 50 ms lease did not always outlast.
+      const LEASE_MS = 1000
+      const race = () => Promise.all(Array.from({ length: racers }, (_, i) => s.tx((tx) => tx.relayerLeases.acquire(key(`gw-${i}`), LEASE_MS), { isolation })))
       const first = await race()
       expect(first.filter((e) => e !== null)).toEqual([1])
       const winner = first.findIndex((e) => e !== null)
       expect((await s.relayerLeases.get(CHAIN, SENDER))?.holder).toBe(`gw-${winner}`)
-      await sleep(80)
+      await sleep(LEASE_MS + 30)
       const second = await race()
       const next = second.findIndex((e) => e !== null)
       // The expired holder renewing keeps its epoch; anyone else raises it.
