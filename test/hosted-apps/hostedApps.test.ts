@@ -216,9 +216,14 @@ describe('with TAPGATE_COMPAT=iyk: every row of the table as apps send it', () =
 })
 
 describe('without the setting: the same requests with the spec\'s names', () => {
-  test('each row answers with the spec\'s names; errors in the spec\'s shape', { timeout: 90_000 }, async () => {
+  test('each row answers with the spec\'s names; errors in the spec\'s shape; the endpoints the spec lacks under their tag', { timeout: 90_000 }, async () => {
     const gw = await serve({})
     const { errorBody } = await everyRow(gw, SPEC)
     expect(errorBody).toEqual({ success: false, error: 'already_minted', message: expect.stringMatching(/already minted/i) })
+    const openapi = await send(gw, '/openapi.json')
+    const tagged = Object.entries(openapi.body.paths as Record<string, Record<string, { tags?: string[] }>>).flatMap(([path, ops]) =>
+      Object.entries(ops).filter(([, op]) => op.tags?.includes('hosted API compatibility')).map(([method]) => `${method} ${path}`),
+    )
+    expect(tagged.sort()).toEqual(['get /chips/find', 'get /items', 'get /items/{id}', 'get /items/{id}/chips', 'patch /chips', 'post /poap-events/mint'])
   })
 })
