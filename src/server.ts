@@ -24,6 +24,8 @@ export type StartServerReturnType = {
   app: FastifyInstance
   store: Store
   url: string
+  /** The demo team's API key, when this start created the team (it is printed once and kept nowhere). */
+  demoApiKey?: string
   chains: Chains
   relayer: Relayer
   close: () => Promise<void>
@@ -96,7 +98,7 @@ export async function startServer(
       await chains!.close()
       await store!.close()
     }
-    return { app, store, url, chains, relayer, close }
+    return { app, store, url, ...(demo ? { demoApiKey: demo.key.apiKey } : {}), chains, relayer, close }
   } catch (error) {
     await relayer?.stop()
     await app?.close()

@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync, readlinkSync, unlinkSync } from 'node:fs'
 import { mkdir, open, readFile, readdir, rename, rm } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
+import { writeFileAtomic } from '../writeFileAtomic.js'
 import { anvilBinaryPath, spawnAnvil, type AnvilProcess } from './spawnAnvil.js'
 
 /*
@@ -377,33 +378,6 @@ async function spawnAndRecord(chainId: number, pidPath: string, port?: number): 
     throw error
   }
   return anvil
-}
-
-/** tmp, fsync, rename, fsync dir: a reader sees the old file or the new one, never half of one. */
-async function writeFileAtomic(path: string, data: Uint8Array): Promise<void> {
-  const tmp = `${path}.tmp`
-  try {
-    const file = await open(tmp, 'w', 0o600)
-    try {
-      await file.chmod(0o600) // exact, whatever the umask or a previous tmp file said
-      await file.writeFile(data)
-      await file.sync()
-    } finally {
-      await file.close()
-    }
-    await rename(tmp, path)
-  } catch (error) {
-    await rm(tmp, { force: true })
-    throw error
-  }
-  const parent = await open(dirname(path), 'r')
-  try {
-    await parent.sync()
-  } catch {
-    // not every platform can fsync a directory (Windows); the rename stands either way
-  } finally {
-    await parent.close()
-  }
 }
 
 /** A `.tmp` is a write that never reached its rename: the real file beside it is intact. */

@@ -40,14 +40,25 @@ const teamOption: OptionSpec = { type: 'string', value: 'ID', description: 'Team
 // `--meta-key 000…` into numbers, and it rejects unknown flags.
 const commands: Record<string, CommandSpec> = {
   serve: {
-    usage: 'serve [--port N] [--host H] [--no-demo]',
+    usage: 'serve [--port N] [--host H] [--no-demo] [--ready-file FILE]',
     summary: 'Run the gateway (what `npm start` runs)',
     options: {
       port: { type: 'string', value: 'N', description: 'Port (default 8787, or $PORT)' },
       host: { type: 'string', value: 'H', description: 'Interface (default 127.0.0.1, or $HOST)' },
       'no-demo': { type: 'boolean', description: 'Do not create the demo team on an empty data dir' },
+      'ready-file': { type: 'string', value: 'FILE', description: 'Once the gateway answers, write one JSON line there: {"url", "apiKey" (the demo key, when this start made it)}' },
     },
     load: () => import('./commands/serve.js'),
+  },
+  test: {
+    usage: 'test [--port N] -- COMMAND [ARG…]',
+    summary:
+      'Run COMMAND against a gateway of its own: a fresh data dir with the demo team, the embedded chain, no rate limits; ' +
+      'COMMAND gets TAPGATE_URL, TAPGATE_API_KEY and TAPGATE_DATA_DIR, and tapgate exits with its code after stopping everything',
+    options: {
+      port: { type: 'string', value: 'N', description: 'Port (default: a free one)' },
+    },
+    load: () => import('./commands/testRun.js'),
   },
   team: {
     usage: 'team create --name N [--redirect-url URL] | team list',

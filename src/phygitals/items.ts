@@ -8,8 +8,9 @@ import { iso } from '../ids.js'
  * token: one row of tokens, its metadata (name, description, image, attributes) and the chips linked to
  * it. The item's id is the token row's id (docs/decisions.md, "Issue 26: the endpoints").
  *
- * `teamId` null (no API key): every team's items. Apps call these without a key, and what they show is
- * public already (each token's metadata is served to anyone at its token URI).
+ * `teamId` null (no API key): every team's items. Apps call the list without a key, and what it shows
+ * is public already (each token's metadata is served to anyone at its token URI). The chips of an item
+ * take a key (src/routes/hosted.ts says why).
  */
 export type Item = {
   id: number
@@ -37,7 +38,7 @@ export async function getItem(store: Repositories, teamId: number | null, id: nu
 }
 
 /** The chips linked to the item's token, in the order they were linked. */
-export async function itemChips(store: Repositories, teamId: number | null, id: number): Promise<ItemChip[]> {
+export async function itemChips(store: Repositories, teamId: number, id: number): Promise<ItemChip[]> {
   const token = await teamToken(store, teamId, id)
   const linkedToken = { contractAddress: token.contractAddress, chainId: token.chainId, tokenId: token.tokenId }
   return (await store.tokens.chipUids(token.id)).map((uid) => ({ uid, linkedToken }))

@@ -74,7 +74,7 @@ const hosted: FastifyPluginAsyncZod = async (app) => {
     },
   })
 
-  // The API key is optional: with one, the key's team's items; without, every team's (src/phygitals/items.ts).
+  // The API key is optional for the items: with one, the key's team's; without, every team's (src/phygitals/items.ts).
   const teamIdOf = (request: FastifyRequest) => request.team?.id ?? null
   app.get('/items', {
     onRequest: app.optionalApiKey,
@@ -88,16 +88,18 @@ const hosted: FastifyPluginAsyncZod = async (app) => {
     handler: async (request) => getItem(app.services.store, teamIdOf(request), request.params.id),
   })
 
+  // The chips' UIDs need the key: an NTAG 21x tap proves itself with its UID alone, and a SUN chip
+  // encrypts its UID in every tap so that it cannot be followed around.
   app.get('/items/:id/chips', {
-    onRequest: app.optionalApiKey,
+    onRequest: app.requireApiKey,
     schema: {
       tags,
       summary: "The chips linked to an item's token",
-      security: security.optionalApiKey,
+      security: security.apiKey,
       params: ItemParams,
       response: { 200: z.array(ItemChip), ...errorResponses(...PATH_ERRORS, 401, 404) },
     },
-    handler: async (request) => itemChips(app.services.store, teamIdOf(request), request.params.id),
+    handler: async (request) => itemChips(app.services.store, teamOf(request).id, request.params.id),
   })
 }
 

@@ -56,6 +56,13 @@ async function serve(env: Record<string, string>): Promise<Gateway> {
     command: [process.execPath, cliPath, 'serve', '--no-demo'],
     track: (child) => children.push(child),
   })
+  // The team as an organiser leaves it before the app goes live: its guestbook deployed (a ref names
+  // a guestbook's address only once its deploy is mined).
+  await until('the guestbook deployed', async () => {
+    const res = await fetch(`${server.url}/events/contracts`, { headers: { 'x-service-api-key': apiKey } })
+    const contracts = (await res.json()) as { status: string }[]
+    return contracts.length > 0 && contracts.every((c) => c.status === 'confirmed') ? true : undefined
+  })
   const counters = new Map<string, number>()
   const tapUrl = (uid: string) => {
     const counter = (counters.get(uid) ?? 0) + 1
@@ -161,8 +168,8 @@ async function everyRow(gw: Gateway, names: typeof HOSTED | typeof SPEC) {
     contract: { address: found.body.linkedToken.contractAddress, chainId: 31337 },
     createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
   })
-  // GET /items/:id/chips → [{uid, linkedToken: {tokenId, …}}]
-  const itemChips = await send(gw, `/items/${items.body[0].id}/chips`)
+  // GET /items/:id/chips → [{uid, linkedToken: {tokenId, …}}], with the app's key (chip UIDs are not public)
+  const itemChips = await send(gw, `/items/${items.body[0].id}/chips`, { headers: key })
   expect(itemChips.body).toEqual([{ uid: names.uid, linkedToken: expect.objectContaining({ tokenId: '1' }) }])
 
   return { errorBody: second.body }

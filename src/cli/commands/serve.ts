@@ -1,3 +1,4 @@
+import { writeFileAtomic } from '../../writeFileAtomic.js'
 import { startEarly } from '../../startEarly.js'
 import type { Flags } from '../usage.js'
 import { configFrom, noPositionals, text } from './context.js'
@@ -26,4 +27,15 @@ export async function run(positionals: string[], flags: Flags) {
   }
   process.once('SIGINT', () => void stop('SIGINT'))
   process.once('SIGTERM', () => void stop('SIGTERM'))
+  const readyFile = text(flags, 'ready-file')
+  if (readyFile !== undefined) await writeReadyFile(readyFile, { url: server.url, ...(server.demoApiKey ? { apiKey: server.demoApiKey } : {}) })
+}
+
+/**
+ * `--ready-file FILE`: one JSON line once the gateway answers, for a script that starts it in the
+ * background (the port it got with --port 0, the demo team's key when this start made one). Written
+ * aside and renamed, so a watcher reads all of it or nothing; 0600, as it may hold a key.
+ */
+async function writeReadyFile(file: string, ready: { url: string; apiKey?: string }): Promise<void> {
+  await writeFileAtomic(file, Buffer.from(`${JSON.stringify(ready)}\n`))
 }
