@@ -8,7 +8,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, expect, test } from 'vitest'
 import { makeTempDir } from '../helpers/gateway.js'
-import { cliPath, collectOutput, startServe, stopChild } from '../helpers/processes.js'
+import { cliPath, collectOutput, exited, startServe, stopChild } from '../helpers/processes.js'
 import { until } from '../helpers/until.js'
 
 const children: ChildProcess[] = []
@@ -84,6 +84,18 @@ test('SIGTERM to tapgate test reaches the command; then the gateway, its chain a
   expect(alive(seen.pid)).toBe(false)
   expect(alive(seen.anvilPid)).toBe(false)
   expect(fs.existsSync(seen.dir)).toBe(false)
+})
+
+test('SIGKILL of tapgate test itself: within 5 s its reaper has stopped the command and the chain and removed the data dir', { timeout: 60_000 }, async () => {
+  const out = path.join(makeTempDir(), 'seen.json')
+  dirs.push(path.dirname(out))
+  const run = tapgate(['test', '--', process.execPath, '-e', COMMAND, out, 'wait'])
+  const seen = await until('the command to have seen the gateway', async () => (fs.existsSync(out) ? (JSON.parse(fs.readFileSync(out, 'utf8')) as Seen) : undefined))
+  run.child.kill('SIGKILL')
+  // 'exit', not 'close': the command, while it lives, holds the stdout that tapgate passed on to it.
+  expect(await exited(run.child, 5_000)).toBe(true)
+  // The issue's bound; the reaper looks every 200 ms.
+  await until('the command, anvil and the data dir gone', () => (!alive(seen.pid) && !alive(seen.anvilPid) && !fs.existsSync(seen.dir) ? true : undefined), 5_000)
 })
 
 test('no command is a usage error (2); a command that cannot start is 127, and the data dir is still removed', { timeout: 60_000 }, async () => {

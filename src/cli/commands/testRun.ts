@@ -4,6 +4,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { loadConfig } from '../../config.js'
 import { startEarly } from '../../startEarly.js'
+import { startReaper } from '../reaper.js'
 import { UsageError, type Flags } from '../usage.js'
 import { text } from './context.js'
 
@@ -24,6 +25,7 @@ export async function run(positionals: string[], flags: Flags) {
   const dataDir = text(flags, 'data-dir') ?? fs.mkdtempSync(path.join(os.tmpdir(), 'tapgate-test-'))
   const env = { TAPGATE_RATE_LIMIT_MAX: '1000000000', TAPGATE_LOG_LEVEL: 'warn', ...process.env }
   let exitCode = 1
+  let reaper: { stop(): void } | undefined
   try {
     const config = loadConfig({
       env,
@@ -39,20 +41,25 @@ export async function run(positionals: string[], flags: Flags) {
     const server = await startServer(config, (line) => console.error(line.split('\n')[0]), { early })
     try {
       // The demo key is made by this start on a fresh data dir; a --data-dir that has a team already has no key to give.
-      exitCode = await runCommand(command, args, { TAPGATE_URL: server.url, TAPGATE_API_KEY: server.demoApiKey ?? '', TAPGATE_DATA_DIR: dataDir })
+      exitCode = await runCommand(command, args, { TAPGATE_URL: server.url, TAPGATE_API_KEY: server.demoApiKey ?? '', TAPGATE_DATA_DIR: dataDir }, (pid) => {
+        // Killed itself (SIGKILL), tapgate cleans up nothing: the reaper then stops COMMAND and the chain and removes the dir.
+        reaper = startReaper({ owner: process.pid, pids: pid === undefined ? [] : [pid], dataDir, removeDir: ownDir })
+      })
     } finally {
       await server.close()
     }
   } finally {
     if (ownDir) fs.rmSync(dataDir, { recursive: true, force: true })
+    reaper?.stop()
   }
   process.exitCode = exitCode
 }
 
 /** Runs COMMAND to its end, passing on SIGINT and SIGTERM; its exit code as a shell reports it. */
-function runCommand(command: string, args: string[], extraEnv: Record<string, string>): Promise<number> {
+function runCommand(command: string, args: string[], extraEnv: Record<string, string>, onSpawn: (pid: number | undefined) => void): Promise<number> {
   return new Promise((resolve) => {
     const child = spawn(command, args, { stdio: 'inherit', env: { ...process.env, ...extraEnv } })
+    onSpawn(child.pid)
     const forward = (signal: NodeJS.Signals) => child.kill(signal)
     process.on('SIGINT', forward)
     process.on('SIGTERM', forward)
