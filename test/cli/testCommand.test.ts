@@ -57,12 +57,21 @@ const pidFile = (d) => fs.readdirSync(d, { withFileTypes: true }).flatMap((e) =>
 
 type Seen = { url: string; health: number; groups: number; dir: string; dirExists: boolean; anvilPid: number; pid: number }
 
-test("tapgate test -- COMMAND: the command gets the gateway's URL, the demo key and the data dir; tapgate exits with its code and leaves nothing", { timeout: 60_000 }, async () => {
+/** `tapgate test` running COMMAND; with `wait`, once the command has seen the gateway (else at once, seen null). */
+async function tapgateTest(mode: 'exit' | 'wait') {
   const out = path.join(makeTempDir(), 'seen.json')
   dirs.push(path.dirname(out))
-  const run = tapgate(['test', '--', process.execPath, '-e', COMMAND, out])
+  const run = tapgate(['test', '--', process.execPath, '-e', COMMAND, out, ...(mode === 'wait' ? ['wait'] : [])])
+  const seen = () => JSON.parse(fs.readFileSync(out, 'utf8')) as Seen
+  if (mode === 'exit') return { run, seen }
+  await until('the command to have seen the gateway', () => (fs.existsSync(out) ? true : undefined))
+  return { run, seen }
+}
+
+test("tapgate test -- COMMAND: the command gets the gateway's URL, the demo key and the data dir; tapgate exits with its code and leaves nothing", { timeout: 60_000 }, async () => {
+  const { run, seen: read } = await tapgateTest('exit')
   expect((await run.exited).code, run.stderr()).toBe(7)
-  const seen = JSON.parse(fs.readFileSync(out, 'utf8')) as Seen
+  const seen = read()
   expect(seen).toMatchObject({ url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/), health: 200, groups: 2, dirExists: true })
   // The gateway's log and its one start line went to stderr: the command's output is its own.
   expect(run.stdout()).toBe('')
@@ -74,10 +83,8 @@ test("tapgate test -- COMMAND: the command gets the gateway's URL, the demo key 
 })
 
 test('SIGTERM to tapgate test reaches the command; then the gateway, its chain and its data dir are gone', { timeout: 60_000 }, async () => {
-  const out = path.join(makeTempDir(), 'seen.json')
-  dirs.push(path.dirname(out))
-  const run = tapgate(['test', '--', process.execPath, '-e', COMMAND, out, 'wait'])
-  const seen = await until('the command to have seen the gateway', async () => (fs.existsSync(out) ? (JSON.parse(fs.readFileSync(out, 'utf8')) as Seen) : undefined))
+  const { run, seen: read } = await tapgateTest('wait')
+  const seen = read()
   run.child.kill('SIGTERM')
   // Ended by SIGTERM: 128 + 15, as a shell reports it.
   expect((await run.exited).code).toBe(143)
@@ -87,10 +94,8 @@ test('SIGTERM to tapgate test reaches the command; then the gateway, its chain a
 })
 
 test('SIGKILL of tapgate test itself: within 5 s its reaper has stopped the command and the chain and removed the data dir', { timeout: 60_000 }, async () => {
-  const out = path.join(makeTempDir(), 'seen.json')
-  dirs.push(path.dirname(out))
-  const run = tapgate(['test', '--', process.execPath, '-e', COMMAND, out, 'wait'])
-  const seen = await until('the command to have seen the gateway', async () => (fs.existsSync(out) ? (JSON.parse(fs.readFileSync(out, 'utf8')) as Seen) : undefined))
+  const { run, seen: read } = await tapgateTest('wait')
+  const seen = read()
   run.child.kill('SIGKILL')
   // 'exit', not 'close': the command, while it lives, holds the stdout that tapgate passed on to it.
   expect(await exited(run.child, 5_000)).toBe(true)
