@@ -68,7 +68,10 @@ async function serve(name: string): Promise<Server> {
   fs.writeFileSync(
     config,
     JSON.stringify({
-      chain: { embedded: false, pollIntervalMs: POLL_MS, leaseSeconds: LEASE_MS / 1000 },
+      // Fee replacement after 10 s, not 60: anvil can keep the transaction whose nonce is the account's
+      // in "queued" when higher nonces reached it first (a killed gateway's), and only its replacement
+      // moves it (src/relayer/broadcast.ts). The product recovers so at any setting; the drain waits 30 s.
+      chain: { embedded: false, pollIntervalMs: POLL_MS, leaseSeconds: LEASE_MS / 1000, replaceAfterSeconds: 10 },
       chains: { [CHAIN]: { rpcUrl, relayerKeyEnv: 'RELAYER_KEY' } },
       rateLimit: { max: 100_000 },
     }),
