@@ -442,7 +442,8 @@ describe.skipIf(!HAS_CHROMIUM)('the kiosk at a claim station', () => {
     await staff.goto(shop.staffUrl)
     for (const key of [...SHOP_PIN, 'enter']) await staff.click(`[data-key="${key}"]`)
     await expect.poll(() => staff.locator('#panel').isVisible()).toBe(true)
-    expect(await staff.locator('#mode').inputValue()).toBe('claim')
+    // The panel opens at once and the station's state follows it (one GET): the mode comes with the state.
+    await expect.poll(() => staff.locator('#mode').inputValue()).toBe('claim')
     const row = staff.locator('#claims tr', { hasText: 'Tapgate tee' })
     await expect.poll(() => row.count()).toBe(1)
     // Product, taps, claimed, registered, links shown, opened, used, links expired, expired.
