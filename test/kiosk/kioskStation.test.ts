@@ -3,6 +3,7 @@
  * reader, read by the Station over APDUs, sent over its WebSocket link (GatewayLink → GET
  * /station/ws), verified and checked in at the gateway, shown by the page.
  */
+import fs from 'node:fs'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { GatewayLink } from '../../station/link/gatewayLink.js'
@@ -22,6 +23,7 @@ let ctx: KioskContext
 let kiosk: Kiosk
 let page: Page
 let station: Station
+let queueDir: string | undefined
 
 beforeAll(async () => {
   if (!HAS_CHROMIUM) return
@@ -38,6 +40,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await station?.close()
+  if (queueDir) fs.rmSync(queueDir, { recursive: true, force: true })
   await closeKioskContext(ctx)
   await browser?.close()
   await gw?.close()
@@ -49,7 +52,8 @@ const count = () => page.locator('#count').getAttribute('data-count')
 describe.skipIf(!HAS_CHROMIUM)('the check-in page fed by a station', () => {
   test('a badge on the reader, through the station and its WebSocket link, shows accepted within a second; a badge pulled mid-read shows retry and counts nothing', async () => {
     const reader = createVirtualReader(READER)
-    const link = new GatewayLink({ gateway: kiosk.origin, token: kiosk.stationToken, queueDir: makeTempDir('tapgate-kiosk-queue-'), log: quiet, initialBackoffMs: 20, maxBackoffMs: 200 })
+    queueDir = makeTempDir('tapgate-kiosk-queue-')
+    const link = new GatewayLink({ gateway: kiosk.origin, token: kiosk.stationToken, queueDir, log: quiet, initialBackoffMs: 20, maxBackoffMs: 200 })
     station = new Station({ source: reader, sink: link, log: quiet })
     // The station reports its reader on connect: the page stops saying it waits for one.
     await expect.poll(() => page.locator('#reader').innerText()).toContain('ready')
