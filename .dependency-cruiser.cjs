@@ -18,7 +18,7 @@
 /** The station↔gateway wire contract: types and constants both ends of the socket share. */
 const STATION_CONTRACT = '^station/(tap|link/protocol)\\.ts$'
 /** The app's top: nothing below it imports these. */
-const APP_TOP = '^src/(app|server|startEarly|bootstrapDemo)\\.ts$|^src/cli/'
+const APP_TOP = '^src/(app|server|startEarly|bootstrapDemo|index)\\.ts$|^src/cli/|^src/testing/'
 
 module.exports = {
   forbidden: [
@@ -41,7 +41,7 @@ module.exports = {
         'them (src/server.ts starts the in-process station, src/cli/ runs stations, virtual cards and provisioning on ' +
         "readers), and the station's wire contract (station/tap.ts, station/link/protocol.ts), which the gateway's end " +
         'of the socket (routes/stationSocket.ts) shares and which imports nothing else (station-contract-is-a-leaf).',
-      from: { path: '^src/', pathNot: '^src/server\\.ts$|^src/cli/' },
+      from: { path: '^src/', pathNot: '^src/server\\.ts$|^src/cli/|^src/testing/' },
       to: { path: '^station/', pathNot: STATION_CONTRACT },
     },
     {
@@ -167,6 +167,26 @@ module.exports = {
       to: { pathNot: '^node_modules/viem/' },
     },
     {
+      name: 'client-imports-schemas-only',
+      severity: 'error',
+      comment:
+        'tapgate/client (src/client/) is what a program that only talks to a gateway imports: it types the HTTP API from ' +
+        "the routes' zod schemas (src/schemas/) and imports nothing else of ours and no package but zod, so Fastify, the " +
+        'store and the chain code stay out of it.',
+      from: { path: '^src/client/' },
+      to: { pathNot: '^src/(client|schemas)/|^node_modules/zod/' },
+    },
+    {
+      name: 'client-runs-without-schemas',
+      severity: 'error',
+      comment:
+        "Only the client's operation table (src/client/operations.ts) imports the schemas and zod as values; the rest of " +
+        'src/client/ reads the table as types, so a program using the client loads fetch and nothing more ' +
+        '(test/client/importGraph.test.ts checks the whole run-time graph).',
+      from: { path: '^src/client/', pathNot: '^src/client/operations\\.ts$' },
+      to: { path: '^src/schemas/|^src/client/operations\\.ts$|^node_modules/zod/', dependencyTypesNot: ['type-only'] },
+    },
+    {
       name: 'product-not-tests',
       severity: 'error',
       comment: 'The package ships src/ and station/ without test/ and bench/ (package.json files).',
@@ -176,8 +196,12 @@ module.exports = {
     {
       name: 'product-not-dev-dependencies',
       severity: 'error',
-      comment: 'An installed tapgate has no devDependencies: src/ and station/ may import them as types only.',
-      from: { path: '^(src|station)/' },
+      comment:
+        'An installed tapgate has no devDependencies: src/ and station/ may import them as types only. Except where ' +
+        'an installed package never goes: the bin bundles the sources (esbuild, tsx as a fallback) only in a checkout, ' +
+        'which has no dist/; the package build runs at `npm pack`; the kiosk assets come from dist/ once packed. And ' +
+        "tapgate/testing/vitest imports the consumer's vitest (an optional peer dependency).",
+      from: { path: '^(src|station)/', pathNot: '^src/cli/(tapgate|bundle|buildPackage)\\.js$|^src/kiosk/web/bundle\\.ts$|^src/testing/vitest\\.ts$' },
       to: { dependencyTypes: ['npm-dev'], dependencyTypesNot: ['type-only'] },
     },
   ],

@@ -101,7 +101,7 @@ export default defineConfig({
     // Forks, not threads: better-sqlite3 and spawned servers are per-process resources.
     pool: 'forks',
     // One PostgreSQL server per run, started at the first test file that asks for a database.
-    globalSetup: ['test/helpers/postgresGlobalSetup.ts'],
+    globalSetup: ['test/helpers/postgresGlobalSetup.ts', 'test/helpers/packedAppGlobalSetup.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     // expect.poll waits for another process or page (a kiosk screen, a server's log): 1 s, the default,

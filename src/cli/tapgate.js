@@ -1,12 +1,14 @@
 #!/usr/bin/env node
 // The bin stays plain JavaScript so `npx tapgate` and `npm start` work without a build step.
-// It runs the TypeScript CLI bundled by esbuild into node_modules/.cache/tapgate/<fingerprint>/.
+// An installed package runs the CLI compiled at `npm pack` (dist/cli/main.js, src/cli/buildPackage.js).
+// A checkout, which has no dist/, runs the TypeScript CLI bundled by esbuild (src/cli/bundle.js) into
+// node_modules/.cache/tapgate/<fingerprint>/.
 // The fingerprint is a hash of the sources as they are on disk (about 10 ms to read), so an
 // unchanged tree loads its bundle at once and esbuild is loaded only after the sources changed.
 // (Hashing the bundle instead meant bundling all of src/ on every start: ~0.7 s.) Loading the ~300
 // TypeScript modules one by one through tsx would cost ~0.5 s more at every start. Packages load from
-// node_modules as usual, but for BUNDLED below. If the bundle cannot be built or written (a
-// read-only install), it falls back to tsx.
+// node_modules as usual, but for bundle.js's BUNDLED. If the bundle cannot be built or written, a
+// checkout falls back to tsx (a devDependency).
 //
 // Nothing in the bundle may find a file next to its own module: it runs from the cache folder.
 // Such paths go through src/paths.ts (packageRoot).
@@ -37,60 +39,9 @@ function fingerprint() {
   return hash.digest('hex').slice(0, 16)
 }
 
-/**
- * Packages load from node_modules as usual, except these: ESM spread over hundreds of files, of
- * which the CLI uses a few functions. Bundled, tree-shaken, viem costs ~15 ms at start instead of
- * ~130 ms. Only our own imports of them are bundled: a package loaded from node_modules that imports
- * one gets node_modules' copy, so no value crosses between two copies.
- */
-const BUNDLED = ['viem']
-
-/** @type {import('esbuild').Plugin} */
-const externalPackages = {
-  name: 'external-packages',
-  setup(build) {
-    // Ours: under the package root but not in its node_modules. (An installed tapgate is itself in a
-    // node_modules, and its dependencies may sit beside it rather than inside it.)
-    const ownModules = path.join(root, 'node_modules') + path.sep
-    const ours = (file) => file.startsWith(root) && !file.startsWith(ownModules)
-    build.onResolve({ filter: /^[^./]/ }, ({ path: specifier, importer }) => {
-      if (!ours(importer)) return undefined
-      const name = specifier.startsWith('@') ? specifier.split('/', 2).join('/') : specifier.split('/', 1)[0]
-      return BUNDLED.includes(name) ? undefined : { path: specifier, external: true }
-    })
-  },
-}
-
-async function bundle(dir) {
-  const esbuild = await import('esbuild')
-  // Written aside and renamed into place: a second process starting now sees all of it or none.
-  const tmp = `${dir}.${process.pid}.tmp`
-  try {
-    await esbuild.build({
-      absWorkingDir: root,
-      entryPoints: [path.join(root, 'src/cli/main.ts')],
-      bundle: true,
-      splitting: true, // commands stay lazily imported chunks
-      format: 'esm',
-      platform: 'node',
-      target: 'node20',
-      plugins: [externalPackages],
-      outdir: tmp,
-      // Linked, not inline: the maps stay out of the chunks Node parses at every start, and are
-      // read only under --enable-source-maps.
-      sourcemap: 'linked',
-      logLevel: 'silent',
-    })
-  } finally {
-    // esbuild's service process would otherwise live as long as this one (a whole `serve`).
-    await esbuild.stop()
-  }
-  try {
-    fs.renameSync(tmp, dir)
-  } catch (error) {
-    fs.rmSync(tmp, { recursive: true, force: true })
-    if (!fs.existsSync(dir)) throw error
-  }
+async function bundleCli(dir) {
+  const { bundle } = await import('./bundle.js')
+  await bundle({ root, entryPoints: { main: 'src/cli/main.ts' }, outdir: dir })
   pruneOlderBundles(dir)
 }
 
@@ -116,11 +67,13 @@ async function bundledEntry() {
     }
     return entry
   }
-  await bundle(dir)
+  await bundleCli(dir)
   return entry
 }
 
-const entry = await bundledEntry().catch(() => null)
+/** The CLI compiled into the package. Only a packed package has dist/: postpack removes it from the checkout, where it would go stale. */
+const compiled = path.join(root, 'dist/cli/main.js')
+const entry = fs.existsSync(compiled) ? compiled : await bundledEntry().catch(() => null)
 if (entry) {
   // Stack traces name the bundle's lines (unminified, each module headed by its source path). Source maps
   // cost ~25 ms of every start; NODE_OPTIONS=--enable-source-maps reads the linked maps when wanted.

@@ -1,14 +1,13 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
-import { z } from 'zod'
 import { iso } from '../ids.js'
 import { teamOf } from '../plugins/auth.js'
 import { errorResponses, security } from '../schemas/common.js'
-import { ChipGroup } from '../schemas/events.js'
+import { ChipGroupList } from '../schemas/events.js'
 
 const chipGroups: FastifyPluginAsyncZod = async (app) => {
   app.get('/chip-groups', {
     onRequest: app.requireApiKey,
-    schema: { tags: ['chips'], summary: "The team's chip groups", security: security.apiKey, response: { 200: z.array(ChipGroup), ...errorResponses(401) } },
+    schema: { tags: ['chips'], summary: "The team's chip groups", security: security.apiKey, response: { 200: ChipGroupList, ...errorResponses(401) } },
     handler: async (request) =>
       (await app.services.store.chipGroups
         .listByTeam(teamOf(request).id))

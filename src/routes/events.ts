@@ -1,5 +1,4 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
-import { z } from 'zod'
 import {
   assignGuestbookEvent,
   createGuestbookEvent,
@@ -15,10 +14,12 @@ import { recipientOf } from './transfers.js'
 import {
   AssignEventBody,
   CreateEventBody,
+  CreateEventResponse,
   DeployContractBody,
+  DeployContractResponse,
   EventMetadataBody,
-  GuestbookContract,
-  GuestbookEvent,
+  GuestbookContractList,
+  GuestbookEventList,
   ListEventsQuery,
   MintEventBody,
   TogglePauseBody,
@@ -37,7 +38,7 @@ const withApiKey: FastifyPluginAsyncZod = async (app) => {
       summary: 'Deploy a guestbook contract (pending until mined)',
       body: DeployContractBody,
       security: security.apiKey,
-      response: { 200: Success.extend({ contractId: z.number() }), ...errorResponses(...BODY_ERRORS, 401) },
+      response: { 200: DeployContractResponse, ...errorResponses(...BODY_ERRORS, 401) },
     },
     handler: async (request) => {
       const { contractId } = await deployGuestbook(app.services, { ...request.body, teamId: teamOf(request).id })
@@ -69,12 +70,12 @@ const withApiKey: FastifyPluginAsyncZod = async (app) => {
   })
 
   app.get('/events/contracts', {
-    schema: { tags, summary: "The team's guestbook contracts", security: security.apiKey, response: { 200: z.array(GuestbookContract), ...errorResponses(401) } },
+    schema: { tags, summary: "The team's guestbook contracts", security: security.apiKey, response: { 200: GuestbookContractList, ...errorResponses(401) } },
     handler: async (request) => listGuestbookContracts(store, { teamId: teamOf(request).id }),
   })
 
   app.post('/events', {
-    schema: { tags, summary: 'Create a guestbook event', body: CreateEventBody, security: security.apiKey, response: { 200: Success.extend({ id: z.number() }), ...errorResponses(...BODY_ERRORS, 401, 404, 409) } },
+    schema: { tags, summary: 'Create a guestbook event', body: CreateEventBody, security: security.apiKey, response: { 200: CreateEventResponse, ...errorResponses(...BODY_ERRORS, 401, 404, 409) } },
     handler: async (request) => {
       const { id } = await createGuestbookEvent(store, { ...request.body, teamId: teamOf(request).id, now: now() })
       return { success: true as const, id }
@@ -82,7 +83,7 @@ const withApiKey: FastifyPluginAsyncZod = async (app) => {
   })
 
   app.get('/events', {
-    schema: { tags, summary: "The team's guestbook events", querystring: ListEventsQuery, security: security.apiKey, response: { 200: z.array(GuestbookEvent), ...errorResponses(400, 401, 404) } },
+    schema: { tags, summary: "The team's guestbook events", querystring: ListEventsQuery, security: security.apiKey, response: { 200: GuestbookEventList, ...errorResponses(400, 401, 404) } },
     handler: async (request) => listGuestbookEvents(store, { teamId: teamOf(request).id, contractId: request.query.contractId }),
   })
 

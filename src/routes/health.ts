@@ -1,16 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
-import { z } from 'zod'
 import { errorResponses, security } from '../schemas/common.js'
-
-const ChainHealth = z.object({
-  chainId: z.number(),
-  embedded: z.boolean(),
-  reachable: z.boolean().meta({ description: 'false while the RPC does not answer; requests are still accepted and queued' }),
-  pending: z.number().meta({ description: 'Transactions in the outbox that are not mined yet' }),
-  lastError: z.string().nullable(),
-})
-
-const Health = z.object({ status: z.literal('ok'), version: z.string(), uptimeSeconds: z.number(), chains: z.array(ChainHealth) })
+import { Health } from '../schemas/health.js'
 
 const health: FastifyPluginAsyncZod = async (app) => {
   const { version, store, chains, relayer } = app.services

@@ -1,12 +1,11 @@
 import type { FastifyRequest } from 'fastify'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
-import { z } from 'zod'
 import { mintProofEvent } from '../guestbook/proofEventMints.js'
 import { getItem, itemChips, listItems } from '../phygitals/items.js'
 import { otpCodeOf, teamOf } from '../plugins/auth.js'
 import { BODY_ERRORS, errorResponses, PATH_ERRORS, security } from '../schemas/common.js'
 import { TxnResponse } from '../schemas/events.js'
-import { ChipFindQuery, ChipFindResponse, HOSTED_TAG, Item, ItemChip, ItemParams, PatchChipsBody, PatchChipsResponse, PoapMintBody } from '../schemas/hosted.js'
+import { ChipFindQuery, ChipFindResponse, HOSTED_TAG, Item, ItemChipList, ItemList, ItemParams, PatchChipsBody, PatchChipsResponse, PoapMintBody } from '../schemas/hosted.js'
 import { setChipRedirects } from '../taps/chipRedirects.js'
 import { findChip } from '../taps/findChip.js'
 import { publicRateLimit } from './rateLimit.js'
@@ -78,7 +77,7 @@ const hosted: FastifyPluginAsyncZod = async (app) => {
   const teamIdOf = (request: FastifyRequest) => request.team?.id ?? null
   app.get('/items', {
     onRequest: app.optionalApiKey,
-    schema: { tags, summary: "The team's items (every team's without a key): its phygital tokens with their metadata", security: security.optionalApiKey, response: { 200: z.array(Item), ...errorResponses(401) } },
+    schema: { tags, summary: "The team's items (every team's without a key): its phygital tokens with their metadata", security: security.optionalApiKey, response: { 200: ItemList, ...errorResponses(401) } },
     handler: async (request) => listItems(app.services.store, teamIdOf(request)),
   })
 
@@ -97,7 +96,7 @@ const hosted: FastifyPluginAsyncZod = async (app) => {
       summary: "The chips linked to an item's token",
       security: security.apiKey,
       params: ItemParams,
-      response: { 200: z.array(ItemChip), ...errorResponses(...PATH_ERRORS, 401, 404) },
+      response: { 200: ItemChipList, ...errorResponses(...PATH_ERRORS, 401, 404) },
     },
     handler: async (request) => itemChips(app.services.store, teamOf(request).id, request.params.id),
   })

@@ -1,9 +1,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
-import { z } from 'zod'
 import { NotFoundError } from '../errors.js'
-import { Address, ChainId, errorResponses, PATH_ERRORS, security, TokenId } from '../schemas/common.js'
-
-const MetadataParams = z.object({ chainId: ChainId, contract: Address, tokenId: TokenId })
+import { errorResponses, PATH_ERRORS, security } from '../schemas/common.js'
+import { MetadataParams, TokenMetadataResponse } from '../schemas/tokenMetadata.js'
 
 /**
  * GET /metadata/:chainId/:contract/:tokenId: the JSON our contracts' tokenURI
@@ -18,7 +16,7 @@ const metadata: FastifyPluginAsyncZod = async (app) => {
       summary: 'Token metadata for tokenURI / uri(id)',
       params: MetadataParams,
       security: security.none,
-      response: { 200: z.record(z.string(), z.unknown()), ...errorResponses(...PATH_ERRORS, 404) },
+      response: { 200: TokenMetadataResponse, ...errorResponses(...PATH_ERRORS, 404) },
     },
     handler: async (request, reply) => {
       const { chainId, contract, tokenId } = request.params

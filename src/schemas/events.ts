@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { Address, ChainId, ChipUid, IntId, Iso, Recipient, TokenId } from './common.js'
+import { Address, ChainId, ChipUid, IntId, Iso, Recipient, Success, TokenId } from './common.js'
 import { MetadataString } from './metadata.js'
 
 export const GuestbookContract = z
@@ -13,6 +13,8 @@ export const GuestbookContract = z
     status: z.enum(['pending', 'confirmed']),
   })
   .meta({ id: 'GuestbookContract' })
+
+export const GuestbookContractList = z.array(GuestbookContract)
 
 export const GuestbookEvent = z
   .object({
@@ -29,12 +31,16 @@ export const GuestbookEvent = z
   })
   .meta({ id: 'GuestbookEvent' })
 
+export const GuestbookEventList = z.array(GuestbookEvent)
+
 export const CreateEventBody = z.object({
   name: z.string().min(1).max(200).meta({ description: 'Private label' }),
   tokenId: TokenId,
   contractId: IntId.meta({ description: 'Guestbook contract id (number or digit string)' }),
   metadata: MetadataString,
 })
+
+export const CreateEventResponse = Success.extend({ id: z.number() })
 
 export const ListEventsQuery = z.object({ contractId: IntId.optional() })
 
@@ -60,12 +66,15 @@ export const AssignEventBody = z.object({
 })
 
 export const ChipGroup = z.object({ id: z.number(), name: z.string(), createdAt: Iso }).meta({ id: 'ChipGroup' })
+export const ChipGroupList = z.array(ChipGroup)
 
 export const DeployContractBody = z.object({
   name: z.string().min(1).max(100),
   symbol: z.string().min(1).max(32),
   chainId: ChainId,
 })
+
+export const DeployContractResponse = Success.extend({ contractId: z.number() })
 
 const TxHash = z.string().meta({ description: 'Transaction hash' })
 export const TxnResponse = z.object({ success: z.literal(true), txnHash: TxHash })

@@ -56,8 +56,10 @@ export const Item = z
     createdAt: Iso,
   })
   .meta({ id: 'Item', description: "A phygital product: one of the team's tokens, its metadata and its contract" })
+export const ItemList = z.array(Item)
 
 export const ItemChip = z.object({ uid: UidOut, linkedToken: LinkedToken }).meta({ id: 'ItemChip' })
+export const ItemChipList = z.array(ItemChip)
 
 export const PoapMintBody = z.object({
   poapEventId: IntId.meta({ description: "The proof event's id at the attendance-token provider (proofEvents[].proofEventId of the ref)" }),

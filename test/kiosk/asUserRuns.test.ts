@@ -8,18 +8,17 @@
  * CLI and the pages as a user would: a station in claim mode, its kiosk URL and staff PIN, the
  * kiosk idle, the staff PIN form, a tap of the demo hoodie, "Finish on your phone", the phone form.
  */
-import { type ChildProcess, execFile, spawn } from 'node:child_process'
+import { type ChildProcess, spawn } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { promisify } from 'node:util'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { cliPath, collectOutput, repoRoot, type Server, startServe, stopChild, stopGroup } from '../helpers/processes.js'
+import { cliPath, collectOutput, type Server, startServe, stopChild, stopGroup } from '../helpers/processes.js'
+import { packedApp, userEnv } from '../helpers/packedApp.js'
 import { HAS_POSTGRES, testDatabase } from '../helpers/postgres.js'
 import { closeKioskContext, HAS_CHROMIUM, kioskContext, type KioskContext, launchChromium, phoneContext, shot } from './browser.js'
 
-const run = promisify(execFile)
 // The installed package's move to PostgreSQL, in the last test.
 const postgresDatabase = testDatabase()
 const PIN = '824613'
@@ -28,15 +27,6 @@ const DEMO_HOODIE = '04DE5F1EACC040'
 const NXP_TAP = '/tap?e=EF963FF7828658A599F3041510671E88&c=94EED9EE65337086'
 
 type Tapgate = (args: string[], stdin?: string) => Promise<string>
-
-/**
- * The environment of a user's shell: this test runs under `npm test`, whose npm_* variables
- * (npm_config_local_prefix above all) would point npx at this repo instead of the user's folder.
- */
-const userEnv = (extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => ({
-  ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^npm_|^INIT_CWD$/i.test(name))),
-  ...extra,
-})
 
 let browser: Browser | undefined
 const children: ChildProcess[] = []
@@ -162,13 +152,8 @@ describe.skipIf(!HAS_CHROMIUM)('the kiosk pages, as a user starts tapgate', () =
   })
 
   test('from `npm pack`, installed into an empty folder: `npx tapgate serve`', { timeout: 420_000 }, async () => {
-    const packDir = tempDir('pack')
-    const { stdout } = await run('npm', ['pack', '--silent', '--pack-destination', packDir], { cwd: repoRoot })
-    const tarball = path.join(packDir, stdout.trim().split('\n').at(-1)!)
-    const app = tempDir('installed')
-    fs.writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'kiosk-at-the-door', private: true }))
-    // The registry's packages as `npm ci` cached them; the native ones build here as on a user's machine.
-    await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', tarball], { cwd: app, env: userEnv(), timeout: 360_000 })
+    // Packed and installed once per run for the files that ask (test/helpers/packedApp.ts).
+    const app = (await packedApp()).dir
     expect(fs.existsSync(path.join(app, 'node_modules/tapgate/test')), 'the package ships no tests').toBe(false)
 
     const env = { PORT: '0', TAPGATE_LOG_LEVEL: 'warn' }

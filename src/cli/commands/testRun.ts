@@ -43,7 +43,7 @@ export async function run(positionals: string[], flags: Flags) {
       // The demo key is made by this start on a fresh data dir; a --data-dir that has a team already has no key to give.
       exitCode = await runCommand(command, args, { TAPGATE_URL: server.url, TAPGATE_API_KEY: server.demoApiKey ?? '', TAPGATE_DATA_DIR: dataDir }, (pid) => {
         // Killed itself (SIGKILL), tapgate cleans up nothing: the reaper then stops COMMAND and the chain and removes the dir.
-        reaper = startReaper({ owner: process.pid, pids: pid === undefined ? [] : [pid], dataDir, removeDir: ownDir })
+        reaper = startReaper({ owners: [process.pid], pids: pid === undefined ? [] : [pid], dataDir, removeDir: ownDir })
       })
     } finally {
       await server.close()

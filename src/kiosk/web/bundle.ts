@@ -1,3 +1,4 @@
+import fs from 'node:fs'
 import path from 'node:path'
 import { packageRoot } from '../../paths.js'
 
@@ -14,10 +15,21 @@ const ENTRIES = ['kiosk.ts', 'staff.ts', 'claim.ts', 'kiosk.css', 'claim.css']
 const TYPES: Record<string, string> = { '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8' }
 
 /**
+ * The assets as `npm pack` built them (src/cli/buildPackage.js): an installed package ships them
+ * instead of the browser sources, so it needs no esbuild. A checkout has none and builds its own.
+ */
+export const PREBUILT_KIOSK_ASSETS = path.join(packageRoot, 'dist/kiosk-assets.json')
+
+/**
  * Bundles the browser code with esbuild (one file per page, plus the style sheet). esbuild is
  * loaded here, at the first request for an asset, so `tapgate serve` does not pay for it at start-up.
+ * The package's own client dir is read from PREBUILT_KIOSK_ASSETS when that exists.
  */
 export async function buildKioskAssets(clientDir: string = KIOSK_CLIENT_DIR): Promise<KioskAssets> {
+  if (clientDir === KIOSK_CLIENT_DIR && fs.existsSync(PREBUILT_KIOSK_ASSETS)) {
+    const prebuilt = JSON.parse(await fs.promises.readFile(PREBUILT_KIOSK_ASSETS, 'utf8')) as Record<string, { body: string; type: string; etag: string }>
+    return new Map(Object.entries(prebuilt))
+  }
   const esbuild = await import('esbuild')
   const result = await esbuild.build({
     entryPoints: ENTRIES.map((entry) => path.join(clientDir, entry)),
