@@ -6,20 +6,19 @@ import { EMBEDDED_CHAIN_ID } from '../chain/chainKeys.js'
 import { type Chains, createChains } from '../chain/chains.js'
 import { type EmbeddedChain, rpc, startEmbeddedChain } from '../chain/embeddedChain.js'
 import { ConfigSchema, type Config, type ConfigInput } from '../config.js'
-import { openStore, type SqliteStore } from '../db/store.js'
+import type { SqliteStore } from '../db/store.js'
 import { restoreSnapshotFile, writeSnapshotFile } from '../db/sqlite/snapshotFile.js'
 import { importData, parseImportFile } from '../importer/importData.js'
-import type { ImportFileT } from '../schemas/importFile.js'
 import { openGatewaySecret } from '../profiles/secretCheck.js'
 import { readTokenOwner } from '../phygitals/tokenOwner.js'
 import { createRelayer, type Relayer } from '../relayer/relayer.js'
 import { restoreEmbeddedChain } from '../relayer/restoreEmbeddedChain.js'
-import { startReaper } from '../cli/reaper.js'
 import { createTestClock, type TestClock } from './testClock.js'
 import { createTestChip, tapUrlOnGateway, type ChipScheme, type TestChip, type TokenRef } from './testChip.js'
 import { listTaps, type TapRecord } from './tapRecords.js'
 import { replayFixture, type ReplayedTap } from './replayFixture.js'
-import { makeTempDataDir, sweepTempDirs } from './tempDirs.js'
+import { makeTempDataDir } from './tempDirs.js'
+import { openTestStore } from './testStore.js'
 
 export type StartGatewayOptions = {
   /** 'embedded' (default): a local anvil as chain 31337, started for this gateway; false: no chain (tokens cannot move). */
@@ -44,7 +43,7 @@ export type TestGateway = {
   /** An API key of the team (header x-service-api-key). */
   readonly apiKey: string
   readonly teamId: number
-  /** The gateway's temp data dir: removed at stop(), and by the reaper if this process dies first. */
+  /** The gateway's temp data dir: removed at stop(), and by the reaper if this process (or its runner) dies first. */
   readonly dataDir: string
   /** The embedded chain's RPC URL; null with `chain: false`. */
   readonly chainUrl: string | null
@@ -91,13 +90,7 @@ const DEFAULT_CONTRACT = { name: 'Test tokens', symbol: 'TEST', chainId: EMBEDDE
  * const { refId } = await chip.tap()
  */
 export async function startGateway(options: StartGatewayOptions = {}): Promise<TestGateway> {
-  sweepTempDirs()
   const dataDir = makeTempDataDir()
-  // Watches this process and the one that started it (a test runner, whose worker this may be): if
-  // either dies unstopped, the reaper ends this process, anvil and the data dir. Not pid 1: a process
-  // of a container's init has no runner above it.
-  const owners = process.ppid > 1 ? [process.pid, process.ppid] : [process.pid]
-  const reaper = startReaper({ owners, pids: [process.pid], dataDir, removeDir: true })
   const config = ConfigSchema.parse({
     logLevel: 'silent',
     ...options.config,
@@ -119,29 +112,29 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<T
     embedded = config.chain.embedded ? await startEmbeddedChain({ dataDir }) : undefined
     const chainUrl = embedded?.url ?? null
     const clock = createTestClock(chainUrl, offset)
-    store = openStore({ dataDir })
-    const secret = await openGatewaySecret(store, { dataDir, secretHex: config.secret })
+    const db = (store = openTestStore(dataDir))
+    const secret = await openGatewaySecret(db, { dataDir, secretHex: config.secret })
     const chains = createChains({ config, embedded })
-    const summary = await importData(store, seed, { config, now: clock.now(), secret })
+    const summary = await importData(db, seed, { config, now: clock.now(), secret })
     const team = summary.teams[0]
     if (!team) throw new Error('the seed has no team: a test gateway serves its first team')
-    const { apiKey } = await createApiKey(store, { teamId: team.id, label: 'tapgate/testing', now: clock.now() })
+    const { apiKey } = await createApiKey(db, { teamId: team.id, label: 'tapgate/testing', now: clock.now() })
     // One relayer identity for every rebuild: a snapshot holds the relayer's lease, and a relayer of
     // another name would wait out that lease (leaseSeconds) before sending anything after a restore.
     const holder = `tapgate-testing-${process.pid}-${dataDir.slice(-6)}`
-    parts = await run({ config, store, chains, now: clock.now, holder, restoreChain: true })
+    parts = await run({ config, store: db, chains, now: clock.now, holder, restoreChain: true })
     const running = { current: parts }
     const url = parts.url
     // The state reset() returns to: the store and the chain as seeded, the seed's contracts deployed
     // (a contract still queued answers 409 not_a_phygital_contract to the API).
-    const snapshots = createSnapshots({ dataDir, store, chainUrl, offset })
+    const snapshots = createSnapshots({ dataDir, store: db, chainUrl, offset })
     if (embedded) await parts.relayer.waitIdle({ timeoutMs: 30_000 })
     const initial = embedded ? await parts.relayer.hold(EMBEDDED_CHAIN_ID, () => snapshots.take()) : await snapshots.take()
 
     const swapParts = async (work: () => Promise<void>) => {
       await running.current.close()
       await work()
-      running.current = await run({ config, store: store!, chains, now: clock.now, holder, port: portOf(url) })
+      running.current = await run({ config, store: db, chains, now: clock.now, holder, port: portOf(url) })
     }
     let stopped: Promise<void> | undefined
     const gw: TestGateway = {
@@ -156,14 +149,14 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<T
         createTestChip(
           {
             app: () => running.current.app,
-            store: () => store!,
+            store: () => db,
             baseUrl: url,
             tapPath: config.tapPath,
-            register: (chip) => registerChip({ store: store!, config, secret, now: clock.now(), teamName: team.name, teamId: team.id, chip }),
+            register: (chip) => registerChip({ store: db, config, secret, now: clock.now(), teamName: team.name, teamId: team.id, chip }),
           },
           o,
         ),
-      tap: (tapUrl) => tapUrlOnGateway({ app: () => running.current.app, store: () => store! }, null, tapUrl),
+      tap: (tapUrl) => tapUrlOnGateway({ app: () => running.current.app, store: () => db }, null, tapUrl),
       reset: () => swapParts(() => snapshots.restore(initial)),
       snapshot: async () => {
         // Nothing is sent meanwhile: the outbox and the chain are taken at one point.
@@ -175,19 +168,18 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<T
       ownerOf: async (token) => {
         const key = 'tokenId' in token ? token : token.token
         if (!key) throw new Error(`chip ${'uid' in token ? token.uid : ''} has no token: make it with chip({ token: true })`)
-        const row = await store!.tokens.findByKey({ chainId: key.chainId, contractAddress: key.contractAddress, tokenId: key.tokenId })
+        const row = await db.tokens.findByKey({ chainId: key.chainId, contractAddress: key.contractAddress, tokenId: key.tokenId })
         if (!row) throw new Error(`token ${key.tokenId} of ${key.contractAddress} is not one of this gateway's`)
         return readTokenOwner(chains, row)
       },
-      taps: { list: (o = {}) => listTaps(store!, o) },
-      replay: (fixture) => replayFixture({ app: running.current.app, store: store!, teamId: team.id, now: clock.now }, fixture),
+      taps: { list: (o = {}) => listTaps(db, o) },
+      replay: (fixture) => replayFixture({ app: running.current.app, store: db, teamId: team.id, now: clock.now }, fixture),
       stop: () =>
         (stopped ??= (async () => {
           await running.current.close()
           await chains.close()
-          await store!.close()
+          await db.close()
           fs.rmSync(dataDir, { recursive: true, force: true })
-          reaper.stop()
         })()),
       [Symbol.asyncDispose]: () => gw.stop(),
     }
@@ -197,7 +189,6 @@ export async function startGateway(options: StartGatewayOptions = {}): Promise<T
     await embedded?.stop()
     store?.close()
     fs.rmSync(dataDir, { recursive: true, force: true })
-    reaper.stop()
     throw error
   }
 }
@@ -307,6 +298,6 @@ async function registerChip(p: {
       },
     ],
   }
-  await importData(p.store, parseImportFile(document) as ImportFileT, { config: p.config, now: p.now, secret: p.secret })
+  await importData(p.store, parseImportFile(document), { config: p.config, now: p.now, secret: p.secret })
   return token ? { chainId: token.contract.chainId, contractAddress: token.contract.address as `0x${string}`, tokenId: token.tokenId } : null
 }

@@ -3,8 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import type { Store } from '../db/store.js'
 import { generateSunMessage } from '../sun/generateSunMessage.js'
 import { formatNtag21xMirror } from '../sun/ntag21xMirror.js'
-import type { TapRejectReason } from '../taps/tapErrors.js'
-import { plainWords } from '../taps/tapErrors.js'
+import { plainWords, type TapRejectReason } from '../taps/tapErrors.js'
 
 /** How a test chip proves its taps: NTAG 424 DNA SUN in AES or LRP mode, or an NTAG 21x's plain mirror (no MAC). */
 export type ChipScheme = 'aes' | 'lrp' | 'ntag21x'

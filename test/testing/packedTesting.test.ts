@@ -142,7 +142,10 @@ test('hangs', async () => {
         return false
       }
     }
-    await expect.poll(() => alive(ready.pid) || alive(anvil) || fs.existsSync(ready.dataDir), { timeout: 5_000, interval: 100 }).toBe(false)
+    // The data dir and the folder of this process's gateways it is in (tapgate-testing-<pid>-…).
+    const processDir = path.dirname(ready.dataDir)
+    expect(path.basename(processDir)).toMatch(new RegExp(`^tapgate-testing-${ready.pid}-`))
+    await expect.poll(() => alive(ready.pid) || alive(anvil) || fs.existsSync(processDir), { timeout: 5_000, interval: 100 }).toBe(false)
     expect(Date.now() - killedAt).toBeLessThan(5_000)
     await expect(fetch(`${ready.url}/health`)).rejects.toThrow()
   })
