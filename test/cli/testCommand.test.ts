@@ -8,7 +8,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, expect, test } from 'vitest'
 import { makeTempDir } from '../helpers/gateway.js'
-import { cliPath, collectOutput, exited, startServe, stopChild } from '../helpers/processes.js'
+import { cliPath, collectOutput, exited, processAlive, startServe, stopChild } from '../helpers/processes.js'
 import { until } from '../helpers/until.js'
 
 const children: ChildProcess[] = []
@@ -27,14 +27,7 @@ function tapgate(args: string[]) {
   return { child, ...collectOutput(child) }
 }
 
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
+const alive = processAlive
 
 /**
  * What the command run by `tapgate test` sees, written to argv[1]: the gateway's answers with the

@@ -112,6 +112,16 @@ export async function stopGroup(child: ChildProcess): Promise<void> {
   await exited(child, exitTimeoutMs)
 }
 
+/** Whether a process of this pid exists (a zombie counts until it is reaped). */
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
 export function groupAlive(pgid: number): boolean {
   try {
     process.kill(-pgid, 0)

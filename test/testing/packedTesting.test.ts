@@ -10,7 +10,7 @@ import path from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { packedApp, userEnv } from '../helpers/packedApp.js'
-import { collectOutput, repoRoot, signal, stopChild } from '../helpers/processes.js'
+import { collectOutput, processAlive, repoRoot, signal, stopChild } from '../helpers/processes.js'
 
 const run = promisify(execFile)
 const EXAMPLES = path.join(repoRoot, 'docs/examples/testing')
@@ -134,14 +134,7 @@ test('hangs', async () => {
 
     signal(runner.pid!, 'SIGKILL')
     const killedAt = Date.now()
-    const alive = (pid: number) => {
-      try {
-        process.kill(pid, 0)
-        return true
-      } catch {
-        return false
-      }
-    }
+    const alive = processAlive
     // The data dir and the folder of this process's gateways it is in (tapgate-testing-<pid>-…).
     const processDir = path.dirname(ready.dataDir)
     expect(path.basename(processDir)).toMatch(new RegExp(`^tapgate-testing-${ready.pid}-`))
