@@ -31,6 +31,7 @@ import type { Relayer } from './relayer/relayer.js'
 import { createFeedHub } from './feed/feedHub.js'
 import { createMediaCache } from './media/mediaCache.js'
 import { createKeyring } from './taps/createKeyring.js'
+import { kioskAssetsOnce } from './kiosk/web/bundle.js'
 import { version } from './version.js'
 
 type CompilersFactory = NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>
@@ -129,9 +130,16 @@ export async function buildApp({ config, store, logStream, logger, now = Date.no
   await app.register(import('./routes/stationSocket.js'))
   await app.register(import('./routes/kioskSocket.js'))
   await app.register(import('./routes/kioskStaff.js'))
-  await app.register(import('./routes/kioskPages.js'), { clientDir: kioskClientDir })
+  // The browser pages' one bundle (kiosk, staff, claim and console), built at the first request for an asset.
+  const pageAssets = kioskAssetsOnce({
+    clientDir: kioskClientDir,
+    onFailure: (error) => app.log.error({ err: error }, 'the pages\' assets failed to build: /kiosk/assets/* and /console/assets/* answer 503 until the gateway restarts'),
+  })
+  await app.register(import('./routes/kioskPages.js'), { assets: pageAssets })
   await app.register(import('./routes/media.js'))
   await app.register(import('./routes/kioskClaims.js'))
   await app.register(import('./routes/claimLinks.js'))
+  await app.register(import('./routes/consolePages.js'), { assets: pageAssets })
+  await app.register(import('./routes/console.js'))
   return app
 }

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from './app.js'
 import { bootstrapDemo } from './bootstrapDemo.js'
+import { consoleSignInUrl, createConsoleLink } from './console/consoleSessions.js'
 import type { Config } from './config.js'
 import { openGatewayStore, type Store } from './db/store.js'
 import { checkGatewaySecret, openGatewaySecret } from './profiles/secretCheck.js'
@@ -80,7 +81,12 @@ export async function startServer(
     const listening = `tapgate listening on ${url} (data: ${config.dataDir})`
     // `station kiosk-url` prints http://127.0.0.1:<port> unless told the address the gateway is at.
     const kioskBase = config.publicBaseUrl === undefined && url === `http://127.0.0.1:${config.port}` ? '' : ` --base-url ${url}`
-    say(demo ? [listening, ...demoLines({ url, tapPath: config.tapPath, apiKey: demo.key.apiKey, team: demo.summary.teams[0]!, kioskBase })].join('\n') : listening)
+    if (demo) {
+      // The demo team's console link, made with its key and shown once beside it: one sign-in, within the hour.
+      const team = demo.summary.teams[0]!
+      const consoleLink = consoleSignInUrl(config.publicBaseUrl ?? url, (await createConsoleLink(store, { teamId: team.id, now: Date.now() })).token)
+      say([listening, ...demoLines({ url, tapPath: config.tapPath, apiKey: demo.key.apiKey, team, kioskBase, consoleLink })].join('\n'))
+    } else say(listening)
 
     // ---- In-process station (station/inProcessStation.ts): the local PC/SC readers, verified here. ----
     // Started in the background, so it never delays or fails the start: without PC/SC (or with
@@ -109,7 +115,7 @@ export async function startServer(
 }
 
 /** What a new user reads after the first start: the demo team's key (only here, once) and what to try. */
-function demoLines(p: { url: string; tapPath: string; apiKey: string; team: { id: number; name: string }; kioskBase: string }): string[] {
+function demoLines(p: { url: string; tapPath: string; apiKey: string; team: { id: number; name: string }; kioskBase: string; consoleLink: string }): string[] {
   const { url, team } = p
   return [
     '',
@@ -119,6 +125,7 @@ function demoLines(p: { url: string; tapPath: string; apiKey: string; team: { id
     '',
     // The key once, above: a terminal's scroll-back and a screen share hold every copy printed.
     'Try (API_KEY=<the key above>):',
+    `  Console (sign in, one use, 1 hour): ${p.consoleLink}`,
     `  curl ${url}/health`,
     `  curl -H "x-service-api-key: $API_KEY" ${url}/chip-groups`,
     `  curl -H "x-service-api-key: $API_KEY" ${url}/events`,

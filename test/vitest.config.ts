@@ -58,6 +58,7 @@ const bothEngines = [
   'test/attendees/guestFileTypes.test.ts',
   'test/attendees/namelessGuests.test.ts',
   'test/attendees/guestFormatsCli.test.ts',
+  'test/console/consoleApi.test.ts',
 ]
 
 /**

@@ -234,6 +234,18 @@ const commands: Record<string, CommandSpec> = {
     },
     load: () => import('./commands/station.js'),
   },
+  'console-link': {
+    usage: 'console-link --team ID [--base-url URL] | console-link --team ID --revoke-sessions',
+    summary:
+      "A one-time sign-in link to the team's web console (one use, within an hour; the session lasts 12 hours); " +
+      "--revoke-sessions signs every console session of the team out",
+    options: {
+      team: teamOption,
+      'base-url': { type: 'string', value: 'URL', description: "The gateway's address as the browser reaches it (default publicBaseUrl, else http://127.0.0.1:<port>)" },
+      'revoke-sessions': { type: 'boolean', description: "End every console session of the team (makes no link)" },
+    },
+    load: () => import('./commands/consoleLink.js'),
+  },
   'virtual-card': {
     usage: 'virtual-card --uid UID (--blank | --meta-key HEX --file-key HEX [--mode aes|lrp] [--counter N] [--url TEMPLATE]) [--vpcd HOST:PORT]',
     summary: 'A software NTAG 424 DNA with real SDM, inserted into a local pcscd through vsmartcard vpcd',

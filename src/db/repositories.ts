@@ -8,6 +8,7 @@ import { createChipProfilesRepository } from './chipProfiles.js'
 import { createChipsRepository } from './chips.js'
 import { createClaimRegistrationsRepository } from './claimRegistrations.js'
 import { createClaimsRepository } from './claims.js'
+import { createConsoleAuthRepository } from './consoleAuth.js'
 import { createGatewayMetaRepository } from './gatewayMeta.js'
 import { createGuestbookRepository } from './guestbook.js'
 import { createOtpsRepository } from './otps.js'
@@ -57,6 +58,7 @@ export function createRepositories(db: Db) {
     kioskTokens: createKioskTokensRepository(db),
     media: createMediaRepository(db),
     staffAuth: createStaffAuthRepository(db),
+    consoleAuth: createConsoleAuthRepository(db),
     chainTxs: createChainTxsRepository(db),
     relayerLeases: createRelayerLeasesRepository(db),
     phygitalContracts: createPhygitalContractsRepository(db),

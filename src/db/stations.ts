@@ -35,6 +35,7 @@ export function createStationsRepository(db: Db) {
   const byId = db.prepare<[number], StationRow>(`SELECT ${columns} FROM stations WHERE id = ?`)
   const setMode = db.prepare<[string | null, number | null, number]>('UPDATE stations SET mode = ?, event_id = ? WHERE id = ?')
   const setTicketTypes = db.prepare<[string | null, number]>('UPDATE stations SET ticket_types = ? WHERE id = ?')
+  const rename = db.prepare<[string, number]>('UPDATE stations SET name = ? WHERE id = ?')
   const arm = db.prepare<[number | null, number, number | null, number]>('UPDATE stations SET bind_attendee_id = ?, bind_rebind = ?, bind_until = ? WHERE id = ?')
   // Conditional on the arming the tap read: of two taps at one bind door, one binds the guest.
   const takeArmed = db.prepare<[number, number, number]>(
@@ -55,6 +56,7 @@ export function createStationsRepository(db: Db) {
     get: (id: number) => byId.get(id),
     setMode: (id: number, mode: StationRow['mode'], eventId: number | null) => setMode.run(mode, eventId, id),
     setTestUntil: (id: number, until: number | null) => setTestUntil.run(until, id),
+    rename: (id: number, name: string) => void rename.run(name, id),
     /** The ticket types the door admits; null: every type. */
     setTicketTypes: (id: number, types: string[] | null) => setTicketTypes.run(types === null ? null : JSON.stringify(types), id),
     /** Arms a bind door with a guest until `until` (null disarms). */

@@ -2,7 +2,7 @@ import type { FastifyReply } from 'fastify'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import { NotFoundError, UnavailableError } from '../errors.js'
-import { kioskAssetsOnce } from '../kiosk/web/bundle.js'
+import type { KioskAssets } from '../kiosk/web/bundle.js'
 import { ATTENDEE_HTML, ICON_SVG, KIOSK_CSP, STAFF_HTML } from '../kiosk/web/pages.js'
 
 const pageHeaders = (reply: FastifyReply) =>
@@ -18,11 +18,7 @@ const pageHeaders = (reply: FastifyReply) =>
  * The kiosk pages and their assets, served by the gateway itself: no CDN, no other origin, so a
  * kiosk works on a LAN with no internet. Not part of the API (hidden from the OpenAPI document).
  */
-const kioskPages: FastifyPluginAsyncZod<{ clientDir?: string }> = async (app, { clientDir }) => {
-  const kioskAssets = kioskAssetsOnce({
-    clientDir,
-    onFailure: (error) => app.log.error({ err: error }, 'kiosk assets failed to build: /kiosk/assets/* answer 503 until the gateway restarts'),
-  })
+const kioskPages: FastifyPluginAsyncZod<{ assets: () => Promise<KioskAssets> }> = async (app, { assets: kioskAssets }) => {
   app.get('/kiosk', { schema: { hide: true } }, async (_request, reply) => pageHeaders(reply).type('text/html; charset=utf-8').send(ATTENDEE_HTML))
   app.get('/kiosk/staff', { schema: { hide: true } }, async (_request, reply) => pageHeaders(reply).type('text/html; charset=utf-8').send(STAFF_HTML))
   app.get('/kiosk/assets/icon.svg', { schema: { hide: true } }, async (_request, reply) =>

@@ -61,6 +61,22 @@ export function revokeStation(store: Store, p: { tokenOrPrefix: string; now: num
   )
 }
 
+/**
+ * Gives an active station a new name (the console). The kiosks show it from their next connect.
+ *
+ * @throws NotFoundError station_not_found (unknown or revoked)
+ * @example
+ * renameStation(store, { stationId: 3, name: 'Door B' })
+ */
+export function renameStation(store: Transactional, p: { stationId: number; name: string }): Promise<StationRow> {
+  return store.tx(async (tx) => {
+    const station = await tx.stations.get(p.stationId)
+    if (!station || station.revokedAt !== null) throw new NotFoundError('station_not_found', `No active station with id ${p.stationId}`)
+    await tx.stations.rename(station.id, p.name.trim())
+    return (await tx.stations.get(station.id))!
+  })
+}
+
 /** A team's stations, revoked ones included, without anything secret. */
 export function listStations(store: Repositories, p: { teamId: number }): Promise<StationRow[]> {
   return store.stations.listByTeam(p.teamId)

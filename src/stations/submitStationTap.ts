@@ -77,7 +77,12 @@ export async function submitStationTap(deps: SubmitStationTapDeps, station: TapS
     : undefined
   let verified: VerifiedTap & { caused?: RecordedTap }
   try {
-    verified = await verifyTapBatched(store, keyring, { url: tap.url, source: 'station', rfUid: tap.rfUid, teamId: station.teamId, now: now() }, consequence)
+    verified = await verifyTapBatched(
+      store,
+      keyring,
+      { url: tap.url, source: 'station', rfUid: tap.rfUid, teamId: station.teamId, ...(row ? { stationId: row.id } : {}), now: now() },
+      consequence,
+    )
   } catch (error) {
     if (!(error instanceof TapRejectedError)) throw error
     log.info({ ...context, uid: error.uid, reason: error.reason }, 'station tap refused')

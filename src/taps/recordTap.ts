@@ -26,6 +26,8 @@ export type RecordTapParameters = {
   /** Extra checks on the chip inside the transaction (e.g. the station's team); return a rejection or null. */
   check?: (chip: ChipRow) => { reason: TapRejectReason; detail: string } | null
   detail?: string | null
+  /** The station the tap came through, for the tap log (station taps at a station with a row). */
+  stationId?: number | null
   now: number
 }
 
@@ -77,7 +79,7 @@ function unwrap<T>(result: TapOutcome<T>): RecordTapReturnType & { caused?: T } 
 async function tapTransaction<T>(tx: Tx, p: RecordTapParameters, consequence?: TapConsequence<T>): Promise<TapOutcome<T>> {
   const counter = p.counter ?? null
   const chip = await tx.chips.get(p.uid)
-  const log = { at: p.now, source: p.source, chipUid: p.uid, authenticated: p.authenticated, counter }
+  const log = { at: p.now, source: p.source, chipUid: p.uid, authenticated: p.authenticated, counter, stationId: p.stationId ?? null }
   const reject = async (reason: TapRejectReason, detail: string) => {
     await tx.tapLog.insert({ ...log, teamId: chip?.teamId ?? null, accepted: false, reason, refId: null, detail })
     return { rejected: new TapRejectedError(reason, detail, p.uid) }

@@ -15,6 +15,8 @@ export type VerifyTapParameters = {
   rfUid?: string
   /** Station taps: only this team's chips count. */
   teamId?: number
+  /** Station taps at a station with a row: logged with the tap (the console's tap log and station views). */
+  stationId?: number
   /**
    * Where the URL holds its fields, whatever each profile says: GET /chips/find rebuilds the
    * hosted `?e=…&c=…` from its own query, so the chip's programmed layout does not describe it.
@@ -89,6 +91,7 @@ function tapRecord(verdict: Accepted, p: VerifyTapParameters, rules: CounterRule
     counterJump: counterJumpLimit(rules, verdict.mode),
     check: (chip) => stationCheck(chip, p),
     detail: verdict.mode,
+    stationId: p.stationId ?? null,
     now: p.now,
   }
 }
@@ -122,6 +125,7 @@ async function screenTap(store: Repositories, keyring: Keyring, p: VerifyTapPara
         counter: null,
         refId: null,
         detail: error.message,
+        stationId: p.stationId ?? null,
       })
     throw error
   }
@@ -137,6 +141,7 @@ async function screenTap(store: Repositories, keyring: Keyring, p: VerifyTapPara
       counter: null,
       refId: null,
       detail: verdict.detail,
+      stationId: p.stationId ?? null,
     })
     throw new TapRejectedError(verdict.reason, verdict.detail, verdict.uid)
   }

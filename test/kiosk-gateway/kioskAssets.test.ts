@@ -42,7 +42,7 @@ describe('kiosk assets', () => {
       expect(res.statusCode, asset).toBe(503)
       expect(res.json()).toMatchObject({ success: false, error: 'kiosk_assets_unavailable' })
     }
-    const failures = log.lines.filter((line) => line.msg.startsWith('kiosk assets failed to build'))
+    const failures = log.lines.filter((line) => line.msg.startsWith("the pages' assets failed to build"))
     expect(failures).toHaveLength(1)
     expect(failures[0]!.err?.message).toContain('kiosk.ts')
     // Fixing the file does not matter to a running gateway: the failure stands until a restart

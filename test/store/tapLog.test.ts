@@ -6,7 +6,7 @@ describeStores('tapLog', ({ store }) => {
   const tap = (over: Partial<TapLogInsert>): TapLogInsert => ({
     at: 1_700_000_000_000, source: 'station', chipUid: '04AA', teamId: 1, accepted: true, authenticated: true, reason: 'ok', counter: 7, refId: 'r1', detail: null, ...over,
   })
-  const row = (id: number, t: TapLogInsert) => ({ id, ...t, accepted: t.accepted ? 1 : 0, authenticated: t.authenticated ? 1 : 0 })
+  const row = (id: number, t: TapLogInsert) => ({ id, ...t, accepted: t.accepted ? 1 : 0, authenticated: t.authenticated ? 1 : 0, stationId: t.stationId ?? null })
 
   it('inserts rows and lists them newest first, filtered by team, refusals, chip and limit', async () => {
     const t1 = tap({})

@@ -23,6 +23,7 @@ import { createPgTokensRepository } from './tokens.js'
 import { createPgTransfersRepository } from './transfers.js'
 import { createPgClaimRegistrationsRepository } from './claimRegistrations.js'
 import { createPgClaimsRepository } from './claims.js'
+import { createPgConsoleAuthRepository } from './consoleAuth.js'
 import { createPgGuestbookRepository } from './guestbook.js'
 import { createPgCheckInsRepository } from './checkIns.js'
 import { createPgKioskTokensRepository } from './kioskTokens.js'
@@ -67,6 +68,7 @@ export function createPgRepositories(sql: PgQuery): Repositories {
     doorLog: createPgDoorLogRepository(sql),
     kioskTokens: createPgKioskTokensRepository(sql),
     staffAuth: createPgStaffAuthRepository(sql),
+    consoleAuth: createPgConsoleAuthRepository(sql),
     tapLog: createPgTapLogRepository(sql),
     provisioning: createPgProvisioningRepository(sql),
   } as Repositories

@@ -37,6 +37,9 @@ export function createPgStationsRepository(sql: PgQuery): AsyncRepository<Return
     async setMode(id, mode, eventId) {
       await sql`UPDATE stations SET mode = ${mode}, event_id = ${eventId} WHERE id = ${id}`
     },
+    async rename(id, name) {
+      await sql`UPDATE stations SET name = ${name} WHERE id = ${id}`
+    },
     async setTestUntil(id, until) {
       await sql`UPDATE stations SET test_until = ${until} WHERE id = ${id}`
     },

@@ -10,7 +10,7 @@ export type KioskAssets = Map<string, { body: string; type: string; etag: string
  * runs a bundle of the CLI from node_modules/.cache, where `./client/` next to the module does not exist.
  */
 export const KIOSK_CLIENT_DIR = path.join(packageRoot, 'src/kiosk/web/client')
-const ENTRIES = ['kiosk.ts', 'staff.ts', 'claim.ts', 'kiosk.css', 'claim.css']
+const ENTRIES = ['kiosk.ts', 'staff.ts', 'claim.ts', 'kiosk.css', 'claim.css', 'console.ts', 'signin.ts', 'console.css']
 
 const TYPES: Record<string, string> = { '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8' }
 

@@ -21,17 +21,20 @@ export const KIOSK_CSP = [
   "frame-ancestors 'none'",
 ].join('; ')
 
-const head = (title: string, script: string) => `<!doctype html>
+/** A page's head: its title, and its one style sheet and one script from `assets` (the gateway's own). */
+export const pageHead = (p: { title: string; assets: string; stylesheet: string; script: string }) => `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
-<title>${title}</title>
+<title>${p.title}</title>
 <link rel="icon" href="/kiosk/assets/icon.svg" type="image/svg+xml">
-<link rel="stylesheet" href="/kiosk/assets/kiosk.css">
-<script type="module" src="/kiosk/assets/${script}"></script>
+<link rel="stylesheet" href="${p.assets}/${p.stylesheet}">
+<script type="module" src="${p.assets}/${p.script}"></script>
 </head>`
+
+const head = (title: string, script: string) => pageHead({ title, assets: '/kiosk/assets', stylesheet: 'kiosk.css', script })
 
 export const ATTENDEE_HTML = `${head('Check-in', 'kiosk.js')}
 <body class="attendee">

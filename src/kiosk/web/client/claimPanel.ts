@@ -7,6 +7,7 @@ import { ADDRESS_INPUT_MESSAGES, parseAddressInput } from '../../../claims/addre
 import type { ClaimSummary, ProductCard } from '../../../wire/feedProtocol.js'
 import type { Handoff } from './claimApi.js'
 import { buildKeyboard, type Key } from './keyboard.js'
+import { qrElement } from './qrElement.js'
 
 export type PanelMode = 'product' | 'handoff'
 
@@ -38,28 +39,6 @@ function setError(el: HTMLElement, message: string): void {
 
 /** A scanner types a whole code within milliseconds: a keystroke after a longer pause starts a new code. */
 const SCAN_GAP_MS = 1500
-
-/** Only what a QR code drawing needs survives from the gateway's SVG markup. */
-const SVG_ELEMENTS = new Set(['svg', 'path', 'rect', 'g'])
-const SVG_ATTRIBUTES = new Set(['viewBox', 'xmlns', 'd', 'x', 'y', 'width', 'height', 'fill', 'transform'])
-
-function qrElement(markup: string): SVGSVGElement | null {
-  const doc = new DOMParser().parseFromString(markup, 'image/svg+xml')
-  const root = doc.documentElement
-  if (root.localName !== 'svg' || doc.querySelector('parsererror')) return null
-  for (const el of [root, ...root.querySelectorAll('*')]) {
-    if (!SVG_ELEMENTS.has(el.localName)) {
-      el.remove()
-      continue
-    }
-    for (const attr of [...el.attributes]) if (!SVG_ATTRIBUTES.has(attr.name)) el.removeAttribute(attr.name)
-  }
-  const svg = document.importNode(root, true) as unknown as SVGSVGElement
-  // Sharp module edges: a camera reads them better than anti-aliased ones.
-  svg.setAttribute('shape-rendering', 'crispEdges')
-  svg.setAttribute('aria-hidden', 'true')
-  return svg
-}
 
 export function createClaimPanel(p: { onPhone: () => void; onSend: (recipient: string) => void }): ClaimPanel {
   const section = $('claim')

@@ -1,0 +1,115 @@
+/*
+ * The web console's calls to /console/api (notes/console-contract.md). The session is the
+ * HttpOnly cookie the sign-in set, so this page never holds a credential; the gateway checks the
+ * Origin a same-origin fetch sends on every non-GET (its CSRF wall). Refusals come back as values
+ * (the page shows each where it belongs), except `console_signed_out`, which ends the page's work
+ * wherever it happens: the caller's `onSignedOut` takes over the screen.
+ */
+import type { z } from 'zod'
+import type {
+  ConsoleApiKeysResponse,
+  ConsoleCreateApiKeyResponse,
+  ConsoleCreateStationResponse,
+  ConsoleEventsResponse,
+  ConsoleKioskTokensResponse,
+  ConsoleKioskUrlResponse,
+  ConsoleOverviewResponse,
+  ConsoleSessionResponse,
+  ConsoleStation,
+  ConsoleStationResponse,
+  ConsoleStationsResponse,
+  ConsoleTapsResponse,
+  ConsoleUpdateStationBody,
+} from '../../../schemas/console.js'
+
+// The answers' shapes, inferred from the zod schemas the routes serialize with (src/schemas/console.ts),
+// so the page and the routes cannot drift apart. Type-only imports: nothing of zod reaches the bundle.
+export type Team = z.infer<typeof ConsoleSessionResponse>['team']
+export type Station = z.infer<typeof ConsoleStation>
+export type ReaderState = NonNullable<Station['reader']>
+export type Overview = z.infer<typeof ConsoleOverviewResponse>
+export type ConsoleEvent = z.infer<typeof ConsoleEventsResponse>['events'][number]
+export type KioskToken = z.infer<typeof ConsoleKioskTokensResponse>['tokens'][number]
+export type KioskUrl = z.infer<typeof ConsoleKioskUrlResponse>
+export type ApiKey = z.infer<typeof ConsoleApiKeysResponse>['keys'][number]
+/** A tap of the log; `words` is a refusal's reason in the sentences a tapper reads. */
+export type Tap = z.infer<typeof ConsoleTapsResponse>['taps'][number]
+export type TapFilter = { uid?: string; stationId?: number; verdict?: 'accepted' | 'refused' }
+/** What PATCH /console/api/stations/:id takes (as sent: the schema's input). */
+export type StationPatch = z.input<typeof ConsoleUpdateStationBody>
+
+/** A refusal: `errors` holds a 400's message per body field (empty otherwise); status 0 is no answer at all. */
+export type ApiFailure = { ok: false; status: number; error: string; message: string; errors: Record<string, string> }
+export type ApiResult<T> = { ok: true; body: T } | ApiFailure
+
+type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE'
+
+export type ConsoleApi = ReturnType<typeof createConsoleApi>
+
+/**
+ * The console's API, one function per route. `onSignedOut` runs on any 401 `console_signed_out`
+ * (expired, revoked or signed out elsewhere), after which the result is still returned as a failure.
+ *
+ * @example
+ * const api = createConsoleApi({ onSignedOut: () => showSignedOut() })
+ * const overview = await api.overview()
+ * if (overview.ok) render(overview.body)
+ */
+export function createConsoleApi({ onSignedOut }: { onSignedOut: () => void }) {
+  async function call<T>(method: Method, path: string, body?: object): Promise<ApiResult<T>> {
+    let res: Response
+    try {
+      res = await fetch(path, {
+        method,
+        credentials: 'same-origin',
+        headers: { 'content-type': 'application/json' },
+        // Fastify refuses an empty body declared as JSON (400), so a write without fields sends `{}`.
+        body: method === 'GET' ? undefined : JSON.stringify(body ?? {}),
+      })
+    } catch {
+      return { ok: false, status: 0, error: 'network', message: 'The gateway did not answer. Check that it is running, then try again.', errors: {} }
+    }
+    if (res.status === 204) return { ok: true, body: undefined as T }
+    const json = (await res.json().catch(() => null)) as Record<string, unknown> | null
+    if (res.ok && json) return { ok: true, body: json as T }
+    const failure: ApiFailure = {
+      ok: false,
+      status: res.status,
+      error: typeof json?.error === 'string' ? json.error : 'bad_response',
+      message: typeof json?.message === 'string' ? json.message : `The gateway answered ${res.status}`,
+      errors: isFieldErrors(json?.errors) ? json.errors : {},
+    }
+    if (failure.status === 401 && failure.error === 'console_signed_out') onSignedOut()
+    return failure
+  }
+
+  const station = (id: number) => `/console/api/stations/${id}`
+  return {
+    session: () => call<z.infer<typeof ConsoleSessionResponse>>('GET', '/console/api/session'),
+    signOut: () => call<void>('DELETE', '/console/api/session'),
+    overview: () => call<Overview>('GET', '/console/api/overview'),
+    stations: () => call<z.infer<typeof ConsoleStationsResponse>>('GET', '/console/api/stations'),
+    createStation: (name: string) => call<z.infer<typeof ConsoleCreateStationResponse>>('POST', '/console/api/stations', { name }),
+    patchStation: (id: number, patch: StationPatch) => call<z.infer<typeof ConsoleStationResponse>>('PATCH', station(id), patch),
+    setStaffPin: (id: number, pin: string) => call<void>('PUT', `${station(id)}/staff-pin`, { pin }),
+    kioskUrl: (id: number) => call<KioskUrl>('POST', `${station(id)}/kiosk-url`),
+    kioskTokens: (id: number) => call<z.infer<typeof ConsoleKioskTokensResponse>>('GET', `${station(id)}/kiosk-tokens`),
+    revokeKioskToken: (id: number, prefix: string) => call<void>('DELETE', `${station(id)}/kiosk-tokens/${encodeURIComponent(prefix)}`),
+    revokeStation: (id: number) => call<void>('DELETE', station(id)),
+    events: () => call<z.infer<typeof ConsoleEventsResponse>>('GET', '/console/api/events'),
+    apiKeys: () => call<z.infer<typeof ConsoleApiKeysResponse>>('GET', '/console/api/api-keys'),
+    createApiKey: (label: string | undefined) => call<z.infer<typeof ConsoleCreateApiKeyResponse>>('POST', '/console/api/api-keys', label ? { label } : {}),
+    revokeApiKey: (prefix: string) => call<void>('DELETE', `/console/api/api-keys/${encodeURIComponent(prefix)}`),
+    taps: (filter: TapFilter) => {
+      const query = new URLSearchParams({ limit: '100' })
+      if (filter.uid) query.set('uid', filter.uid)
+      if (filter.stationId !== undefined) query.set('stationId', String(filter.stationId))
+      if (filter.verdict) query.set('verdict', filter.verdict)
+      return call<z.infer<typeof ConsoleTapsResponse>>('GET', `/console/api/taps?${query}`)
+    },
+  }
+}
+
+function isFieldErrors(value: unknown): value is Record<string, string> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && Object.values(value).every((v) => typeof v === 'string')
+}

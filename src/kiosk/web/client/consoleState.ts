@@ -1,0 +1,118 @@
+/*
+ * The console page's one state object and the messages that change it (style.md §6): answers of
+ * the API, the tab and the station being managed. Pure, so it is tested without a browser; the
+ * fetches, timers and the DOM sit at the edges (console.ts and the section modules).
+ */
+import type { ApiKey, ConsoleEvent, KioskToken, Overview, Station, Tap, TapFilter, Team } from './consoleApi.js'
+
+export const TABS = ['overview', 'stations', 'keys', 'taps'] as const
+export type Tab = (typeof TABS)[number]
+
+export type ConsoleState = {
+  team: Team | null
+  /** Set once the gateway refused the session (expired, revoked) or the user signed out: the page stops asking. */
+  signedOut: 'expired' | 'by-user' | null
+  tab: Tab
+  overview: Overview | null
+  /** When the overview was last fetched (it is fetched again every few seconds while shown). */
+  overviewAt: string | null
+  stations: Station[]
+  events: ConsoleEvent[]
+  keys: ApiKey[]
+  taps: Tap[]
+  tapFilter: TapFilter
+  selectedStationId: number | null
+  /** The selected station's kiosk tokens (null: not loaded yet). */
+  kioskTokens: KioskToken[] | null
+}
+
+export type Message =
+  | { type: 'session'; team: Team }
+  | { type: 'signedOut'; how: 'expired' | 'by-user' }
+  | { type: 'tab'; tab: Tab }
+  | { type: 'overview'; overview: Overview; at: string }
+  | { type: 'stations'; stations: Station[] }
+  | { type: 'station'; station: Station }
+  | { type: 'stationRevoked'; stationId: number; at: string }
+  | { type: 'events'; events: ConsoleEvent[] }
+  | { type: 'keys'; keys: ApiKey[] }
+  | { type: 'taps'; taps: Tap[]; filter: TapFilter }
+  | { type: 'select'; stationId: number | null }
+  | { type: 'kioskTokens'; stationId: number; tokens: KioskToken[] }
+
+export const initialState = (tab: Tab = 'overview'): ConsoleState => ({
+  team: null,
+  signedOut: null,
+  tab,
+  overview: null,
+  overviewAt: null,
+  stations: [],
+  events: [],
+  keys: [],
+  taps: [],
+  tapFilter: {},
+  selectedStationId: null,
+  kioskTokens: null,
+})
+
+/** A station changed (created, renamed, its mode set): every list that shows it follows. */
+function withStation(list: Station[], station: Station, addIfMissing: boolean): Station[] {
+  const i = list.findIndex((s) => s.id === station.id)
+  if (i === -1) return addIfMissing ? [...list, station] : list
+  return list.map((s) => (s.id === station.id ? station : s))
+}
+
+/**
+ * The next state.
+ *
+ * @example
+ * state = update(state, { type: 'tab', tab: 'keys' })
+ */
+export function update(state: ConsoleState, message: Message): ConsoleState {
+  // Signed out is final for this page: a late answer must not bring the panels back.
+  if (state.signedOut && message.type !== 'signedOut') return state
+  switch (message.type) {
+    case 'session':
+      return { ...state, team: message.team }
+    case 'signedOut':
+      return { ...state, signedOut: state.signedOut ?? message.how }
+    case 'tab':
+      return { ...state, tab: message.tab }
+    case 'overview':
+      return { ...state, overview: message.overview, overviewAt: message.at, team: message.overview.team }
+    case 'stations': {
+      const selected = message.stations.some((s) => s.id === state.selectedStationId) ? state.selectedStationId : null
+      return { ...state, stations: message.stations, selectedStationId: selected, kioskTokens: selected === null ? null : state.kioskTokens }
+    }
+    case 'station':
+      return {
+        ...state,
+        stations: withStation(state.stations, message.station, true),
+        overview: state.overview && { ...state.overview, stations: withStation(state.overview.stations, message.station, !message.station.revokedAt) },
+      }
+    case 'stationRevoked': {
+      const revoke = (s: Station): Station => (s.id === message.stationId ? { ...s, revokedAt: message.at } : s)
+      return {
+        ...state,
+        stations: state.stations.map(revoke),
+        overview: state.overview && { ...state.overview, stations: state.overview.stations.filter((s) => s.id !== message.stationId) },
+      }
+    }
+    case 'events':
+      return { ...state, events: message.events }
+    case 'keys':
+      return { ...state, keys: message.keys }
+    case 'taps':
+      return { ...state, taps: message.taps, tapFilter: message.filter }
+    case 'select':
+      return message.stationId === state.selectedStationId ? state : { ...state, selectedStationId: message.stationId, kioskTokens: null }
+    case 'kioskTokens':
+      return message.stationId === state.selectedStationId ? { ...state, kioskTokens: message.tokens } : state
+  }
+}
+
+/** The tab a URL's fragment names (`/console#keys`), so a reload keeps the operator where they were. */
+export function tabFromHash(hash: string): Tab {
+  const name = hash.replace(/^#/, '')
+  return (TABS as readonly string[]).includes(name) ? (name as Tab) : 'overview'
+}

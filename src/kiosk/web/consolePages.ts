@@ -1,0 +1,201 @@
+/*
+ * The HTML of the web console (issue 28): the sign-in page and the console's shell. Static like the
+ * kiosk pages: everything the operator sees comes from /console/api with the session cookie, so the
+ * HTML holds no data and no secret, and can be cached like any asset.
+ */
+import { KIOSK_CSP, pageHead } from './pages.js'
+
+/**
+ * The kiosk pages' policy (self only, nothing inline, nothing framed), except that forms may post
+ * to the gateway itself: the console's forms are sent by script, but a form submitted before its
+ * script ran (a slow first load) must go nowhere else.
+ */
+export const CONSOLE_CSP = KIOSK_CSP.replace("form-action 'none'", "form-action 'self'")
+
+const head = (title: string, script: string) => pageHead({ title, assets: '/console/assets', stylesheet: 'console.css', script })
+
+export const SIGNIN_HTML = `${head('Sign in · tapgate console', 'signin.js')}
+<body class="console signin">
+<main class="signin-box" aria-labelledby="signin-title">
+  <h1 id="signin-title"><span class="brand">tapgate</span> console</h1>
+  <p id="signin-status" role="status">Signing in…</p>
+  <div id="signin-problem" role="alert"></div>
+  <p id="signin-command" class="command" hidden><code>tapgate console-link --team &lt;id&gt;</code></p>
+  <button id="signin-retry" type="button" hidden>Try again</button>
+</main>
+</body>
+</html>
+`
+
+/**
+ * A labelled form control with its hint and its error slot (`<id>-error`), both named by its
+ * aria-describedby: the console shows a 400's message for this body field there.
+ */
+const field = (p: { id: string; label: string; name: string; attrs?: string; options?: string; hint?: string }) => {
+  const described = `aria-describedby="${p.hint ? `${p.id}-hint ` : ''}${p.id}-error"`
+  const control =
+    p.options === undefined
+      ? `<input id="${p.id}" name="${p.name}" ${p.attrs ?? ''} ${described}>`
+      : `<select id="${p.id}" name="${p.name}" ${described}>${p.options}</select>`
+  return `<div class="field">
+      <label for="${p.id}">${p.label}</label>
+      ${control}
+      ${p.hint ? `<p id="${p.id}-hint" class="hint">${p.hint}</p>` : ''}
+      <p id="${p.id}-error" class="field-error" hidden></p>
+    </div>`
+}
+
+export const CONSOLE_HTML = `${head('tapgate console', 'console.js')}
+<body class="console">
+<header class="console-top">
+  <p class="title"><span class="brand">tapgate</span> <span id="team-name" class="team">…</span></p>
+  <button id="sign-out" type="button">Sign out</button>
+</header>
+<nav id="tabs" class="tabs" role="tablist" aria-label="Console sections">
+  <button id="tab-overview" role="tab" type="button" data-tab="overview" aria-controls="panel-overview" aria-selected="true">Overview</button>
+  <button id="tab-stations" role="tab" type="button" data-tab="stations" aria-controls="panel-stations" aria-selected="false" tabindex="-1">Stations</button>
+  <button id="tab-keys" role="tab" type="button" data-tab="keys" aria-controls="panel-keys" aria-selected="false" tabindex="-1">API keys</button>
+  <button id="tab-taps" role="tab" type="button" data-tab="taps" aria-controls="panel-taps" aria-selected="false" tabindex="-1">Taps</button>
+</nav>
+<main id="main">
+<section id="panel-overview" class="panel" role="tabpanel" aria-labelledby="tab-overview">
+  <div class="panel-head">
+    <h1>Overview</h1>
+    <p id="overview-updated" class="muted" aria-live="off"></p>
+  </div>
+  <div id="totals" class="totals">
+    <div><b id="total-today">–</b> taps today</div>
+    <div><b id="total-accepted">–</b> accepted</div>
+    <div><b id="total-refused">–</b> refused</div>
+  </div>
+  <ul id="overview-stations" class="station-cards" aria-label="Stations"></ul>
+  <p id="overview-empty" class="empty" hidden>No stations yet. Create one under <b>Stations</b>; a station is one reader at one door or counter.</p>
+</section>
+
+<section id="panel-stations" class="panel" role="tabpanel" aria-labelledby="tab-stations" hidden>
+  <div class="panel-head"><h1>Stations</h1></div>
+  <div class="columns">
+    <div class="column">
+      <form id="station-create-form" class="card" novalidate>
+        <h2>New station</h2>
+        ${field({ id: 'new-station-name', label: 'Name', name: 'name', attrs: 'autocomplete="off" maxlength="100" placeholder="e.g. Main entrance" enterkeyhint="done"' })}
+        <button type="submit" class="primary">Create station</button>
+      </form>
+      <div id="station-secret" class="secret" tabindex="-1" hidden></div>
+      <section class="card" aria-labelledby="station-list-title">
+        <h2 id="station-list-title">Your stations</h2>
+        <ul id="station-list" class="station-list"></ul>
+        <p id="station-list-empty" class="empty" hidden>None yet.</p>
+      </section>
+    </div>
+    <div class="column">
+      <p id="station-none" class="card empty">Choose a station to rename it, set its mode and event, its staff PIN and its kiosk screens.</p>
+      <section id="station-detail" class="card detail" aria-labelledby="station-title" tabindex="-1" hidden>
+        <h2 id="station-title"></h2>
+        <p id="station-meta" class="muted"></p>
+        <p id="station-revoked" class="revoked" hidden></p>
+        <div id="station-controls">
+          <form id="station-rename-form" novalidate>
+            <div class="row">
+              ${field({ id: 'station-name', label: 'Name', name: 'name', attrs: 'autocomplete="off" maxlength="100"' })}
+              <button type="submit">Rename</button>
+            </div>
+          </form>
+          <form id="station-settings-form" novalidate>
+            <h3>What it does</h3>
+            <div class="row">
+              ${field({ id: 'station-mode', label: 'Mode', name: 'mode', options: '<option value="" disabled>Not set</option><option value="checkin">Check-in</option><option value="bind">Bind wristbands</option><option value="exit">Exit</option><option value="claim">Claim (products)</option><option value="closed">Closed</option>' })}
+              ${field({ id: 'station-event', label: 'Event', name: 'eventId', options: '<option value="">No event</option>', hint: 'Check-in, bind and exit need an event.' })}
+              <button type="submit">Save</button>
+            </div>
+          </form>
+          <form id="station-pin-form" novalidate>
+            <h3>Staff PIN</h3>
+            <div class="row">
+              ${field({ id: 'station-pin', label: 'New PIN', name: 'pin', attrs: 'type="password" inputmode="numeric" autocomplete="new-password" maxlength="12"', hint: '4 to 12 digits. Staff enter it on the kiosk’s staff view.' })}
+              <button type="submit">Set PIN</button>
+            </div>
+          </form>
+          <section class="kiosk" aria-labelledby="kiosk-title">
+            <h3 id="kiosk-title">Kiosk screens</h3>
+            <p class="hint">Each press makes a new kiosk link. Open it on the screen beside the reader, or scan the code with it.</p>
+            <button id="kiosk-url-button" type="button">Kiosk URL</button>
+            <div id="kiosk-link" class="kiosk-link" hidden>
+              <figure class="qr-figure">
+                <div id="kiosk-qr" class="qr" role="img" aria-label="QR code of the kiosk URL"></div>
+                <figcaption>Scan with the kiosk’s camera, or open the URL below on it.</figcaption>
+              </figure>
+              <div class="urls">
+                <p class="label">Kiosk URL</p>
+                <p class="url-line"><code id="kiosk-url" class="url"></code></p>
+                <p id="kiosk-url-copy"></p>
+                <p class="label">Staff view</p>
+                <p class="url-line"><code id="staff-url" class="url"></code></p>
+                <p id="staff-url-copy"></p>
+              </div>
+            </div>
+            <h3>Kiosk links in use</h3>
+            <ul id="kiosk-tokens" class="token-list"></ul>
+          </section>
+          <section class="danger-zone" aria-labelledby="revoke-title">
+            <h3 id="revoke-title">Revoke the station</h3>
+            <p class="hint">Its reader and every kiosk link of it stop working at once. This cannot be undone.</p>
+            <button id="station-revoke" type="button" class="danger">Revoke station</button>
+          </section>
+        </div>
+      </section>
+    </div>
+  </div>
+</section>
+
+<section id="panel-keys" class="panel" role="tabpanel" aria-labelledby="tab-keys" hidden>
+  <div class="panel-head"><h1>API keys</h1></div>
+  <form id="key-create-form" class="card" novalidate>
+    <h2>New API key</h2>
+    <p class="hint">A key lets a program call this gateway’s API for your team (header <code>x-service-api-key</code>).</p>
+    <div class="row">
+      ${field({ id: 'key-label', label: 'Label (optional)', name: 'label', attrs: 'autocomplete="off" maxlength="100" placeholder="e.g. Shop backend"' })}
+      <button type="submit" class="primary">Create key</button>
+    </div>
+  </form>
+  <div id="key-secret" class="secret" tabindex="-1" hidden></div>
+  <section class="card" aria-labelledby="keys-title">
+    <h2 id="keys-title">Keys</h2>
+    <table id="keys-table" class="cards">
+      <thead><tr><th>Key</th><th>Label</th><th>Created</th><th>Status</th><th><span class="visually-hidden">Actions</span></th></tr></thead>
+      <tbody id="keys"></tbody>
+    </table>
+    <p id="keys-empty" class="empty" hidden>No keys.</p>
+  </section>
+</section>
+
+<section id="panel-taps" class="panel" role="tabpanel" aria-labelledby="tab-taps" hidden>
+  <div class="panel-head"><h1>Taps</h1></div>
+  <form id="taps-filter" class="card filters" role="search" novalidate>
+    ${field({ id: 'filter-uid', label: 'Chip UID', name: 'uid', attrs: 'autocomplete="off" autocapitalize="characters" spellcheck="false" placeholder="Any chip"' })}
+    ${field({ id: 'filter-station', label: 'Station', name: 'stationId', options: '<option value="">All stations</option>' })}
+    ${field({ id: 'filter-verdict', label: 'Verdict', name: 'verdict', options: '<option value="">All</option><option value="accepted">Accepted</option><option value="refused">Refused</option>' })}
+    <button type="submit" class="primary">Show</button>
+  </form>
+  <section class="card" aria-labelledby="taps-title">
+    <h2 id="taps-title">Newest first</h2>
+    <table id="taps-table" class="cards">
+      <thead><tr><th>Time</th><th>Station</th><th>Chip UID</th><th>Verdict</th><th>Reason</th><th>Counter</th><th>Source</th></tr></thead>
+      <tbody id="taps"></tbody>
+    </table>
+    <p id="taps-empty" class="empty" hidden>No taps match.</p>
+  </section>
+</section>
+</main>
+
+<section id="signed-out" class="signed-out" aria-labelledby="signed-out-title" tabindex="-1" hidden>
+  <h1 id="signed-out-title">Signed out — ask for a new console link</h1>
+  <p id="signed-out-why"></p>
+  <p>Whoever runs the gateway makes one on its machine:</p>
+  <p class="command"><code id="signed-out-command">tapgate console-link --team &lt;id&gt;</code></p>
+</section>
+
+<p id="status" class="status" role="status"></p>
+</body>
+</html>
+`
