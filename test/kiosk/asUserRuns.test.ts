@@ -65,6 +65,25 @@ function commandRunner(command: string[], cwd: string, env: NodeJS.ProcessEnv): 
     })
 }
 
+/** The start banner's console link, opened in Chromium: the console shows the demo team (issue 28). */
+async function consoleSignsIn(server: Server, label: string): Promise<void> {
+  const link = /Console[^\n]*?:\s+(\S+\/console\/sign-in#\S+)/.exec(server.stdout())?.[1]
+  expect(link, `${label}: the banner's console link`).toBeDefined()
+  const context = await browser!.newContext()
+  try {
+    const page = await context.newPage()
+    const errors: string[] = []
+    page.on('console', (message) => message.type() === 'error' && errors.push(message.text()))
+    await page.goto(link!)
+    await expect.poll(() => page.locator('#team-name').textContent(), { timeout: 10_000 }).toBe('Demo team')
+    expect(page.url()).not.toContain('#tgc_')
+    await shot(page, `as-user-${label}-console`)
+    expect(errors).toEqual([])
+  } finally {
+    await context.close()
+  }
+}
+
 /**
  * A claim station set up with the CLI against the running gateway's data dir, and the three pages
  * driven to the state a user sees first: the kiosk idle, the staff PIN form, and, after a tap of the
@@ -162,6 +181,8 @@ describe.skipIf(!HAS_CHROMIUM)('the kiosk pages, as a user starts tapgate', () =
     expect(server.stdout()).toContain('(data: ./data)')
     expect(fs.existsSync(path.join(app, 'data/tapgate.sqlite'))).toBe(true)
     await kioskPagesWork(commandRunner(['npx', '--no-install', 'tapgate'], app, env), server, 'installed')
+    // The console's pages come from the package's prebuilt assets too: its printed link signs in.
+    await consoleSignsIn(server, 'installed')
     if (!HAS_POSTGRES) return
     await stopGroup(server.child)
 
