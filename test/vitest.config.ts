@@ -59,6 +59,7 @@ const bothEngines = [
   'test/attendees/namelessGuests.test.ts',
   'test/attendees/guestFormatsCli.test.ts',
   'test/console/consoleApi.test.ts',
+  'test/console/consoleEvents.test.ts',
 ]
 
 /**

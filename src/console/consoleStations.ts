@@ -168,8 +168,3 @@ export async function revokeConsoleStation(deps: ConsoleDeps, p: { teamId: numbe
   if (station.revokedAt !== null || (await revokeStation(deps.store, { tokenOrPrefix: station.prefix, now: deps.now() })) === 0)
     throw new NotFoundError('station_not_found', `No active station with id ${station.id}`)
 }
-
-/** The team's guestbook events, for a station's event select. */
-export async function consoleEvents(store: Repositories, p: { teamId: number }): Promise<Array<{ id: number; name: string }>> {
-  return (await store.guestbook.listEvents(p.teamId)).map((e) => ({ id: e.id, name: e.name }))
-}

@@ -32,7 +32,7 @@ export async function doorStats(store: Repositories, eventId: number, now: numbe
     store.checkIns.perTicketType(eventId),
   ])
   const hasList = expected > 0
-  const checkedIn = hasList ? counts.withAttendee : counts.checkedIn
+  const checkedIn = checkedInOf(counts, expected)
   const inType = new Map(typesIn.map((t) => [t.ticketType, t.checkedIn]))
   return {
     eventId,
@@ -46,6 +46,14 @@ export async function doorStats(store: Repositories, eventId: number, now: numbe
     since: counts.first === null ? null : new Date(counts.first).toISOString(),
   }
 }
+
+/**
+ * Who counts as checked in: the guests with a check-in when the event has a guest list (`expected`
+ * guests), else every check-in (chips at an event without a list). The door's numbers and the
+ * console's list of events count the same way.
+ */
+export const checkedInOf = (counts: { checkedIn: number; withAttendee: number }, expected: number): number =>
+  expected > 0 ? counts.withAttendee : counts.checkedIn
 
 async function arrivals(store: Repositories, eventId: number, first: number, now: number): Promise<DoorStats['arrivals']> {
   const last = Math.max(now, first) - (Math.max(now, first) % ARRIVAL_BUCKET_MS)

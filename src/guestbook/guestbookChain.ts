@@ -7,7 +7,7 @@ import type { Config } from '../config.js'
 import type { GuestbookContractRow, GuestbookEventRow } from '../db/guestbook.js'
 import { isUniqueViolation } from '../db/storeErrors.js'
 import type { Tx } from '../db/types.js'
-import { ConflictError, NotFoundError } from '../errors.js'
+import { BadRequestError, ConflictError, NotFoundError } from '../errors.js'
 import { checkOtp, spendOtp } from '../otps/spendOtp.js'
 import { queueDeploy } from '../outbox/queueDeploy.js'
 import { queueTx } from '../outbox/queueTx.js'
@@ -44,6 +44,24 @@ export function deployGuestbook(deps: ChainDeps, p: { teamId: number; name: stri
     const queued = await queueGuestbookDeploy(tx, chain, deps.config, { ...p, now: deps.now() })
     return queued
   }, { isolation: 'read committed' })
+}
+
+/**
+ * The chain a team's guestbook goes on when nobody names one (a proof event's first mint, an event
+ * made in the console): the embedded chain when the gateway runs one, else the first configured chain
+ * (docs/decisions.md, issue 26). Undefined: the gateway has no chain at all.
+ */
+export const findDefaultGuestbookChain = (deps: Pick<ChainDeps, 'chains'>): ChainSigner | undefined => deps.chains.list()[0]
+
+/**
+ * findDefaultGuestbookChain's chain, for a guestbook about to be deployed. `doing` ends the error's sentence.
+ *
+ * @throws BadRequestError chain_not_configured (no chain at all)
+ */
+export function defaultGuestbookChain(deps: Pick<ChainDeps, 'chains'>, doing: string): ChainSigner {
+  const chain = findDefaultGuestbookChain(deps)
+  if (!chain) throw new BadRequestError('chain_not_configured', `This gateway has no chain ${doing}`)
+  return chain
 }
 
 /** Our relayer owns only the guestbooks it deployed; a contract registered by address cannot be minted or paused from here. */

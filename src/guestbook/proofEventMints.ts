@@ -1,12 +1,11 @@
 import type { Address } from 'viem'
 import type { ChainDeps } from '../chain/chainDeps.js'
-import type { ChainSigner } from '../chain/chainKeys.js'
 import type { ProofEventRow } from '../db/proofEvents.js'
 import type { GuestbookEventRow } from '../db/guestbook.js'
 import type { Tx } from '../db/types.js'
 import { BadRequestError, BaseError, ConflictError, NotFoundError } from '../errors.js'
 import { checkOtp, spendOtp } from '../otps/spendOtp.js'
-import { type QueuedMint, queueGuestbookDeploy, queueMint } from './guestbookChain.js'
+import { defaultGuestbookChain, type QueuedMint, queueGuestbookDeploy, queueMint } from './guestbookChain.js'
 
 /**
  * POST /poap-events/mint: the OTP a tap gave for a proof event (GET /refs/:id, proofEvents[].otp)
@@ -49,7 +48,7 @@ function mintable(event: ProofEventRow | undefined, poapEventId: number): ProofE
 /** The guestbook event the proof event's tokens are minted as; made (and its guestbook queued for deploy) at the first mint. */
 async function attendanceEvent(tx: Tx, deps: ChainDeps, event: ProofEventRow, now: number): Promise<GuestbookEventRow> {
   if (event.guestbookEventId !== null) return (await tx.guestbook.getEvent(event.guestbookEventId))!
-  const chain = proofEventChain(deps)
+  const chain = defaultGuestbookChain(deps, 'to mint attendance tokens on')
   let contractId = await tx.proofEvents.contractOf(event.teamId, chain.chainId)
   if (contractId === undefined) {
     ;({ contractId } = await queueGuestbookDeploy(tx, chain, deps.config, { teamId: event.teamId, name: 'Proof events', symbol: 'PROOF', now }))
@@ -61,11 +60,4 @@ async function attendanceEvent(tx: Tx, deps: ChainDeps, event: ProofEventRow, no
   // A concurrent first mint of the same event set it first: this transaction is retried (serializable) or refused.
   if (!await tx.proofEvents.setGuestbookEvent(event.id, id)) throw new ConflictError('busy', 'Another mint of this proof event is being set up; try again')
   return (await tx.guestbook.getEvent(id))!
-}
-
-/** The embedded chain when the gateway runs one, else the first configured chain (docs/decisions.md, issue 26). */
-function proofEventChain(deps: ChainDeps): ChainSigner {
-  const chain = deps.chains.list()[0]
-  if (!chain) throw new BadRequestError('chain_not_configured', 'This gateway has no chain to mint attendance tokens on')
-  return chain
 }

@@ -1,14 +1,9 @@
-import { Readable } from 'node:stream'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { z } from 'zod'
 import { attendeesDownload } from '../attendees/exportAttendees.js'
-import { attendeeEvent, importAttendees } from '../attendees/importAttendees.js'
-import { CsvTooLargeError, MAX_CSV_BYTES } from '../attendees/readCsv.js'
-import { csvFile } from '../attendees/readCsvStream.js'
-import { spoolUpload } from '../attendees/spoolUpload.js'
+import { attendeeEvent } from '../attendees/importAttendees.js'
+import { attendeePage } from '../attendees/listAttendees.js'
 import { setEventDoorSettings } from '../door/eventDoorSettings.js'
-import { BaseError } from '../errors.js'
-import { iso } from '../ids.js'
 import { teamOf } from '../plugins/auth.js'
 import {
   AttendeeExport,
@@ -23,23 +18,9 @@ import {
   ListAttendeesQuery,
 } from '../schemas/attendees.js'
 import { errorResponses, security } from '../schemas/common.js'
+import { acceptGuestListFiles, GUEST_FILE_TYPES, importGuestListUpload, sendAttendeesDownload } from './guestListFiles.js'
 
 const tags = ['tapgate extension']
-
-const isStream = (body: unknown): body is AsyncIterable<Uint8Array> =>
-  typeof body === 'object' && body !== null && Symbol.asyncIterator in body
-
-/** The content types a guest list file is sent as: a CSV, or an .xlsx workbook (told apart by the file's bytes). */
-const XLSX_TYPE = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet'
-const FILE_TYPES = ['text/csv', XLSX_TYPE]
-
-/** 415: the import's body is not `text/csv` or xlsx (JSON or a form would be read as a CSV of nonsense). */
-class NotCsvError extends BaseError {
-  override name = 'NotCsvError'
-  constructor() {
-    super(415, 'unsupported_media_type', `Send the guest list file as the body, with content-type text/csv (or ${XLSX_TYPE} for an .xlsx)`)
-  }
-}
 
 /**
  * An event's guest list with the API key (issue 19): list and search, import a CSV, export. The
@@ -49,13 +30,7 @@ class NotCsvError extends BaseError {
 const attendees: FastifyPluginAsyncZod = async (app) => {
   const { store, now } = app.services
   app.addHook('onRequest', app.requireApiKey)
-  // The body stays a stream, written to a private file as it arrives (spoolUpload, bounded by MAX_CSV_BYTES) and
-  // imported from there: a 50 MB upload is never a 50 MB buffer. A Content-Length past the bound is refused unread.
-  app.addContentTypeParser(FILE_TYPES, (request, payload, done) => {
-    const length = Number(request.headers['content-length'])
-    if (Number.isFinite(length) && length > MAX_CSV_BYTES) done(new CsvTooLargeError(length))
-    else done(null, payload)
-  })
+  acceptGuestListFiles(app)
 
   app.patch('/events/:eventId/door', {
     schema: {
@@ -83,26 +58,8 @@ const attendees: FastifyPluginAsyncZod = async (app) => {
       response: { 200: AttendeeList, ...errorResponses(400, 401, 404, 414) },
     },
     handler: async (request) => {
-      const event = await attendeeEvent(store, request.params.eventId, teamOf(request).id)
-      const { q, limit = 50, offset = 0 } = request.query
-      const page = await store.attendees.list(event.id, { query: q, limit, offset })
-      return {
-        success: true as const,
-        total: page.total,
-        attendees: page.attendees.map((a) => ({
-          id: a.id,
-          name: a.name,
-          email: a.email,
-          ticketType: a.ticketType,
-          ticketCode: a.ticketCode,
-          wallet: a.wallet,
-          note: a.note,
-          needsAttention: a.needsAttention === 1,
-          paid: a.paid === 1,
-          createdAt: iso(a.createdAt),
-          updatedAt: iso(a.updatedAt),
-        })),
-      }
+      const { q, limit, offset } = request.query
+      return { success: true as const, ...(await attendeePage(store, { eventId: request.params.eventId, teamId: teamOf(request).id, q, limit, offset })) }
     },
   })
 
@@ -115,29 +72,21 @@ const attendees: FastifyPluginAsyncZod = async (app) => {
         'with their check-ins. A bad row is 400 csv_rows_invalid with `errors` naming each line and column.',
       params: EventIdParams,
       querystring: ImportAttendeesQuery,
-      consumes: FILE_TYPES,
+      consumes: GUEST_FILE_TYPES,
       body: CsvUpload,
       security: security.apiKey,
       response: { 200: ImportAttendeesReport, ...errorResponses(400, 401, 404, 413, 414, 415) },
     },
     handler: async (request) => {
-      const team = teamOf(request)
-      const body = request.body
-      const type = String(request.headers['content-type']).toLowerCase()
-      if (!isStream(body) || !FILE_TYPES.some((fileType) => type.startsWith(fileType))) {
-        await attendeeEvent(store, request.params.eventId, team.id)
-        throw new NotCsvError()
-      }
-      // The event before the upload is read: a 404 costs no 50 MB.
-      await attendeeEvent(store, request.params.eventId, team.id)
-      const upload = await spoolUpload(body)
-      try {
-        const input = csvFile(upload.file)
-        const report = await importAttendees(store, { eventId: request.params.eventId, teamId: team.id, input, map: request.query.map, now: now() })
-        return { success: true as const, ...report }
-      } finally {
-        upload.remove()
-      }
+      const report = await importGuestListUpload(store, {
+        eventId: request.params.eventId,
+        teamId: teamOf(request).id,
+        body: request.body,
+        contentType: request.headers['content-type'],
+        map: request.query.map,
+        now: now(),
+      })
+      return { success: true as const, ...report }
     },
   })
 
@@ -158,12 +107,7 @@ const attendees: FastifyPluginAsyncZod = async (app) => {
     },
     handler: async (request, reply) => {
       const download = await attendeesDownload(store, { eventId: request.params.eventId, teamId: teamOf(request).id, now: now() }, request.query.format ?? 'csv')
-      // A stream is sent as it is read, a page of guests at a time (Fastify serializes no stream): the CSV is no
-      // JSON, and the JSON is written already. The type provider types send() by the JSON schema, which documents format=json.
-      return reply
-        .type(download.contentType)
-        .header('content-disposition', `attachment; filename="${download.filename}"`)
-        .send(Readable.from(download.body) as never)
+      return sendAttendeesDownload(reply, download)
     },
   })
 }

@@ -1,10 +1,12 @@
 import type { FastifyRequest } from 'fastify'
+import { attendeesDownload } from '../attendees/exportAttendees.js'
+import { attendeePage } from '../attendees/listAttendees.js'
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod'
 import { consoleApiKeys, createConsoleApiKey, revokeConsoleApiKey } from '../console/consoleApiKeys.js'
 import { consoleOverview } from '../console/consoleOverview.js'
 import { endConsoleSession, signInWithLink } from '../console/consoleSessions.js'
+import { consoleEventNumbers, consoleEvents, createConsoleEvent, setConsoleEventDoor } from '../console/consoleEvents.js'
 import {
-  consoleEvents,
   consoleKioskTokens,
   consoleStations,
   createConsoleKioskUrl,
@@ -21,9 +23,20 @@ import {
   ConsoleApiKeysResponse,
   ConsoleCreateApiKeyBody,
   ConsoleCreateApiKeyResponse,
+  ConsoleCreateEventBody,
   ConsoleCreateStationBody,
   ConsoleCreateStationResponse,
+  ConsoleEventDoorBody,
+  ConsoleEventNumbersResponse,
+  ConsoleEventParams,
+  ConsoleEventResponse,
   ConsoleEventsResponse,
+  ConsoleExportGuestsQuery,
+  ConsoleGuestFile,
+  ConsoleGuestsQuery,
+  ConsoleGuestsResponse,
+  ConsoleImportGuestsQuery,
+  ConsoleImportGuestsResponse,
   ConsoleKioskTokenParams,
   ConsoleKioskTokensResponse,
   ConsoleKioskUrlResponse,
@@ -38,6 +51,7 @@ import {
   ConsoleTapsResponse,
   ConsoleUpdateStationBody,
 } from '../schemas/console.js'
+import { acceptGuestListFiles, GUEST_FILE_TYPES, importGuestListUpload, sendAttendeesDownload } from './guestListFiles.js'
 import { publicRateLimit } from './rateLimit.js'
 
 // Console-only: hidden from the OpenAPI document (docs/decisions.md, issue 28), as the kiosk's pages are.
@@ -46,14 +60,17 @@ const TAPS_DEFAULT_LIMIT = 100
 
 /**
  * The web console's JSON API (/console/api/*, the contract in docs/decisions.md, issue 28): a team's
- * stations, kiosks, API keys and tap log for the operator signed in with a one-time link. Each route
- * calls the domain function the CLI's command calls; the session (plugins/consoleSession.ts) names
- * the team, and another team's station, key or token is 404.
+ * stations, kiosks, API keys, tap log, events and guest lists for the operator signed in with a
+ * one-time link. Each route calls the domain function the CLI's command or the API's route calls; the
+ * session (plugins/consoleSession.ts) names the team, and another team's station, key, token or
+ * event is 404.
  */
 const consoleApi: FastifyPluginAsyncZod = async (app) => {
   const deps = app.services
   const { store, now, config } = deps
   await app.register(consoleSession)
+  // A guest list upload is the file itself, as on POST /events/:eventId/attendees/import.
+  acceptGuestListFiles(app)
   // Every answer is this operator's, some hold a token shown once: no cache keeps one.
   app.addHook('onSend', async (_request, reply) => {
     reply.header('cache-control', 'no-store')
@@ -128,6 +145,47 @@ const consoleApi: FastifyPluginAsyncZod = async (app) => {
   app.get('/console/api/events', { schema: { hide, response: { 200: ConsoleEventsResponse } } }, async (request) => ({
     success: true as const,
     events: await consoleEvents(store, { teamId: teamIdOf(request) }),
+  }))
+
+  app.post('/console/api/events', { schema: { hide, body: ConsoleCreateEventBody, response: { 201: ConsoleEventResponse } } }, async (request, reply) =>
+    reply.code(201).send({ success: true as const, event: await createConsoleEvent(deps, { team: teamOf(request), name: request.body.name }) }),
+  )
+
+  app.patch('/console/api/events/:id', { schema: { hide, params: ConsoleEventParams, body: ConsoleEventDoorBody, response: { 200: ConsoleEventResponse } } }, async (request) => ({
+    success: true as const,
+    event: await setConsoleEventDoor(deps, { teamId: teamIdOf(request), eventId: request.params.id, ...request.body }),
+  }))
+
+  app.post(
+    '/console/api/events/:id/guests',
+    { schema: { hide, params: ConsoleEventParams, querystring: ConsoleImportGuestsQuery, consumes: GUEST_FILE_TYPES, body: ConsoleGuestFile, response: { 200: ConsoleImportGuestsResponse } } },
+    async (request) => {
+      const report = await importGuestListUpload(store, {
+        eventId: request.params.id,
+        teamId: teamIdOf(request),
+        body: request.body,
+        contentType: request.headers['content-type'],
+        map: request.query.map,
+        now: now(),
+      })
+      return { success: true as const, report: { success: true as const, ...report } }
+    },
+  )
+
+  app.get('/console/api/events/:id/guests', { schema: { hide, params: ConsoleEventParams, querystring: ConsoleGuestsQuery, response: { 200: ConsoleGuestsResponse } } }, async (request) => {
+    const { q, limit, offset } = request.query
+    return { success: true as const, ...(await attendeePage(store, { eventId: request.params.id, teamId: teamIdOf(request), q, limit, offset })) }
+  })
+
+  // A download the page offers as a plain link (`<a href download>`): the GET carries the session cookie.
+  app.get('/console/api/events/:id/guests/export', { schema: { hide, params: ConsoleEventParams, querystring: ConsoleExportGuestsQuery } }, async (request, reply) => {
+    const download = await attendeesDownload(store, { eventId: request.params.id, teamId: teamIdOf(request), now: now() }, request.query.format ?? 'csv')
+    return sendAttendeesDownload(reply, download)
+  })
+
+  app.get('/console/api/events/:id/numbers', { schema: { hide, params: ConsoleEventParams, response: { 200: ConsoleEventNumbersResponse } } }, async (request) => ({
+    success: true as const,
+    stats: await consoleEventNumbers(deps, { teamId: teamIdOf(request), eventId: request.params.id }),
   }))
 
   app.get('/console/api/api-keys', { schema: { hide, response: { 200: ConsoleApiKeysResponse } } }, async (request) => ({

@@ -1,6 +1,8 @@
 import { z } from 'zod'
+import { AttendeeList, CsvUpload, EventDoorSettingsBody, ExportAttendeesQuery, ImportAttendeesQuery, ImportAttendeesReport, ListAttendeesQuery } from './attendees.js'
 import { ChipUid, IntId, Iso, Success } from './common.js'
 import { decimalAtMost } from './decimalPattern.js'
+import { DoorStatsResponse } from './kiosk.js'
 
 /*
  * The console's JSON API (/console/api/*, issue 28): hidden from the OpenAPI document (console-only,
@@ -73,7 +75,37 @@ export const ConsoleKioskTokensResponse = Success.extend({
 })
 export const ConsoleKioskTokenParams = z.object({ id: IntId, prefix: z.string().regex(/^tgk_[A-Za-z0-9_-]{6}$/, 'A kiosk token prefix as listed: tgk_ and 6 characters') }).strict()
 
-export const ConsoleEventsResponse = Success.extend({ events: z.array(z.object({ id: z.number().int(), name: z.string() })) })
+/** An event of the team: its guest list's counts and its door settings (the stations tab's event select reads id and name). */
+export const ConsoleEvent = z.object({
+  id: z.number().int(),
+  name: z.string(),
+  guests: z.number().int(),
+  checkedIn: z.number().int(),
+  reentry: z.boolean(),
+  publicNames: z.enum(['first', 'full']),
+  admitUnpaid: z.boolean(),
+})
+export const ConsoleEventsResponse = Success.extend({ events: z.array(ConsoleEvent) })
+export const ConsoleEventResponse = Success.extend({ event: ConsoleEvent })
+
+export const ConsoleCreateEventBody = z.object({ name: z.string().trim().min(1, 'An event needs a name').max(200, 'At most 200 characters') }).strict()
+export const ConsoleEventParams = z.object({ id: IntId }).strict()
+
+/*
+ * An event's door settings and guest list: the API's own schemas (PATCH /events/:eventId/door, the
+ * attendees routes), so the console and the API take and answer the same. An empty door body passes
+ * here and is setEventDoorSettings's 400 nothing_to_set, as on the API.
+ */
+export const ConsoleEventDoorBody = EventDoorSettingsBody
+export const ConsoleGuestsQuery = ListAttendeesQuery
+export const ConsoleGuestsResponse = AttendeeList
+export const ConsoleImportGuestsQuery = ImportAttendeesQuery
+export const ConsoleGuestFile = CsvUpload
+/** `report` is POST /events/:eventId/attendees/import's answer as it is (its `success` included). */
+export const ConsoleImportGuestsResponse = Success.extend({ report: ImportAttendeesReport })
+export const ConsoleExportGuestsQuery = ExportAttendeesQuery
+/** The staff view's numbers (GET /kiosk/staff/stats), for the event itself. */
+export const ConsoleEventNumbersResponse = DoorStatsResponse
 
 export const ConsoleApiKeysResponse = Success.extend({
   keys: z.array(z.object({ prefix: z.string(), label: z.string().nullable(), createdAt: Iso, revokedAt: Iso.nullable() })),

@@ -8,6 +8,7 @@ import { openStaffSession } from '../../src/kiosk/staffAuth.js'
 import { authenticateStation, createStation, ensureInProcessStation } from '../../src/stations/stations.js'
 import { type BackendGateway, call, createBackendGateway, metadata, queryRows, seedTeam } from '../helpers/gateway.js'
 import { seedCheckInTeam, stationTap, STRANGER, UIDS } from '../kiosk-gateway/kioskFixture.js'
+import { type ConsoleRequest, consoleRequest, cookieOf, signInConsole } from './consoleClient.js'
 
 // Issue 28, the console's server half: /console/api/* (the contract in docs/decisions.md). A session
 // comes from a one-time link and lives in an HttpOnly cookie; every change needs the gateway's own
@@ -16,35 +17,11 @@ import { seedCheckInTeam, stationTap, STRANGER, UIDS } from '../kiosk-gateway/ki
 let gw: BackendGateway
 afterEach(async () => gw?.close())
 
-/** app.inject's requests reach `localhost:80` over http: the gateway's own origin, as URL normalizes it. */
-const OWN = 'http://localhost'
 const EVIL = 'https://evil.example'
 const T0 = Date.parse('2026-11-21T10:00:00.000Z')
 
-type Call = { status: number; body: any; headers: Record<string, unknown> }
-
-/** A console request as the browser half makes it: the session cookie, and Origin on what changes something. */
-function api(method: InjectOptions['method'], url: string, opts: { cookie?: string; body?: unknown; origin?: string | null } = {}): Promise<Call> {
-  const origin = opts.origin === undefined ? (method === 'GET' ? null : OWN) : opts.origin
-  return call(gw, {
-    method,
-    url,
-    headers: { ...(opts.cookie ? { cookie: `tapgate_console=${opts.cookie}` } : {}), ...(origin ? { origin } : {}) },
-    ...(opts.body === undefined ? {} : { payload: opts.body as InjectOptions['payload'] }),
-  })
-}
-
-const cookieOf = (res: Call): string => {
-  const header = String(res.headers['set-cookie'])
-  return /^tapgate_console=([^;]*)/.exec(header)![1]!
-}
-
-async function signIn(teamId: number): Promise<string> {
-  const { token } = await createConsoleLink(gw.store, { teamId, now: gw.clock.now })
-  const res = await api('POST', '/console/api/session', { body: { link: token } })
-  expect(res.status, JSON.stringify(res.body)).toBe(200)
-  return cookieOf(res)
-}
+const api = (method: InjectOptions['method'], url: string, opts: ConsoleRequest = {}) => consoleRequest(gw, method, url, opts)
+const signIn = (teamId: number) => signInConsole(gw, teamId)
 
 const count = async (table: string) => Number((await queryRows<{ n: number }>(gw.store, `SELECT count(*) AS n FROM ${table}`))[0]!.n)
 

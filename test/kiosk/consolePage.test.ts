@@ -6,24 +6,17 @@
  * second page, a tap that shows in the overview and the tap log, an API key that works and then
  * does not, and sign-out. Screenshots of each tab at 390 and 1280 px go to test/artifacts/console-*.
  */
-import { type ChildProcess, spawn } from 'node:child_process'
-import fs from 'node:fs'
-import os from 'node:os'
-import path from 'node:path'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { cliPath, collectOutput, type Server, startServe, stopChild } from '../helpers/processes.js'
-import { ARTIFACTS, audit, closeKioskContext, decodeScreenQr, HAS_CHROMIUM, kioskContext, type KioskContext, launchChromium, phoneContext } from './browser.js'
+import { closeKioskContext, decodeScreenQr, HAS_CHROMIUM, kioskContext, type KioskContext, launchChromium, phoneContext } from './browser.js'
+import { consoleGateways, DEMO_HOODIE, failedRequests, shots, tab, tapAtStation } from './consoleKit.js'
 
-const DEMO_HOODIE = '04DE5F1EACC040'
-// NXP's published AN12196 tap, which the demo's hoodie chip verifies (README, Quick start).
-const NXP_TAP = '/tap?e=EF963FF7828658A599F3041510671E88&c=94EED9EE65337086'
 const DEMO_EVENT_ID = '1'
 const PIN = '824613'
 
 let browser: Browser | undefined
-const children: ChildProcess[] = []
-const dirs: string[] = []
+const gateways = consoleGateways()
+const { tapgate, consoleLink } = gateways
 
 beforeAll(async () => {
   if (HAS_CHROMIUM) browser = await launchChromium()
@@ -31,57 +24,12 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close()
-  for (const child of children) await stopChild(child)
-  for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true })
+  await gateways.cleanup()
 })
-
-/** Runs the bin (`node src/cli/tapgate.js …`) against the gateway's data dir to its end: its stdout. */
-async function tapgate(args: string[], dataDir: string): Promise<string> {
-  const child = spawn(process.execPath, [cliPath, ...args, '--data-dir', dataDir], { cwd: dataDir, env: { ...process.env, TAPGATE_DATA_DIR: dataDir } })
-  children.push(child)
-  const output = collectOutput(child)
-  const { code } = await output.exited
-  expect(code, `tapgate ${args.join(' ')}\n${output.stderr()}`).toBe(0)
-  return output.stdout().trim()
-}
-
-/** The sign-in link of the start banner; `tapgate console-link` if the banner has none. */
-async function consoleLink(server: Server, dataDir: string): Promise<string> {
-  const printed = /Console[^\n]*?:\s+(\S+\/console\/sign-in#\S+)/.exec(server.stdout())?.[1]
-  return printed ?? tapgate(['console-link', '--team', '1', '--base-url', server.url], dataDir)
-}
-
-/**
- * A full-page screenshot at a phone's width and at a desk's (test/artifacts/console-<name>-<width>.png),
- * each checked for sideways scrolling, contrast and target sizes.
- */
-async function shots(page: Page, name: string, minTexts = 5): Promise<void> {
-  fs.mkdirSync(ARTIFACTS, { recursive: true })
-  for (const [width, height] of [
-    [390, 844],
-    [1280, 800],
-  ] as const) {
-    await page.setViewportSize({ width, height })
-    await page.screenshot({ path: path.join(ARTIFACTS, `console-${name}-${width}.png`), fullPage: true })
-    // Nothing may scroll sideways, at either width.
-    expect(await page.evaluate(() => document.documentElement.scrollWidth), `${name} at ${width} px`).toBeLessThanOrEqual(width)
-    const a = await audit(page)
-    expect(a.checked, name).toBeGreaterThan(minTexts)
-    expect({ name, width, lowContrast: a.lowContrast, smallTargets: a.smallTargets }).toEqual({ name, width, lowContrast: [], smallTargets: [] })
-  }
-}
-
-const tab = async (page: Page, name: 'overview' | 'stations' | 'keys' | 'taps') => {
-  await page.click(`#tab-${name}`)
-  await expect.poll(() => page.locator(`#tab-${name}`).getAttribute('aria-selected')).toBe('true')
-}
 
 describe.skipIf(!HAS_CHROMIUM)('the web console, as a user starts tapgate', () => {
   test('sign in with the printed link, set up a station, see its tap, make and revoke an API key, sign out', { timeout: 180_000 }, async () => {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tapgate-console-'))
-    dirs.push(dataDir)
-    const env = { TAPGATE_DATA_DIR: dataDir, PORT: '0' }
-    const server = await startServe({ cwd: dataDir, env, track: (child) => children.push(child) })
+    const { server, dataDir } = await gateways.start()
     const link = await consoleLink(server, dataDir)
     expect(link).toMatch(new RegExp(`^${server.url}/console/sign-in#`))
     const linkToken = link.slice(link.indexOf('#') + 1)
@@ -89,17 +37,10 @@ describe.skipIf(!HAS_CHROMIUM)('the web console, as a user starts tapgate', () =
     let desk: KioskContext | undefined
     let phone: KioskContext | undefined
     let scratch: Page | undefined
-    const failed: string[] = []
+    let failed: string[] = []
     try {
       desk = await kioskContext(browser!, server.url)
-      desk.context.on('response', (response) => {
-        if (response.status() >= 400) failed.push(`${response.status()} ${response.request().method()} ${new URL(response.url()).pathname}`)
-      })
-      desk.context.on('requestfailed', (request) => {
-        // The tab icon of the sign-in page may still be loading when it moves on to /console: the move cancels it.
-        if (new URL(request.url()).pathname === '/kiosk/assets/icon.svg' && request.failure()?.errorText === 'net::ERR_ABORTED') return
-        failed.push(`failed ${request.method()} ${request.url()}: ${request.failure()?.errorText}`)
-      })
+      failed = failedRequests(desk.context)
       for (const asset of ['console.js', 'signin.js', 'console.css']) expect((await fetch(`${server.url}/console/assets/${asset}`)).status, asset).toBe(200)
       const page = await desk.newPage()
 
@@ -176,19 +117,13 @@ describe.skipIf(!HAS_CHROMIUM)('the web console, as a user starts tapgate', () =
       const card = page.locator(`#overview-stations [data-station-id="${stationId}"]`)
       await expect.poll(() => card.locator('[data-field="last-tap"]').textContent()).toBe('None yet')
       await expect.poll(() => card.locator('[data-field="kiosks"]').textContent(), { timeout: 10_000 }).toBe('1')
-      const tapAtStation = () =>
-        fetch(`${server.url}/station/taps`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', 'x-station-token': stationToken },
-          body: JSON.stringify({ rfUid: DEMO_HOODIE, url: `${server.url}${NXP_TAP}`, readerName: 'ACS ACR1252 PICC' }),
-        })
-      const tap = await tapAtStation()
+      const tap = await tapAtStation(server.url, stationToken)
       expect(tap.status, await tap.clone().text()).toBe(200)
       await expect.poll(() => card.locator('[data-field="last-tap"]').textContent(), { timeout: 10_000 }).not.toBe('None yet')
       expect(await card.locator('[data-field="taps-today"]').textContent()).toBe('1')
       await kiosk.close()
       // The same URL again: a replay, refused, and counted as refused.
-      expect((await tapAtStation()).status).toBe(409)
+      expect((await tapAtStation(server.url, stationToken)).status).toBe(409)
       await expect.poll(() => page.locator('#total-refused').textContent(), { timeout: 10_000 }).toBe('1')
       await shots(page, 'overview-tapped')
 
@@ -244,12 +179,7 @@ describe.skipIf(!HAS_CHROMIUM)('the web console, as a user starts tapgate', () =
       await page.click('#station-revoke')
       await page.click('#station-detail button:has-text("Yes, revoke")')
       await page.locator('#station-revoked').waitFor({ state: 'visible' })
-      const refused = await fetch(`${server.url}/station/taps`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-station-token': stationToken },
-        body: JSON.stringify({ rfUid: DEMO_HOODIE, url: `${server.url}${NXP_TAP}`, readerName: 'ACS ACR1252 PICC' }),
-      })
-      expect(refused.status).toBe(401)
+      expect((await tapAtStation(server.url, stationToken)).status).toBe(401)
 
       // ---- sign out: the signed-out screen, and the API refuses this browser ----
       await page.click('#sign-out')
@@ -261,7 +191,7 @@ describe.skipIf(!HAS_CHROMIUM)('the web console, as a user starts tapgate', () =
 
       // What failed is what was meant to: the spent link, the bad PIN, the overview after sign-out.
       const stationPinPath = `/console/api/stations/${stationId}/staff-pin`
-      expect(failed).toEqual(['401 POST /console/api/session', `400 PUT ${stationPinPath}`, '401 GET /console/api/overview'])
+      expect(failed, JSON.stringify(failed)).toEqual(['401 POST /console/api/session', `400 PUT ${stationPinPath}`, '401 GET /console/api/overview'])
       // Chromium logs each of those answers as a console error; nothing else may be there.
       const expected = /Failed to load resource: the server responded with a status of (400|401)/
       expect(desk.consoleErrors.filter((text) => !expected.test(text))).toEqual([])

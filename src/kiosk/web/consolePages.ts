@@ -3,7 +3,7 @@
  * kiosk pages: everything the operator sees comes from /console/api with the session cookie, so the
  * HTML holds no data and no secret, and can be cached like any asset.
  */
-import { KIOSK_CSP, pageHead } from './pages.js'
+import { KIOSK_CSP, numbersSection, pageHead } from './pages.js'
 
 /**
  * The kiosk pages' policy (self only, nothing inline, nothing framed), except that forms may post
@@ -31,8 +31,8 @@ export const SIGNIN_HTML = `${head('Sign in · tapgate console', 'signin.js')}
  * A labelled form control with its hint and its error slot (`<id>-error`), both named by its
  * aria-describedby: the console shows a 400's message for this body field there.
  */
-const field = (p: { id: string; label: string; name: string; attrs?: string; options?: string; hint?: string }) => {
-  const described = `aria-describedby="${p.hint ? `${p.id}-hint ` : ''}${p.id}-error"`
+const field = (p: { id: string; label: string; name: string; attrs?: string; options?: string; hint?: string; describedBy?: string }) => {
+  const described = `aria-describedby="${p.hint ? `${p.id}-hint ` : ''}${p.id}-error${p.describedBy ? ` ${p.describedBy}` : ''}"`
   const control =
     p.options === undefined
       ? `<input id="${p.id}" name="${p.name}" ${p.attrs ?? ''} ${described}>`
@@ -54,6 +54,7 @@ export const CONSOLE_HTML = `${head('tapgate console', 'console.js')}
 <nav id="tabs" class="tabs" role="tablist" aria-label="Console sections">
   <button id="tab-overview" role="tab" type="button" data-tab="overview" aria-controls="panel-overview" aria-selected="true">Overview</button>
   <button id="tab-stations" role="tab" type="button" data-tab="stations" aria-controls="panel-stations" aria-selected="false" tabindex="-1">Stations</button>
+  <button id="tab-events" role="tab" type="button" data-tab="events" aria-controls="panel-events" aria-selected="false" tabindex="-1">Events</button>
   <button id="tab-keys" role="tab" type="button" data-tab="keys" aria-controls="panel-keys" aria-selected="false" tabindex="-1">API keys</button>
   <button id="tab-taps" role="tab" type="button" data-tab="taps" aria-controls="panel-taps" aria-selected="false" tabindex="-1">Taps</button>
 </nav>
@@ -144,6 +145,67 @@ export const CONSOLE_HTML = `${head('tapgate console', 'console.js')}
           </section>
         </div>
       </section>
+    </div>
+  </div>
+</section>
+
+<section id="panel-events" class="panel" role="tabpanel" aria-labelledby="tab-events" hidden>
+  <div class="panel-head"><h1>Events</h1></div>
+  <div class="columns">
+    <div class="column">
+      <form id="event-create-form" class="card" novalidate>
+        <h2>New event</h2>
+        ${field({ id: 'new-event-name', label: 'Name', name: 'name', attrs: 'autocomplete="off" maxlength="200" placeholder="e.g. Main door" enterkeyhint="done"' })}
+        <button type="submit" class="primary">Create event</button>
+      </form>
+      <section class="card" aria-labelledby="event-list-title">
+        <h2 id="event-list-title">Your events</h2>
+        <ul id="event-list" class="station-list event-list"></ul>
+        <p id="event-list-empty" class="empty" hidden>None yet.</p>
+      </section>
+    </div>
+    <div class="column">
+      <p id="event-none" class="card empty">Choose an event for its door settings, its guest list and its numbers.</p>
+      <section id="event-detail" class="card detail" aria-labelledby="event-title" tabindex="-1" hidden>
+        <h2 id="event-title"></h2>
+        <p id="event-meta" class="muted"></p>
+        <form id="event-settings-form" novalidate>
+          <h3>At the door</h3>
+          <div class="row">
+            ${field({ id: 'event-reentry', label: 'Re-entry', name: 'reentry', options: '<option value="true">Allowed</option><option value="false">Refused</option>', hint: 'May a guest who went out come back in?' })}
+            ${field({ id: 'event-public-names', label: 'The kiosk shows', name: 'publicNames', options: '<option value="first">First name</option><option value="full">Full name</option>', hint: 'The guest’s name on the public screen.' })}
+            ${field({ id: 'event-admit-unpaid', label: 'Unpaid orders', name: 'admitUnpaid', options: '<option value="false">Refused</option><option value="true">Let in</option>', hint: 'pretix pending, Hi.Events awaiting payment.' })}
+          </div>
+          <button type="submit">Save door settings</button>
+        </form>
+        <section class="guests" aria-labelledby="guests-title">
+          <h3 id="guests-title">Guest list</h3>
+          <form id="guest-upload-form" novalidate>
+            <div class="row upload-row">
+              ${field({ id: 'guest-file', label: 'Guest list file (.csv or .xlsx)', name: 'file', attrs: 'type="file" accept=".csv,.xlsx,text/csv,application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"', hint: 'The export of pretix, Eventbrite, Luma, Hi.Events or Tito, as downloaded. Guests already on the list are updated by ticket code; nobody is removed. A file with a bad row imports nothing.', describedBy: 'guest-import' })}
+              <button type="submit" class="primary">Upload</button>
+            </div>
+          </form>
+          <div id="guest-import" class="import-result" tabindex="-1" hidden></div>
+          <form id="guest-search-form" role="search" novalidate>
+            <div class="row">
+              ${field({ id: 'guest-q', label: 'Search the guests', name: 'q', attrs: 'type="search" autocomplete="off" maxlength="200" spellcheck="false" enterkeyhint="search"', hint: 'Name, email or ticket code; empty: everyone.' })}
+              <button type="submit">Search</button>
+            </div>
+          </form>
+          <p id="guest-count" class="guest-count" aria-live="polite"></p>
+          <table id="guests-table" class="cards">
+            <thead><tr><th>Name</th><th>Email</th><th>Ticket type</th><th>Ticket code</th><th>Notes</th></tr></thead>
+            <tbody id="guests"></tbody>
+          </table>
+          <div id="guest-pager" class="pager" hidden>
+            <button id="guest-prev" type="button">Previous</button>
+            <button id="guest-next" type="button">Next</button>
+          </div>
+          <p class="export"><a id="guest-export" class="button-link" href="/console/api/events" download>Download CSV</a> <span class="hint">Every guest, with their check-in, exits and chips.</span></p>
+        </section>
+      </section>
+      ${numbersSection('Numbers')}
     </div>
   </div>
 </section>

@@ -104,6 +104,26 @@ export const ATTENDEE_HTML = `${head('Check-in', 'kiosk.js')}
 </html>
 `
 
+/**
+ * An event's numbers, filled by staffNumbers.ts's renderStats (styled by numbers.css): the staff
+ * view's and the console's Events tab. Hidden until the first numbers arrive.
+ */
+export const numbersSection = (title: string) => `<section id="numbers" class="card numbers" aria-labelledby="numbers-title" hidden>
+      <h2 id="numbers-title">${title}</h2>
+      <div class="big-counts">
+        <div><b id="stat-checked">0</b><span id="stat-of">checked in</span></div>
+        <div><b id="stat-inside">0</b>inside now</div>
+        <div><b id="stat-refused">0</b>refused</div>
+      </div>
+      <div id="stat-progress" class="progress" role="progressbar" aria-label="Checked in of expected" aria-valuemin="0" aria-valuemax="100" aria-valuenow="0"><div></div></div>
+      <ul id="per-type" class="per-type" aria-label="Per ticket type"></ul>
+      <dl id="refused-detail"></dl>
+      <figure id="chart" class="chart">
+        <figcaption>Arrivals per 5 minutes</figcaption>
+        <div id="chart-body"></div>
+      </figure>
+    </section>`
+
 export const STAFF_HTML = `${head('Staff', 'staff.js')}
 <body class="staff">
 <header class="staff-top">
@@ -153,21 +173,7 @@ export const STAFF_HTML = `${head('Staff', 'staff.js')}
       <ul id="results" class="results" aria-label="Guests found"></ul>
       <button id="export" type="button" data-action="export" class="quiet">Download the guest list (CSV)</button>
     </section>
-    <section id="numbers" class="card numbers" aria-labelledby="numbers-title" hidden>
-      <h2 id="numbers-title">Numbers (every door)</h2>
-      <div class="big-counts">
-        <div><b id="stat-checked">0</b><span id="stat-of">checked in</span></div>
-        <div><b id="stat-inside">0</b>inside now</div>
-        <div><b id="stat-refused">0</b>refused</div>
-      </div>
-      <div id="stat-progress" class="progress" role="progressbar" aria-label="Checked in of expected" aria-valuemin="0" aria-valuemax="100" aria-valuenow="0"><div></div></div>
-      <ul id="per-type" class="per-type" aria-label="Per ticket type"></ul>
-      <dl id="refused-detail"></dl>
-      <figure id="chart" class="chart">
-        <figcaption>Arrivals per 5 minutes</figcaption>
-        <div id="chart-body"></div>
-      </figure>
-    </section>
+    ${numbersSection('Numbers (every door)')}
     <section class="card" aria-labelledby="counts-title">
       <h2 id="counts-title">Counts</h2>
       <div class="big-counts">

@@ -1,11 +1,12 @@
 /*
- * The web console (GET /console, issue 28): a team's stations, API keys and tap log, for an
+ * The web console (GET /console, issue 28): a team's stations, events and guest lists, API keys and tap log, for an
  * operator signed in with a one-time console link (signin.ts). The session is an HttpOnly cookie
  * this code never sees; when the gateway stops taking it (12 h, "Sign out", a revoke) every panel
  * gives way to the signed-out screen, which says how to get a new link.
  */
 import { createConsoleApi } from './consoleApi.js'
 import { $, createStatusLine } from './consoleDom.js'
+import { createEvents } from './consoleEvents.js'
 import { createKeys } from './consoleKeys.js'
 import { createOverview } from './consoleOverview.js'
 import { type ConsoleState, initialState, type Message, type Tab, tabFromHash, update } from './consoleState.js'
@@ -13,7 +14,7 @@ import { createStations } from './consoleStations.js'
 import { createTabs } from './consoleTabs.js'
 import { createTaps } from './consoleTaps.js'
 
-/** How often the overview asks again while it is on screen: a tap shows within this. */
+/** How often the overview (or a chosen event's numbers) asks again while on screen: a tap shows within this. */
 const OVERVIEW_EVERY_MS = 4000
 
 let state: ConsoleState = initialState(tabFromHash(location.hash))
@@ -31,11 +32,12 @@ const api = createConsoleApi({ onSignedOut: () => dispatch({ type: 'signedOut', 
 const tabs = createTabs($('tabs'), (tab) => dispatch({ type: 'tab', tab }))
 const stations = createStations({ api, dispatch, status, getState: () => state })
 const overview = createOverview({ api, dispatch, status, manage: (stationId) => stations.open(stationId) })
+const events = createEvents({ api, dispatch, status, getState: () => state })
 const keys = createKeys({ api, dispatch, status })
 const taps = createTaps({ api, dispatch, status })
 let overviewTimer: ReturnType<typeof setInterval> | undefined
 
-const LOADERS: Record<Tab, () => Promise<void>> = { overview: overview.load, stations: stations.load, keys: keys.load, taps: taps.load }
+const LOADERS: Record<Tab, () => Promise<void>> = { overview: overview.load, stations: stations.load, events: events.load, keys: keys.load, taps: taps.load }
 
 /** A tab just shown: its data is fetched fresh, and the address keeps it for a reload. */
 function tabShown(tab: Tab): void {
@@ -51,6 +53,7 @@ function render(before: ConsoleState): void {
   tabs.render(state)
   overview.render(state)
   stations.render(state)
+  events.render(state)
   keys.render(state)
   taps.render(state)
 }
@@ -72,6 +75,7 @@ function showSignedOut(before: ConsoleState): void {
 function refreshShown(): void {
   if (state.signedOut || document.visibilityState !== 'visible') return
   if (state.tab === 'overview' || state.tab === 'taps') void LOADERS[state.tab]()
+  if (state.tab === 'events') void events.refreshNumbers()
 }
 
 async function start(): Promise<void> {
@@ -90,7 +94,9 @@ async function start(): Promise<void> {
   // The station names are needed on every tab (the taps' station column and filter).
   await Promise.all([stations.load(), state.tab === 'stations' ? Promise.resolve() : LOADERS[state.tab]()])
   overviewTimer = setInterval(() => {
-    if (state.tab === 'overview' && document.visibilityState === 'visible') void overview.load()
+    if (document.visibilityState !== 'visible') return
+    if (state.tab === 'overview') void overview.load()
+    if (state.tab === 'events') void events.refreshNumbers()
   }, OVERVIEW_EVERY_MS)
   document.addEventListener('visibilitychange', refreshShown)
   window.addEventListener('focus', refreshShown)

@@ -10,7 +10,13 @@ import type {
   ConsoleApiKeysResponse,
   ConsoleCreateApiKeyResponse,
   ConsoleCreateStationResponse,
+  ConsoleEvent as ConsoleEventSchema,
+  ConsoleEventDoorBody,
+  ConsoleEventNumbersResponse,
+  ConsoleEventResponse,
   ConsoleEventsResponse,
+  ConsoleGuestsResponse,
+  ConsoleImportGuestsResponse,
   ConsoleKioskTokensResponse,
   ConsoleKioskUrlResponse,
   ConsoleOverviewResponse,
@@ -28,12 +34,23 @@ export type Team = z.infer<typeof ConsoleSessionResponse>['team']
 export type Station = z.infer<typeof ConsoleStation>
 export type ReaderState = NonNullable<Station['reader']>
 export type Overview = z.infer<typeof ConsoleOverviewResponse>
-export type ConsoleEvent = z.infer<typeof ConsoleEventsResponse>['events'][number]
+/** An event of the team with its guest list's counts and door settings. */
+export type ConsoleEvent = z.infer<typeof ConsoleEventSchema>
 export type KioskToken = z.infer<typeof ConsoleKioskTokensResponse>['tokens'][number]
 export type KioskUrl = z.infer<typeof ConsoleKioskUrlResponse>
 export type ApiKey = z.infer<typeof ConsoleApiKeysResponse>['keys'][number]
 /** A tap of the log; `words` is a refusal's reason in the sentences a tapper reads. */
 export type Tap = z.infer<typeof ConsoleTapsResponse>['taps'][number]
+/** A guest as GET /console/api/events/:id/guests lists them (the same page as GET /events/:id/attendees). */
+export type GuestPage = z.infer<typeof ConsoleGuestsResponse>
+export type Guest = GuestPage['attendees'][number]
+/** What a guest list upload that went in answers: the counts (notes/console-contract-2.md). */
+export type ImportReport = z.infer<typeof ConsoleImportGuestsResponse>['report']
+/** An event's numbers: the staff view's, for the event itself (GET /console/api/events/:id/numbers). */
+export type EventStats = z.infer<typeof ConsoleEventNumbersResponse>['stats']
+/** What PATCH /console/api/events/:id takes: the door settings, each one left out stays. */
+export type EventPatch = z.input<typeof ConsoleEventDoorBody>
+export type GuestQuery = { q: string; offset: number }
 export type TapFilter = { uid?: string; stationId?: number; verdict?: 'accepted' | 'refused' }
 /** What PATCH /console/api/stations/:id takes (as sent: the schema's input). */
 export type StationPatch = z.input<typeof ConsoleUpdateStationBody>
@@ -41,6 +58,23 @@ export type StationPatch = z.input<typeof ConsoleUpdateStationBody>
 /** A refusal: `errors` holds a 400's message per body field (empty otherwise); status 0 is no answer at all. */
 export type ApiFailure = { ok: false; status: number; error: string; message: string; errors: Record<string, string> }
 export type ApiResult<T> = { ok: true; body: T } | ApiFailure
+
+/** A page of the guest search. */
+export const GUESTS_PER_PAGE = 50
+
+const XLSX_TYPE = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet'
+
+/**
+ * The content type a guest list file is sent with: the browser's own when it is one the gateway takes,
+ * else told by the name. Windows with Excel installed calls a .csv `application/vnd.ms-excel`, and some
+ * browsers give no type at all: the gateway reads CSV and .xlsx by their bytes once it takes the upload.
+ *
+ * @example guestListType(new File([''], 'tito.csv', { type: 'application/vnd.ms-excel' })) // 'text/csv'
+ */
+export function guestListType(file: { name: string; type: string }): string {
+  if (file.type === 'text/csv' || file.type === XLSX_TYPE) return file.type
+  return /\.xlsx$/i.test(file.name) ? XLSX_TYPE : 'text/csv'
+}
 
 type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE'
 
@@ -56,15 +90,16 @@ export type ConsoleApi = ReturnType<typeof createConsoleApi>
  * if (overview.ok) render(overview.body)
  */
 export function createConsoleApi({ onSignedOut }: { onSignedOut: () => void }) {
-  async function call<T>(method: Method, path: string, body?: object): Promise<ApiResult<T>> {
+  /** A JSON call, or with `raw` a file sent as the body itself with its content type (a guest list). */
+  async function call<T>(method: Method, path: string, body?: object, raw?: { file: Blob; type: string }): Promise<ApiResult<T>> {
     let res: Response
     try {
       res = await fetch(path, {
         method,
         credentials: 'same-origin',
-        headers: { 'content-type': 'application/json' },
+        headers: { 'content-type': raw ? raw.type : 'application/json' },
         // Fastify refuses an empty body declared as JSON (400), so a write without fields sends `{}`.
-        body: method === 'GET' ? undefined : JSON.stringify(body ?? {}),
+        body: method === 'GET' ? undefined : raw ? raw.file : JSON.stringify(body ?? {}),
       })
     } catch {
       return { ok: false, status: 0, error: 'network', message: 'The gateway did not answer. Check that it is running, then try again.', errors: {} }
@@ -84,6 +119,7 @@ export function createConsoleApi({ onSignedOut }: { onSignedOut: () => void }) {
   }
 
   const station = (id: number) => `/console/api/stations/${id}`
+  const event = (id: number) => `/console/api/events/${id}`
   return {
     session: () => call<z.infer<typeof ConsoleSessionResponse>>('GET', '/console/api/session'),
     signOut: () => call<void>('DELETE', '/console/api/session'),
@@ -97,6 +133,17 @@ export function createConsoleApi({ onSignedOut }: { onSignedOut: () => void }) {
     revokeKioskToken: (id: number, prefix: string) => call<void>('DELETE', `${station(id)}/kiosk-tokens/${encodeURIComponent(prefix)}`),
     revokeStation: (id: number) => call<void>('DELETE', station(id)),
     events: () => call<z.infer<typeof ConsoleEventsResponse>>('GET', '/console/api/events'),
+    createEvent: (name: string) => call<z.infer<typeof ConsoleEventResponse>>('POST', '/console/api/events', { name }),
+    patchEvent: (id: number, patch: EventPatch) => call<z.infer<typeof ConsoleEventResponse>>('PATCH', event(id), patch),
+    /** The file as the request's body: `type` is text/csv or the .xlsx type (guestListType). */
+    uploadGuests: (id: number, file: Blob, type: string) => call<z.infer<typeof ConsoleImportGuestsResponse>>('POST', `${event(id)}/guests`, undefined, { file, type }),
+    guests: (id: number, query: GuestQuery) => {
+      const search = new URLSearchParams({ q: query.q, limit: String(GUESTS_PER_PAGE), offset: String(query.offset) })
+      return call<GuestPage>('GET', `${event(id)}/guests?${search}`)
+    },
+    /** A plain link's address (`<a download>`): the browser's own GET carries the cookie. */
+    exportUrl: (id: number, format: 'csv' | 'json') => `${event(id)}/guests/export?format=${format}`,
+    numbers: (id: number) => call<z.infer<typeof ConsoleEventNumbersResponse>>('GET', `${event(id)}/numbers`),
     apiKeys: () => call<z.infer<typeof ConsoleApiKeysResponse>>('GET', '/console/api/api-keys'),
     createApiKey: (label: string | undefined) => call<z.infer<typeof ConsoleCreateApiKeyResponse>>('POST', '/console/api/api-keys', label ? { label } : {}),
     revokeApiKey: (prefix: string) => call<void>('DELETE', `/console/api/api-keys/${encodeURIComponent(prefix)}`),

@@ -3,9 +3,10 @@
  * the API, the tab and the station being managed. Pure, so it is tested without a browser; the
  * fetches, timers and the DOM sit at the edges (console.ts and the section modules).
  */
-import type { ApiKey, ConsoleEvent, KioskToken, Overview, Station, Tap, TapFilter, Team } from './consoleApi.js'
+import type { ApiKey, ConsoleEvent, EventStats, GuestPage, GuestQuery, ImportReport, KioskToken, Overview, Station, Tap, TapFilter, Team } from './consoleApi.js'
+import type { ImportProblem } from './consoleWords.js'
 
-export const TABS = ['overview', 'stations', 'keys', 'taps'] as const
+export const TABS = ['overview', 'stations', 'events', 'keys', 'taps'] as const
 export type Tab = (typeof TABS)[number]
 
 export type ConsoleState = {
@@ -24,7 +25,17 @@ export type ConsoleState = {
   selectedStationId: number | null
   /** The selected station's kiosk tokens (null: not loaded yet). */
   kioskTokens: KioskToken[] | null
+  selectedEventId: number | null
+  /** The chosen event's guest search: what was asked and the page it answered (null: not yet). */
+  guests: { eventId: number; query: GuestQuery; page: GuestPage } | null
+  /** The chosen event's numbers (null: not loaded yet). */
+  eventStats: { eventId: number; stats: EventStats } | null
+  /** The last guest list upload of the chosen event: its counts, or why nothing was imported. */
+  guestImport: { eventId: number; outcome: ImportOutcome } | null
 }
+
+/** A guest list upload's end: in (the report's counts), or refused with each bad row and column. */
+export type ImportOutcome = { kind: 'imported'; report: ImportReport } | { kind: 'refused'; message: string; problems: ImportProblem[] }
 
 export type Message =
   | { type: 'session'; team: Team }
@@ -39,6 +50,11 @@ export type Message =
   | { type: 'taps'; taps: Tap[]; filter: TapFilter }
   | { type: 'select'; stationId: number | null }
   | { type: 'kioskTokens'; stationId: number; tokens: KioskToken[] }
+  | { type: 'event'; event: ConsoleEvent }
+  | { type: 'selectEvent'; eventId: number | null }
+  | { type: 'guests'; eventId: number; query: GuestQuery; page: GuestPage }
+  | { type: 'eventStats'; eventId: number; stats: EventStats }
+  | { type: 'guestImport'; eventId: number; outcome: ImportOutcome }
 
 export const initialState = (tab: Tab = 'overview'): ConsoleState => ({
   team: null,
@@ -53,7 +69,14 @@ export const initialState = (tab: Tab = 'overview'): ConsoleState => ({
   tapFilter: {},
   selectedStationId: null,
   kioskTokens: null,
+  selectedEventId: null,
+  guests: null,
+  eventStats: null,
+  guestImport: null,
 })
+
+/** What belongs to the chosen event only: forgotten when another is chosen. */
+const noEventDetail = { guests: null, eventStats: null, guestImport: null } as const
 
 /** A station changed (created, renamed, its mode set): every list that shows it follows. */
 function withStation(list: Station[], station: Station, addIfMissing: boolean): Station[] {
@@ -98,8 +121,23 @@ export function update(state: ConsoleState, message: Message): ConsoleState {
         overview: state.overview && { ...state.overview, stations: state.overview.stations.filter((s) => s.id !== message.stationId) },
       }
     }
-    case 'events':
-      return { ...state, events: message.events }
+    case 'events': {
+      const kept = message.events.some((e) => e.id === state.selectedEventId)
+      return kept ? { ...state, events: message.events } : { ...state, events: message.events, selectedEventId: null, ...noEventDetail }
+    }
+    case 'event': {
+      const known = state.events.some((e) => e.id === message.event.id)
+      return { ...state, events: known ? state.events.map((e) => (e.id === message.event.id ? message.event : e)) : [...state.events, message.event] }
+    }
+    case 'selectEvent':
+      return message.eventId === state.selectedEventId ? state : { ...state, selectedEventId: message.eventId, ...noEventDetail }
+    // An answer for an event no longer chosen is late: dropped.
+    case 'guests':
+      return message.eventId === state.selectedEventId ? { ...state, guests: { eventId: message.eventId, query: message.query, page: message.page } } : state
+    case 'eventStats':
+      return message.eventId === state.selectedEventId ? { ...state, eventStats: { eventId: message.eventId, stats: message.stats } } : state
+    case 'guestImport':
+      return message.eventId === state.selectedEventId ? { ...state, guestImport: { eventId: message.eventId, outcome: message.outcome } } : state
     case 'keys':
       return { ...state, keys: message.keys }
     case 'taps':

@@ -1,5 +1,5 @@
 /*
- * The console's four tabs, as the WAI-ARIA tabs pattern: one tab stop for the whole row (the
+ * The console's tabs, as the WAI-ARIA tabs pattern: one tab stop for the whole row (the
  * selected tab), the arrow keys and Home/End move between tabs and show each, Tab goes on into the
  * panel. A click or Enter works as on any button.
  */

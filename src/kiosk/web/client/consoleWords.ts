@@ -1,5 +1,6 @@
 /*
- * How the console words what the API answers in codes: a station's mode and its reader's state.
+ * How the console words what the API answers in codes: a station's mode, its reader's state, and a
+ * guest list's problems.
  * One place, so the overview and the stations tab say the same thing.
  */
 import type { StationMode } from '../../../wire/feedProtocol.js'
@@ -24,4 +25,26 @@ export function readerWords(reader: ReaderState | null): { text: string; state: 
   if (reader.pcsc === 'down') return { text: 'PC/SC service lost', state: 'problem' }
   if (reader.readers.length === 0) return { text: 'No reader connected', state: 'problem' }
   return { text: `${reader.readers.join(', ')}${reader.cardPresent ? ' (card on it)' : ''}`, state: 'ready' }
+}
+
+/** One problem of a refused guest list: its line in the file and column when the gateway names them. */
+export type ImportProblem = { line: number | null; column: string | null; message: string }
+
+/**
+ * A refused guest list's `errors` (`"line 3, Email": "…"`, `"line 3": "…"` for a whole row,
+ * `header` for the header row, `more` for problems past the listed ones) as rows for a table, in
+ * the file's order.
+ *
+ * @example importProblems({ 'line 3, Email': '"x" is not an email address' }) // [{ line: 3, column: 'Email', message: '"x" is not an email address' }]
+ */
+export function importProblems(errors: Record<string, string>): ImportProblem[] {
+  const problems = Object.entries(errors).map(([key, message]): ImportProblem => {
+    const at = /^line (\d+)(?:, (.+))?$/.exec(key)
+    if (at) return { line: Number(at[1]), column: at[2] ?? null, message }
+    if (key === 'header') return { line: 1, column: null, message: `The header row: ${message}` }
+    return { line: null, column: null, message: key === 'more' ? message : `${key}: ${message}` }
+  })
+  // Lines in order; what has none (the "more" line) last.
+  const order = (p: ImportProblem) => p.line ?? Number.MAX_SAFE_INTEGER
+  return problems.sort((a, b) => order(a) - order(b))
 }
