@@ -55,7 +55,10 @@ export function anvilBinaryPath(): string {
 /**
  * Starts anvil on 127.0.0.1 with a port the OS picks and resolves once it
  * listens. `--prune-history` keeps anvil from writing ~160 KB per block to
- * ~/.foundry; persistence is ours (see embeddedChain.ts), never `--state`.
+ * ~/.foundry; persistence is ours (see embeddedChain.ts), never `--state`. It keeps the states of
+ * the last 16 blocks in memory: with none kept, an eth_call at `latest` that met a block being mined
+ * failed with "BlockOutOfRangeError: block height is 15 but requested was 14" (a clean-clone CI run,
+ * a token move answered 503 chain_state_unknown), as anvil had already dropped the block it chose.
  *
  * @example
  * const anvil = await spawnAnvil()
@@ -68,7 +71,7 @@ export async function spawnAnvil(options: AnvilOptions = {}): Promise<AnvilProce
     '--port', String(options.port ?? 0),
     '--chain-id', String(options.chainId ?? 31337),
     '--timestamp', String(options.timestamp ?? GENESIS_TIMESTAMP),
-    '--prune-history',
+    '--prune-history', '16',
     ...(options.args ?? []),
   ]
   const child = spawn(anvilBinaryPath(), args, { stdio: ['ignore', 'pipe', 'pipe'], detached: options.detached ?? false })
