@@ -90,20 +90,24 @@ const DEFAULT_CONTRACT = { name: 'Test tokens', symbol: 'TEST', chainId: EMBEDDE
  * const { refId } = await chip.tap()
  */
 export async function startGateway(options: StartGatewayOptions = {}): Promise<TestGateway> {
-  const dataDir = makeTempDataDir()
-  const config = ConfigSchema.parse({
-    logLevel: 'silent',
-    ...options.config,
-    dataDir,
-    host: '127.0.0.1',
-    port: options.port ?? 0,
-    demo: false,
-    station: { enabled: false },
-    rateLimit: options.rateLimit ?? { max: 1_000_000_000 },
-    // No idle blocks: the chain moves when a transaction or the clock moves it, so tests are repeatable.
-    chain: { idleBlockSeconds: 0, pollIntervalMs: 50, ...options.config?.chain, embedded: options.chain !== false },
-  })
+  // The seed and the settings first: a bad one is refused before anything is started or made.
   const seed = parseImportFile(readSeed(options.seed, options.chain !== false))
+  const settings = (dataDir: string) =>
+    ConfigSchema.parse({
+      logLevel: 'silent',
+      ...options.config,
+      dataDir,
+      host: '127.0.0.1',
+      port: options.port ?? 0,
+      demo: false,
+      station: { enabled: false },
+      rateLimit: options.rateLimit ?? { max: 1_000_000_000 },
+      // No idle blocks: the chain moves when a transaction or the clock moves it, so tests are repeatable.
+      chain: { idleBlockSeconds: 0, pollIntervalMs: 50, ...options.config?.chain, embedded: options.chain !== false },
+    })
+  settings('/nowhere')
+  const dataDir = makeTempDataDir()
+  const config = settings(dataDir)
   const offset = { ms: 0 }
   let embedded: EmbeddedChain | undefined
   let store: SqliteStore | undefined

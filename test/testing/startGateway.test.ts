@@ -113,6 +113,18 @@ describe('a test gateway without a chain', () => {
     await expect(fetch(`${gw.url}/health`)).rejects.toThrow()
   })
 
+  test('a bad seed or setting is refused before anything is started: no data dir is made', async () => {
+    const gatewayDirs = () =>
+      fs
+        .readdirSync(os.tmpdir())
+        .filter((name) => name.startsWith(`tapgate-testing-${process.pid}-`))
+        .flatMap((name) => fs.readdirSync(path.join(os.tmpdir(), name)))
+    const before = gatewayDirs()
+    await expect(startGateway({ chain: false, seed: { teams: [{ chips: [{ uid: 'nope' }] }] } })).rejects.toThrow(/import file is not valid/)
+    await expect(startGateway({ chain: false, config: { taps: { maxCounterJump: -1 } } })).rejects.toThrow()
+    expect(gatewayDirs()).toEqual(before)
+  })
+
   test('a data dir whose process is gone is swept at the next start; a live one stays', () => {
     const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tapgate-sweep-'))
     try {
