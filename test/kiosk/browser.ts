@@ -29,7 +29,10 @@ export type KioskContext = {
   offOrigin: string[]
   /** Content-Security-Policy violations the pages reported (a blocked request counts here). */
   cspViolations: string[]
-  /** Console errors of the pages, for a failing test's message. */
+  /**
+   * Console errors of the pages, for a failing test's message. A resource that failed to load has
+   * its path after the text ("… status of 404 (Not Found) /media/…"): Chromium's text names none.
+   */
   consoleErrors: string[]
   newPage(): Promise<Page>
 }
@@ -54,7 +57,8 @@ export async function kioskContext(browser: Browser, origin: string, opts: { tim
   const watch = (page: Page) => {
     page.on('console', (message) => {
       if (message.type() !== 'error') return
-      consoleErrors.push(message.text())
+      const resource = message.text().startsWith('Failed to load resource') ? message.location().url : ''
+      consoleErrors.push(resource ? `${message.text()} ${new URL(resource).pathname}` : message.text())
       if (/Content Security Policy/i.test(message.text())) cspViolations.push(message.text())
     })
     page.on('pageerror', (error) => consoleErrors.push(String(error)))

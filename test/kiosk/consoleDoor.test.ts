@@ -11,7 +11,7 @@ import fs from 'node:fs'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { closeKioskContext, decodeScreenQr, HAS_CHROMIUM, kioskContext, type KioskContext, launchChromium } from './browser.js'
-import { consoleGateways, DEMO_HOODIE, failedRequests, shots, tab, tapAtStation } from './consoleKit.js'
+import { consoleGateways, DEMO_HOODIE, failedRequests, shots, tab, tapAtStation, unexpectedConsoleErrors } from './consoleKit.js'
 
 const PIN = '582941'
 
@@ -205,7 +205,7 @@ describe.skipIf(!HAS_CHROMIUM)('a door set up in the web console', () => {
       // What failed is what was meant to: the guest list with the bad row.
       expect(failed, JSON.stringify(failed)).toEqual([`400 POST /console/api/events/${eventId}/guests`])
       const expected = /Failed to load resource: the server responded with a status of 400/
-      expect(desk.consoleErrors.filter((text) => !expected.test(text))).toEqual([])
+      expect(unexpectedConsoleErrors(desk, expected)).toEqual([])
     } finally {
       await scratch?.close()
       await closeKioskContext(desk)

@@ -10,7 +10,7 @@ import path from 'node:path'
 import type { BrowserContext, Page } from 'playwright-core'
 import { expect } from 'vitest'
 import { cliPath, collectOutput, type Server, startServe, stopChild } from '../helpers/processes.js'
-import { ARTIFACTS, audit } from './browser.js'
+import { ARTIFACTS, audit, type KioskContext } from './browser.js'
 
 export const DEMO_HOODIE = '04DE5F1EACC040'
 // NXP's published AN12196 tap, which the demo's hoodie chip verifies (README, Quick start).
@@ -92,6 +92,14 @@ export function tapAtStation(serverUrl: string, stationToken: string): Promise<R
     headers: { 'content-type': 'application/json', 'x-station-token': stationToken },
     body: JSON.stringify({ rfUid: DEMO_HOODIE, url: `${serverUrl}${NXP_TAP}`, readerName: 'ACS ACR1252 PICC' }),
   })
+}
+
+/**
+ * The console errors of `kiosk` but those `expected` matches and Chromium's line for the product
+ * image's /media 404 that `failedRequests` leaves out (the same timing).
+ */
+export function unexpectedConsoleErrors(kiosk: KioskContext, expected: RegExp): string[] {
+  return kiosk.consoleErrors.filter((text) => !expected.test(text) && !/^Failed to load resource: .* 404 \(Not Found\) \/media\//.test(text))
 }
 
 /**

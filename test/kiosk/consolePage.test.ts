@@ -9,7 +9,7 @@
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { closeKioskContext, decodeScreenQr, HAS_CHROMIUM, kioskContext, type KioskContext, launchChromium, phoneContext } from './browser.js'
-import { consoleGateways, DEMO_HOODIE, failedRequests, shots, tab, tapAtStation } from './consoleKit.js'
+import { consoleGateways, DEMO_HOODIE, failedRequests, shots, tab, tapAtStation, unexpectedConsoleErrors } from './consoleKit.js'
 
 const DEMO_EVENT_ID = '1'
 const PIN = '824613'
@@ -194,7 +194,7 @@ describe.skipIf(!HAS_CHROMIUM)('the web console, as a user starts tapgate', () =
       expect(failed, JSON.stringify(failed)).toEqual(['401 POST /console/api/session', `400 PUT ${stationPinPath}`, '401 GET /console/api/overview'])
       // Chromium logs each of those answers as a console error; nothing else may be there.
       const expected = /Failed to load resource: the server responded with a status of (400|401)/
-      expect(desk.consoleErrors.filter((text) => !expected.test(text))).toEqual([])
+      expect(unexpectedConsoleErrors(desk, expected)).toEqual([])
 
       // ---- a session revoked from the CLI (a lost laptop): the next call shows the signed-out screen ----
       phone = await phoneContext(browser!, server.url)
@@ -211,7 +211,7 @@ describe.skipIf(!HAS_CHROMIUM)('the web console, as a user starts tapgate', () =
       expect(await second.locator('#signed-out-why').textContent()).toContain('no longer takes')
       expect(await second.locator('#main').isVisible()).toBe(false)
       expect(phoneFailed).toEqual(['401 GET /console/api/taps'])
-      expect(phone.consoleErrors.filter((text) => !expected.test(text))).toEqual([])
+      expect(unexpectedConsoleErrors(phone, expected)).toEqual([])
     } finally {
       await scratch?.close()
       await closeKioskContext(phone)
