@@ -10,6 +10,9 @@ const CHIP = '04A893CAAA1190'
 const SECOND = '04A10000000002'
 const balanceOf = [{ type: 'function', name: 'balanceOf', stateMutability: 'view', inputs: [{ type: 'address' }, { type: 'uint256' }], outputs: [{ type: 'uint256' }] }] as const
 
+/** Events whose first mints all race at once: on PostgreSQL the losers of each event's set-up must retry, not 409. */
+const RACED = [511, 512, 513, 514, 515, 516]
+
 let gw: ChainGateway<SqliteStore | PostgresStore>
 let apiKey: string
 let teamId: number
@@ -22,6 +25,7 @@ beforeAll(async () => {
       { proofEventId: 501, name: 'Launch night', status: 'active', chips: [CHIP, SECOND] },
       { proofEventId: 502, name: 'Next year', status: 'future', chips: [CHIP] },
       { proofEventId: 503, name: 'After party', status: 'active', chips: [CHIP, SECOND] },
+      ...RACED.map((proofEventId) => ({ proofEventId, name: `Raced ${proofEventId}`, status: 'active' as const, chips: [CHIP, SECOND] })),
     ],
   }))
 }, 60_000)
@@ -102,3 +106,13 @@ test('two first mints of an event at once (two chips, two recipients): both mint
   for (const who of [USER, OTHER])
     expect(await gw.publicClient.readContract({ address: party[0]!.contract.contractAddress, abi: balanceOf, functionName: 'balanceOf', args: [who, 503n] })).toBe(1n)
 }, 30_000)
+
+test('first mints of six events at once, two each: all twelve minted, one guestbook event each', async () => {
+  const codes = await Promise.all(RACED.flatMap((id) => [proofOtp(CHIP, id), proofOtp(SECOND, id)]))
+  const results = await Promise.all(codes.map((code, i) => mint(code, { poapEventId: RACED[i >> 1]!, recipient: i % 2 === 0 ? USER : OTHER })))
+  expect(results.map((r) => r.status), JSON.stringify(results.map((r) => r.body))).toEqual(codes.map(() => 200))
+  await gw.settle()
+  const events = await call(gw, { url: '/events', headers: { 'x-iyk-api-key': apiKey } })
+  const raced = (events.body as { name: string }[]).filter((e) => e.name.startsWith('Raced '))
+  expect(raced.map((e) => e.name).sort()).toEqual(RACED.map((id) => `Raced ${id}`))
+}, 60_000)
