@@ -227,6 +227,20 @@ describe('importData', () => {
     expect((await store.chips.get('04AABBCCDDEE01'))!.redirectUrl).toBeNull()
   })
 
+  test("a re-import that omits a chip's kind or a token's 2-tap claim keeps the stored one; new rows get ntag424 and no 2-tap claim", async () => {
+    const twoTap = { delaySeconds: 60, windowSeconds: 600 }
+    await run({ teams: [{ name: 'Acme', chips: [{ uid: '04AABBCCDDEE01', kind: 'ntag21x' }, { uid: '04AABBCCDDEE02' }], tokens: [{ chainId: 31337, contractAddress: CONTRACT, tokenId: '1', twoTapClaim: twoTap }, { chainId: 31337, contractAddress: CONTRACT, tokenId: '2' }] }] })
+    await run({ teams: [{ name: 'Acme', chips: [{ uid: '04AABBCCDDEE01', group: 'Door' }], tokens: [{ chainId: 31337, contractAddress: CONTRACT, tokenId: '1', chips: ['04AABBCCDDEE01'] }] }] })
+    expect((await store.chips.get('04AABBCCDDEE01'))!.kind).toBe('ntag21x')
+    expect((await store.chips.get('04AABBCCDDEE02'))!.kind).toBe('ntag424')
+    expect(await store.tokens.findByKey(tokenKey('1'))).toMatchObject({ twoTapClaim: 1, claimDelaySeconds: 60, claimWindowSeconds: 600 })
+    expect(await store.tokens.findByKey(tokenKey('2'))).toMatchObject({ twoTapClaim: 0 })
+    // A stored NTAG 21x left without a kind may still declare its counter mirror.
+    await run({ teams: [{ name: 'Acme', chips: [{ uid: '04AABBCCDDEE01', counterMirror: true }] }] })
+    await run({ teams: [{ name: 'Acme', tokens: [{ chainId: 31337, contractAddress: CONTRACT, tokenId: '1', twoTapClaim: false }] }] })
+    expect(await store.tokens.findByKey(tokenKey('1'))).toMatchObject({ twoTapClaim: 0 })
+  })
+
   test('a pending contract re-imported with its address is confirmed, not duplicated', async () => {
     const contract = { name: 'Guestbook', symbol: 'GB', chainId: 31337 }
     const [team] = (await run({ teams: [{ name: 'Acme', guestbookContracts: [contract] }] })).teams
@@ -412,7 +426,7 @@ describe('parseImportFile', () => {
           chipGroups: [],
           chips: [],
           phygitalContracts: [],
-          tokens: [{ chainId: 5, contractAddress: CONTRACT, tokenId: '42', chips: [], twoTapClaim: false }],
+          tokens: [{ chainId: 5, contractAddress: CONTRACT, tokenId: '42', chips: [] }],
           proofEvents: [],
           guestbookContracts: [],
         },

@@ -1,6 +1,7 @@
 import { type ChainSigner, loadChainSigners } from '../chain/chainKeys.js'
 import type { Config } from '../config.js'
 import type { Store, Tx } from '../db/store.js'
+import type { TokenRow } from '../db/tokens.js'
 import { BaseError, ValidationError } from '../errors.js'
 import { queueGuestbookDeploy } from '../guestbook/guestbookChain.js'
 import { queuePhygitalDeploy } from '../phygitals/deployPhygitalContract.js'
@@ -121,17 +122,18 @@ export async function importInto(tx: Tx, data: ImportFileT, { config, now, secre
       if (chip && chip.teamId !== teamId) throw fail(`${at}.chips.${ci}.uid`, `Chip ${c.uid} belongs to another team`)
       // An omitted field keeps what is stored; only an explicit value (or null) changes it.
       const group = c.group === undefined ? undefined : await groupId(c.group)
+      const kind = c.kind ?? chip?.kind ?? 'ntag424'
       if (chip)
         await tx.chips.update({
           uid: c.uid,
-          kind: c.kind,
+          kind,
           groupId: group ?? chip.groupId,
           redirectUrl: c.redirectUrl === undefined ? chip.redirectUrl : c.redirectUrl,
         })
-      else await tx.chips.insert({ uid: c.uid, kind: c.kind, groupId: group ?? null, teamId, redirectUrl: c.redirectUrl ?? null, now })
+      else await tx.chips.insert({ uid: c.uid, kind, groupId: group ?? null, teamId, redirectUrl: c.redirectUrl ?? null, now })
       if (c.counterMirror !== undefined) {
         // An NTAG 424 DNA's counter is inside its MAC-protected message: there is nothing to declare.
-        if (c.kind !== 'ntag21x' && c.counterMirror !== null)
+        if (kind !== 'ntag21x' && c.counterMirror !== null)
           throw fail(`${at}.chips.${ci}.counterMirror`, `Chip ${c.uid} is an NTAG 424 DNA: counterMirror is for NTAG 21x chips only`)
         await tx.chips.setCounterMirror(c.uid, c.counterMirror)
       }
@@ -184,7 +186,7 @@ export async function importInto(tx: Tx, data: ImportFileT, { config, now, secre
       const key = { chainId: tok.chainId, contractAddress, tokenId: tok.tokenId }
       const existingToken = await tx.tokens.findByKey(key)
       if (existingToken && existingToken.teamId !== teamId) throw fail(`${at}.tokens.${ki}`, `Token ${tok.tokenId} of ${contractAddress} belongs to another team`)
-      const twoTap = tok.twoTapClaim
+      const twoTap = tok.twoTapClaim ?? storedTwoTap(existingToken)
       const write = {
         ...key,
         teamId,
@@ -239,4 +241,9 @@ export async function importInto(tx: Tx, data: ImportFileT, { config, now, secre
     }
   }
   return summary
+}
+
+/** A stored token's 2-tap claim as the file would give it (false for a new token). */
+function storedTwoTap(token: TokenRow | undefined): false | { delaySeconds: number; windowSeconds: number } {
+  return token?.twoTapClaim ? { delaySeconds: token.claimDelaySeconds, windowSeconds: token.claimWindowSeconds } : false
 }

@@ -82,7 +82,8 @@ export const ImportFile = z
                 z
                   .object({
                     uid: ChipUid,
-                    kind: z.enum(['ntag424', 'ntag21x']).default('ntag424'),
+                    /** ntag424 for a new chip when left out; a stored chip keeps its kind. */
+                    kind: z.enum(['ntag424', 'ntag21x']).optional(),
                     group: z.string().min(1).optional(),
                     redirectUrl: Url.nullable().optional(),
                     /** A chip profile of this team (in this file or stored); null takes the chip off its profile. */
@@ -114,7 +115,8 @@ export const ImportFile = z
                     tokenId: TokenIdInFile,
                     chips: z.array(ChipUid).default([]),
                     metadata: PhygitalMetadata.optional(),
-                    twoTapClaim: TwoTapClaim.default(false),
+                    /** false for a new token when left out; a stored token keeps its 2-tap claim. */
+                    twoTapClaim: TwoTapClaim.optional(),
                   })
                   .strict()
                   .refine((t) => (t.contractAddress === undefined) !== (t.contract === undefined), {
