@@ -1,6 +1,7 @@
 import rateLimit, { normalizeIP } from '@fastify/rate-limit'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod'
+import { type LocalReadersSlot, localReadersSlot } from './card/localReaders.js'
 import { type Chains, createChains } from './chain/chains.js'
 import type { Config } from './config.js'
 import type { Store } from './db/store.js'
@@ -51,6 +52,8 @@ export type BuildAppOptions = {
   relayer?: Relayer
   /** The kiosk pages' browser code (default: the package's own); tests point it at a broken copy. */
   kioskClientDir?: string
+  /** This gateway's readers: server.ts fills it once its in-process station runs (default: none). */
+  localReaders?: LocalReadersSlot
 }
 
 /**
@@ -61,7 +64,17 @@ export type BuildAppOptions = {
  * const app = await buildApp({ config, store })
  * const res = await app.inject({ url: '/health' })
  */
-export async function buildApp({ config, store, logStream, logger, now = Date.now, chains = createChains({ config }), relayer, kioskClientDir }: BuildAppOptions): Promise<FastifyInstance> {
+export async function buildApp({
+  config,
+  store,
+  logStream,
+  logger,
+  now = Date.now,
+  chains = createChains({ config }),
+  relayer,
+  kioskClientDir,
+  localReaders = localReadersSlot('this gateway runs no in-process station (`tapgate serve` starts one on its PC/SC readers)'),
+}: BuildAppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     ...(logger ? { loggerInstance: logger } : { logger: loggerOptions(config.logLevel, config.tapPath, logStream) }),
     bodyLimit: 1024 * 1024,
@@ -99,7 +112,7 @@ export async function buildApp({ config, store, logStream, logger, now = Date.no
   // Product images: fetches in flight are aborted before the store closes.
   const media = createMediaCache({ store, config, now, log: app.log, userAgent: `tapgate/${version}` })
   app.addHook('onClose', () => media.close())
-  await app.register(services, { services: { store, config, now, version, secret, keyring: createKeyring(store, secret, config.taps), chains, relayer, feed, media } })
+  await app.register(services, { services: { store, config, now, version, secret, keyring: createKeyring(store, secret, config.taps), chains, relayer, feed, media, localReaders } })
   await app.register(errorHandler, { compat: config.compat })
   await app.register(hostedCompat)
   await app.register(auth)

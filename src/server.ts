@@ -13,6 +13,7 @@ import { restoreEmbeddedChain } from './relayer/restoreEmbeddedChain.js'
 import { resumeAttendeeImports } from './attendees/importAttendees.js'
 import { type EarlyStart, startEarly } from './startEarly.js'
 import { startInProcessStation } from '../station/inProcessStation.js'
+import { localReadersSlot } from './card/localReaders.js'
 
 export type StartServerOptions = {
   /** Where log lines go (default stdout); tests pass a stream to read them. */
@@ -57,7 +58,9 @@ export async function startServer(
     const demo = config.demo ? await bootstrapDemo(store, { config, now: Date.now(), secret }) : null
     chains = createChains({ config, embedded: await embeddedStart })
     relayer = createRelayer({ store, chains, config, log })
-    app = await buildApp({ config, store, chains, relayer, logger: log })
+    // Filled once the in-process station runs (it starts in the background, after the app listens).
+    const localReaders = localReadersSlot('the in-process station is starting; try again in a moment')
+    app = await buildApp({ config, store, chains, relayer, logger: log, localReaders })
     const exposure = dataDirExposure(config.dataDir)
     if (exposure) app.log.warn({ dataDir: config.dataDir }, exposure)
     const embedded = chains.get(EMBEDDED_CHAIN_ID)
@@ -91,13 +94,22 @@ export async function startServer(
     // ---- In-process station (station/inProcessStation.ts): the local PC/SC readers, verified here. ----
     // Started in the background, so it never delays or fails the start: without PC/SC (or with
     // station.enabled false) it logs one line and stays off.
-    const station = startInProcessStation({ app, store, config }).catch((error: unknown) => {
-      app!.log.warn({ err: error }, 'in-process station off: it failed to start')
-      return null
-    })
+    // Its readers go to the app then: the console provisions chips on them (src/card/localReaders.ts).
+    const station = startInProcessStation({ app, store, config, onOff: (why) => localReaders.off(`the in-process station is off: ${why}`) }).then(
+      (started) => {
+        if (started) localReaders.set(started.readers)
+        return started
+      },
+      (error: unknown) => {
+        app!.log.warn({ err: error }, 'in-process station off: it failed to start')
+        localReaders.off('the in-process station failed to start (see the gateway\'s log)')
+        return null
+      },
+    )
     // ---- end of the in-process station ----
 
     const close = async () => {
+      localReaders.off('the gateway is stopping')
       await (await station)?.close()
       await relayer!.stop()
       await app!.close()

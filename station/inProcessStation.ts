@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { Config } from '../src/config.js'
 import type { Store } from '../src/db/store.js'
+import type { LocalReaders } from '../src/card/localReaders.js'
 import { ensureInProcessStation } from '../src/stations/stations.js'
 import { createInProcessSink } from './link/inProcessSink.js'
 import type { ReaderSource } from './reader.js'
@@ -14,6 +15,8 @@ export type InProcessStation = {
   teamId: number
   /** Its station row (in_process = 1): its mode, event and feed. */
   stationId: number
+  /** Its readers, to list and to lend to a provisioning run from the console (src/card/localReaders.ts). */
+  readers: LocalReaders
   close: () => Promise<void>
 }
 
@@ -36,15 +39,19 @@ export async function startInProcessStation({
   store,
   config,
   openReaders,
+  onOff,
 }: {
   app: FastifyInstance
   store: Store
   config: Config
   /** Default: every PC/SC reader (openPcscReaders); tests pass virtual readers. */
   openReaders?: (log: StationLog) => Promise<ReaderSource>
+  /** Told why, when the station does not run (the console says it where it lists the readers). */
+  onOff?: (why: string) => void
 }): Promise<InProcessStation | null> {
   const off = (why: string) => {
     app.log.info(`in-process station off: ${why}`)
+    onOff?.(why)
     return null
   }
   if (config.station?.enabled === false) return off('station.enabled is false (TAPGATE_STATION)')
@@ -75,5 +82,6 @@ export async function startInProcessStation({
   // Refs are bearer secrets: the gateway's log gets their first characters only.
   const station = new Station({ source, sink, log, redactRefs: true })
   app.log.info({ teamId: team.id, stationId }, `in-process station on: ${openReaders ? 'its readers' : 'every PC/SC reader'}, taps verified for team "${team.name}"`)
-  return { station, teamId: team.id, stationId, close: () => station.close() }
+  const readers: LocalReaders = { teamId: team.id, readers: () => station.readerCards(), borrow: (onCard) => station.borrow(onCard) }
+  return { station, teamId: team.id, stationId, readers, close: () => station.close() }
 }

@@ -3,6 +3,7 @@ import type { RecordedOutcome } from './fixtures/format.js'
 import type { FixtureRecorder, RecordingSession } from './fixtures/recorder.js'
 import { readTap as defaultReadTap } from './readTap.js'
 import { CardRemovedError, type CardSession } from '../src/card/cardSession.js'
+import { ReadersBusyError, type GiveBack, type LocalReader } from '../src/card/localReaders.js'
 import type { Reader, ReaderSource } from './reader.js'
 import type { ReaderStatus, StationTap, TapSink, TapVerdict } from './tap.js'
 import { verdictLine } from './verdictLine.js'
@@ -116,6 +117,8 @@ export class Station extends EventEmitter<StationEvents> {
   /** The last status reported (JSON), or null before the first. */
   private reported: string | null = null
   private readonly firstStatus: NodeJS.Timeout
+  /** Who borrowed the readers (a provisioning run), and its queue of cards; null: cards are taps. */
+  private borrower: { onCard: (card: CardSession) => Promise<void>; queue: Promise<void> } | null = null
 
   constructor(opts: StationOptions) {
     super()
@@ -145,6 +148,30 @@ export class Station extends EventEmitter<StationEvents> {
   /** Readers currently attached. */
   get readerNames(): string[] {
     return [...this.readers.keys()].map((r) => r.name)
+  }
+
+  /** Each reader attached, with whether a card is on it now (sorted by name, as the status). */
+  readerCards(): LocalReader[] {
+    return [...this.readers.keys()].map((r) => ({ name: r.name, cardPresent: this.cardOn.has(r) })).sort((a, b) => a.name.localeCompare(b.name))
+  }
+
+  /**
+   * Lends the readers: until given back, a card placed on one goes to `onCard` (one at a time, in
+   * the order placed) and is not read as a tap, nor recorded (a provisioning run's APDUs, given the
+   * old keys, reveal the new ones). The status (a card present) is reported as for a tap. A card
+   * placed before the borrow stays a tap, one placed after the give-back is a tap again.
+   *
+   * @returns the give-back, which resolves once the cards already handed over are done
+   * @throws ReadersBusyError when they are lent already
+   */
+  borrow(onCard: (card: CardSession) => Promise<void>): GiveBack {
+    if (this.borrower) throw new ReadersBusyError()
+    const borrower = { onCard, queue: Promise.resolve() }
+    this.borrower = borrower
+    return async () => {
+      if (this.borrower === borrower) this.borrower = null
+      await borrower.queue
+    }
   }
 
   /** Resolves once no tap is being read or waiting for its verdict. */
@@ -264,6 +291,7 @@ export class Station extends EventEmitter<StationEvents> {
 
   private onCard(card: CardSession) {
     if (this.closing) return
+    if (this.borrower) return this.lend(card, this.borrower)
     // The submit order is taken now, when the card is placed.
     const previous = this.submitTurn
     let handedOver!: () => void
@@ -272,6 +300,17 @@ export class Station extends EventEmitter<StationEvents> {
       handedOver()
       this.log.error(`${card.readerName}: ${errorOf(error).message}`)
     })
+    this.inFlight.add(task)
+    void task.finally(() => this.inFlight.delete(task))
+  }
+
+  /** A card for the borrower, after the cards it was handed before; what it throws is logged (it must not stop the station). */
+  private lend(card: CardSession, borrower: NonNullable<Station['borrower']>) {
+    const task = borrower.queue.then(() => borrower.onCard(card)).catch((error: unknown) => {
+      this.log.error(`${card.readerName}: ${errorOf(error).message}`)
+    })
+    borrower.queue = task
+    // close() waits for it as for a tap being read.
     this.inFlight.add(task)
     void task.finally(() => this.inFlight.delete(task))
   }

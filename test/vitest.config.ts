@@ -60,6 +60,7 @@ const bothEngines = [
   'test/attendees/guestFormatsCli.test.ts',
   'test/console/consoleApi.test.ts',
   'test/console/consoleEvents.test.ts',
+  'test/console/consoleProducts.test.ts',
 ]
 
 /**
@@ -74,6 +75,8 @@ const alone = [
   'test/station/inProcessStation.test.ts',
   'test/station/vpcd.test.ts',
   'test/provisioning/pcscProvision.test.ts',
+  'test/console/consoleProvisioning.test.ts',
+  'test/kiosk/consoleProvisioningPage.test.ts',
   'test/attendees/bigGuestList.test.ts',
   'test/postgres/twoGateways.test.ts',
   'test/postgres/nginx.test.ts',

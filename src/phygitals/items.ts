@@ -44,14 +44,20 @@ export async function itemChips(store: Repositories, teamId: number, id: number)
   return (await store.tokens.chipUids(token.id)).map((uid) => ({ uid, linkedToken }))
 }
 
-async function teamToken(store: Repositories, teamId: number | null, id: number): Promise<TokenRow> {
+/**
+ * The item's token row, for views that show more of it than the item (the console: its stored metadata, its owner).
+ *
+ * @throws NotFoundError item_not_found, for an unknown id and another team's item alike
+ */
+export async function teamToken(store: Repositories, teamId: number | null, id: number): Promise<TokenRow> {
   const token = await store.tokens.get(id)
   // Another team's item is, to this key, no item: the same 404, so ids cannot be probed across teams.
   if (!token || (teamId !== null && token.teamId !== teamId)) throw new NotFoundError('item_not_found', `No item with id ${id}`)
   return token
 }
 
-function itemOf(token: TokenRow): Item {
+/** A token row as the hosted API's item. */
+export function itemOf(token: TokenRow): Item {
   const metadata = readMetadata(token.metadata)
   const text = (key: string): string => (typeof metadata[key] === 'string' ? (metadata[key] as string) : '')
   const image = text('image')
@@ -67,7 +73,8 @@ function itemOf(token: TokenRow): Item {
   }
 }
 
-function readMetadata(text: string | null): Record<string, unknown> {
+/** A token's stored metadata as an object; {} when there is none (or it cannot be read). */
+export function readMetadata(text: string | null): Record<string, unknown> {
   if (text === null) return {}
   try {
     const value: unknown = JSON.parse(text)

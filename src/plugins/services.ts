@@ -1,4 +1,5 @@
 import fp from 'fastify-plugin'
+import type { LocalReadersSlot } from '../card/localReaders.js'
 import type { Chains } from '../chain/chains.js'
 import type { Config } from '../config.js'
 import type { Store } from '../db/store.js'
@@ -26,6 +27,8 @@ export type Services = {
   feed: FeedHub
   /** Product images: GET /media/:key serves them; prefetch(key) when a card is about to be shown. */
   media: MediaCache
+  /** This gateway's own readers (its in-process station's), once it runs; or why there are none. */
+  localReaders: LocalReadersSlot
 }
 
 declare module 'fastify' {

@@ -82,6 +82,28 @@ export function chipProfileView(row: ChipProfileRow): ChipProfileView {
   }
 }
 
+/** A profile as `tapgate profile list` prints it: the view, how many of the team's chips use it, and whether its keys open. */
+export type ChipProfileListing = ChipProfileView & { chips: number; keysOpen: boolean; updatedAt: string }
+
+/**
+ * A team's chip profiles as `tapgate profile list` prints them (and the console lists them): never a
+ * key. `keysOpen` says whether the keys open under `secret`: the first thing to check when taps answer
+ * chip_keys_unavailable.
+ *
+ * @example
+ * listChipProfiles(store, secret, 1) // [{ profileId: 1, …, name: 'tags', chips: 12, keysOpen: true, updatedAt: '2026-…' }]
+ */
+export async function listChipProfiles(store: Repositories, secret: Buffer, teamId: number): Promise<ChipProfileListing[]> {
+  const broken = new Set((await unopenableProfiles(store, secret)).map((b) => b.profileId))
+  const chips = await store.chips.listByTeam(teamId)
+  return (await store.chipProfiles.listByTeam(teamId)).map((row) => ({
+    ...chipProfileView(row),
+    chips: chips.filter((c) => c.profileId === row.id).length,
+    keysOpen: !broken.has(row.id),
+    updatedAt: new Date(row.updatedAt).toISOString(),
+  }))
+}
+
 function opens(secret: Buffer, blob: Buffer, context: string): boolean {
   try {
     openKey(secret, blob, context)

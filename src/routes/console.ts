@@ -52,6 +52,8 @@ import {
   ConsoleUpdateStationBody,
 } from '../schemas/console.js'
 import { acceptGuestListFiles, GUEST_FILE_TYPES, importGuestListUpload, sendAttendeesDownload } from './guestListFiles.js'
+import consoleProvisioning from './consoleProvisioning.js'
+import consoleProductsApi from './consoleProducts.js'
 import { publicRateLimit } from './rateLimit.js'
 
 // Console-only: hidden from the OpenAPI document (docs/decisions.md, issue 28), as the kiosk's pages are.
@@ -75,6 +77,10 @@ const consoleApi: FastifyPluginAsyncZod = async (app) => {
   app.addHook('onSend', async (_request, reply) => {
     reply.header('cache-control', 'no-store')
   })
+  // Provisioning on this gateway's readers (routes/consoleProvisioning.ts): after the hooks above, so its routes get them.
+  await app.register(consoleProvisioning)
+  // Products, chip profiles and the chip import (routes/consoleProducts.ts): after the hooks above, so its routes get them.
+  await app.register(consoleProductsApi)
   // Set by the plugin's onRequest hook on every route but sign-in, which answers 401 without it.
   const teamOf = (request: FastifyRequest) => request.consoleSession!.team
   const teamIdOf = (request: FastifyRequest) => request.consoleSession!.team.id

@@ -79,6 +79,13 @@ export const GuestbookMetadata = z
 export type PhygitalMetadataT = z.infer<typeof PhygitalMetadata>
 export type GuestbookMetadataT = z.infer<typeof GuestbookMetadata>
 
+/**
+ * Metadata sent as a JSON object rather than as text (the console's PATCH): any object, bounded as deep
+ * as MetadataString bounds its text, so nothing later walks it on the call stack. The fields are
+ * PhygitalMetadata's to check, as for the text.
+ */
+export const MetadataObject = z.record(z.string(), z.unknown()).refine(boundedDepth, tooDeep)
+
 /** The `metadata` request field: a string holding the JSON object. */
 export const MetadataString = z
   .string()

@@ -11,7 +11,7 @@ import fs from 'node:fs'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { closeKioskContext, decodeScreenQr, HAS_CHROMIUM, kioskContext, type KioskContext, launchChromium } from './browser.js'
-import { consoleGateways, DEMO_HOODIE, failedRequests, shots, tab, tapAtStation, unexpectedConsoleErrors } from './consoleKit.js'
+import { consoleGateways, DEMO_HOODIE, shots, signIn, tab, tapAtStation, unexpectedConsoleErrors } from './consoleKit.js'
 
 const PIN = '582941'
 
@@ -55,16 +55,12 @@ describe.skipIf(!HAS_CHROMIUM)('a door set up in the web console', () => {
     const link = await gateways.consoleLink(server, dataDir)
     let desk: KioskContext | undefined
     let scratch: Page | undefined
-    let failed: string[] = []
     try {
       desk = await kioskContext(browser!, server.url)
-      failed = failedRequests(desk.context)
-      const page = await desk.newPage()
-      await page.goto(link)
-      await expect.poll(() => page.locator('#team-name').textContent()).toBe('Demo team')
+      const { page, failed } = await signIn(desk, link)
 
       // ---- the Events tab sits between Stations and API keys; the keyboard reaches it ----
-      expect(await page.locator('[role="tab"]').allTextContents()).toEqual(['Overview', 'Stations', 'Events', 'API keys', 'Taps'])
+      expect(await page.locator('[role="tab"]').allTextContents()).toEqual(['Overview', 'Stations', 'Events', 'Products', 'API keys', 'Taps'])
       await page.focus('#tab-overview')
       await page.keyboard.press('ArrowRight')
       await page.keyboard.press('ArrowRight')

@@ -1,5 +1,6 @@
 /**
- * What the web console's browser tests share (consolePage.test.ts, consoleDoor.test.ts): the gateway
+ * What the web console's browser tests share (consolePage.test.ts, consoleDoor.test.ts,
+ * consoleProducts.test.ts, consoleProvisioningPage.test.ts): the gateway
  * started through the bin on a fresh data dir with the demo team, the bin run against it, the console
  * link it prints, the tabs, a tap at a station, and the screenshots at a phone's and a desk's width.
  */
@@ -16,7 +17,7 @@ export const DEMO_HOODIE = '04DE5F1EACC040'
 // NXP's published AN12196 tap, which the demo's hoodie chip verifies (README, Quick start).
 export const NXP_TAP = '/tap?e=EF963FF7828658A599F3041510671E88&c=94EED9EE65337086'
 
-export type ConsoleTab = 'overview' | 'stations' | 'events' | 'keys' | 'taps'
+export type ConsoleTab = 'overview' | 'stations' | 'events' | 'products' | 'keys' | 'taps'
 
 /**
  * A test file's gateways: each started through the bin (`tapgate serve`) on a fresh data dir, all
@@ -38,11 +39,14 @@ export function consoleGateways() {
 
   return {
     tapgate,
-    /** `tapgate serve` on a fresh data dir (the demo team and its event), on a free port. */
-    async start(): Promise<{ server: Server; dataDir: string }> {
+    /**
+     * `tapgate serve` on a fresh data dir (the demo team and its event), on a free port. `env` adds to
+     * its environment: TAPGATE_STATION=true for a gateway with its own readers (provisioning).
+     */
+    async start(env: NodeJS.ProcessEnv = {}): Promise<{ server: Server; dataDir: string }> {
       const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tapgate-console-'))
       dirs.push(dataDir)
-      const server = await startServe({ cwd: dataDir, env: { TAPGATE_DATA_DIR: dataDir, PORT: '0' }, track: (child) => children.push(child) })
+      const server = await startServe({ cwd: dataDir, env: { TAPGATE_DATA_DIR: dataDir, PORT: '0', ...env }, track: (child) => children.push(child) })
       return { server, dataDir }
     },
     /** The sign-in link of the start banner; `tapgate console-link` if the banner has none. */
@@ -121,4 +125,16 @@ export function failedRequests(context: BrowserContext): string[] {
     failed.push(`failed ${request.method()} ${request.url()}: ${request.failure()?.errorText}`)
   })
   return failed
+}
+
+/**
+ * Signs `desk` in to the console with a sign-in link: its page, on the overview of `team` (the demo
+ * team's name by default), and the requests of the context that fail from now on (failedRequests).
+ */
+export async function signIn(desk: KioskContext, link: string, team = 'Demo team'): Promise<{ page: Page; failed: string[] }> {
+  const failed = failedRequests(desk.context)
+  const page = await desk.newPage()
+  await page.goto(link)
+  await expect.poll(() => page.locator('#team-name').textContent()).toBe(team)
+  return { page, failed }
 }

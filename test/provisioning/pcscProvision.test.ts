@@ -16,7 +16,6 @@
  */
 import { spawn } from 'node:child_process'
 import crypto, { randomBytes } from 'node:crypto'
-import { existsSync } from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { keySchemes, type KeyScheme } from '../../src/db/chipProfiles.js'
@@ -29,9 +28,8 @@ import { resetChip } from '../../src/provisioning/run/resetChip.js'
 import { createKeyring } from '../../src/taps/createKeyring.js'
 import { upsertChipProfile } from '../../src/profiles/chipProfiles.js'
 import { verifyTap } from '../../src/taps/verifyTap.js'
-import { PCSCD_BINARY, PCSCD_SOCKET, usePcscd, type PcscdProcess } from '../../station/pcsc/pcscdProcess.js'
+import { type PcscdProcess, usePcscd } from '../../station/pcsc/pcscdProcess.js'
 import { openPcscReaders } from '../../station/pcsc/pcscReaders.js'
-import { pcscdReachable } from '../../station/pcscdReachable.js'
 import { readTap } from '../../station/readTap.js'
 import type { CardSession } from '../../src/card/cardSession.js'
 import type { Reader, ReaderSource } from '../../station/reader.js'
@@ -39,31 +37,16 @@ import { VIRTUAL_CARD_ORIGINALITY_PUBLIC_KEY, VirtualNtag424 } from '../../stati
 import { insertCard } from '../../station/virtual-card/vpcd.js'
 import { createTestGateway, seedTeam } from '../helpers/gateway.js'
 import { lockPcsc } from '../helpers/pcscLock.js'
-import { CI, nfcPcscProblem } from '../helpers/pcscStack.js'
+import { missingForVirtualCards, requireUnderCi } from '../helpers/pcscStack.js'
 import { collectOutput, exited, repoRoot, stopChild } from '../helpers/processes.js'
 import { PROFILE_KEYS, seedGateway, TEMPLATE } from './run/runHelpers.js'
 
 const SLOT = { port: 35963, reader: 'Virtual PCD 00 00' }
 const ORIGINALITY = VIRTUAL_CARD_ORIGINALITY_PUBLIC_KEY
 const BATCH = 10
-const isRoot = process.getuid?.() === 0
 
-const pcscdRunning = (await pcscdReachable({ PCSCLITE_CSOCK_NAME: PCSCD_SOCKET })).ok
-const nfcPcsc = await nfcPcscProblem()
-const missing = [
-  PCSCD_BINARY ? null : 'pcscd (apt-get install pcscd)',
-  existsSync('/etc/reader.conf.d/vpcd') ? null : 'vsmartcard-vpcd (apt-get install vsmartcard-vpcd)',
-  nfcPcsc,
-  pcscdRunning || isRoot ? null : 'a running pcscd (or root, to start one)',
-].filter((m) => m !== null)
-
-test('the PC/SC stack for provisioning is available (required under CI=true)', () => {
-  if (!CI && missing.length > 0) {
-    console.warn(`skipping provisioning over PC/SC: missing ${missing.join('; ')}`)
-    return
-  }
-  expect(missing).toEqual([])
-})
+const missing = await missingForVirtualCards()
+requireUnderCi(missing, "provisioning over PC/SC")
 
 // Fresh UIDs per run: a card someone else leaves in slot 0 cannot pass for ours.
 const newUid = () => `04${randomBytes(6).toString('hex').toUpperCase()}`

@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events'
 import fs from 'node:fs'
 import path from 'node:path'
 import { Writable } from 'node:stream'
@@ -5,6 +6,11 @@ import { afterEach, describe, expect, test } from 'vitest'
 import { FixtureReaderSource } from '../../station/fixtures/fixtureReader.js'
 import { startInProcessStation } from '../../station/inProcessStation.js'
 import type { StationEvents } from '../../station/station.js'
+import type { ReaderSource } from '../../station/reader.js'
+import { VirtualNtag424 } from '../../station/virtual-card/ntag424.js'
+import { createVirtualReader, type VirtualReader } from '../../station/virtual-card/virtualReader.js'
+import { ReadersBusyError } from '../../src/card/localReaders.js'
+import { until } from '../helpers/until.js'
 import { spawn } from 'node:child_process'
 import { createTestGateway, seedTeam, type TeamSeed, type TestGateway } from '../helpers/gateway.js'
 import { CI, nfcPcscProblem } from '../helpers/pcscStack.js'
@@ -176,5 +182,72 @@ describe('the in-process station as a station row (issue 10)', () => {
     ])
     const pulled = events.filter((e) => e.kind === 'tap' && e.data.state === 'retry')
     expect(pulled.map((e) => e.data)).toEqual([{ state: 'retry', uid: null, readerName: reader }])
+  })
+})
+
+describe("the in-process station lends its readers (the console's provisioning run, issue 28 part 3)", () => {
+  /** The virtual reader as a reader source: the in-process station's own PC/SC path, without pcscd. */
+  class OneReader extends EventEmitter implements ReaderSource {
+    constructor(private readonly reader: VirtualReader) {
+      super()
+      // After the station subscribed, as a PC/SC source finds its readers a moment after it opens.
+      setImmediate(() => this.emit('reader', reader))
+    }
+    async close() {
+      this.reader.remove()
+    }
+  }
+
+  test('a card placed while lent goes to the borrower, not the tap path; the give-back waits for it; then cards are taps again', async () => {
+    const { gw } = await gateway()
+    const { teamId } = await seedTeam(gw, { ...seed.teams[0], name: 'Demo team' })
+    const reader = createVirtualReader('Virtual NTAG 424 reader')
+    const started = (await startInProcessStation({ app: gw.app, store: gw.store, config: gw.config, openReaders: async () => new OneReader(reader) }))!
+    try {
+      const { station, readers } = started
+      await until('the reader', () => (readers.readers().length > 0 ? true : undefined))
+      expect(readers.teamId).toBe(teamId)
+      expect(readers.readers()).toEqual([{ name: reader.name, cardPresent: false }])
+      const verdicts: string[] = []
+      station.on('verdict', ({ tap }) => verdicts.push(tap.rfUid))
+      // A chip the gateway does not know: any verdict shows the card took the tap path.
+      const card = (uid: string) => new VirtualNtag424({ uid, metaKey: '00'.repeat(16), fileKey: '00'.repeat(16), url: 'https://t.example/t?e={picc}&c={mac}' })
+      const tap = async (uid: string) => {
+        reader.place(card(uid))
+        await station.idle()
+        reader.remove()
+      }
+
+      await tap('04000000000001')
+      expect(verdicts).toEqual(['04000000000001'])
+
+      const borrowed: string[] = []
+      let finish!: () => void
+      const writing = new Promise<void>((resolve) => (finish = resolve))
+      const giveBack = readers.borrow(async (session) => {
+        borrowed.push(session.readerName)
+        expect(readers.readers()).toEqual([{ name: reader.name, cardPresent: true }])
+        await writing
+      })
+      expect(() => readers.borrow(async () => {})).toThrow(ReadersBusyError)
+      reader.place(card('04000000000002'))
+      await until('the borrower', () => (borrowed.length > 0 ? true : undefined))
+      // Given back mid-card: it resolves only once that card is done.
+      let givenBack = false
+      const back = giveBack().then(() => (givenBack = true))
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      expect(givenBack).toBe(false)
+      finish()
+      await back
+      reader.remove()
+      expect(borrowed).toEqual([reader.name])
+
+      await tap('04000000000003')
+      expect(verdicts).toEqual(['04000000000001', '04000000000003'])
+      // Two taps logged: the lent card never reached the tap path.
+      expect((await gw.store.tapLog.recent(10)).filter((r) => r.source === 'station')).toHaveLength(2)
+    } finally {
+      await started.close()
+    }
   })
 })

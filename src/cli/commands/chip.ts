@@ -6,19 +6,8 @@ import { assertSecretOpensStoredKeys, setChipVerification } from '../../profiles
 import type { Store } from '../../db/store.js'
 import { CardRemovedError } from '../../card/cardSession.js'
 import type { ReaderSource } from '../../../station/reader.js'
-import {
-  batchSummary,
-  dryRunPlan,
-  inspectCard,
-  onCards,
-  outcomeLine,
-  profileOf,
-  provisionCard,
-  RECORD_WARNING,
-  resetCard,
-  TranscriptRecorder,
-  type CardOutcome,
-} from './chipCommands.js'
+import { inspectCard, onCards, RECORD_WARNING, TranscriptRecorder } from './chipCommands.js'
+import { batchSummary, dryRunPlan, outcomeLine, profileOf, provisionCard, resetCard, type CardOutcome } from '../../provisioning/run/provisioningBatch.js'
 import { IRREVERSIBLE_CONSEQUENCES, ProvisioningPlanError } from '../../provisioning/run/planProvisioning.js'
 import { UsageError, type Flags } from '../usage.js'
 import { onePositional, printJson, required, teamIdOf, text, withStore } from './context.js'

@@ -2,7 +2,7 @@ import fs from 'node:fs'
 import { keySchemes, type KeyScheme } from '../../db/chipProfiles.js'
 import { NotFoundError, ValidationError } from '../../errors.js'
 import { openGatewaySecret, recordGatewaySecret } from '../../profiles/secretCheck.js'
-import { assertSecretOpensStoredKeys, chipProfileView, unopenableProfiles, upsertChipProfile } from '../../profiles/chipProfiles.js'
+import { assertSecretOpensStoredKeys, chipProfileView, listChipProfiles, upsertChipProfile } from '../../profiles/chipProfiles.js'
 import { UsageError, type Flags } from '../usage.js'
 import { onePositional, printJson, required, teamIdOf, text, withStore } from './context.js'
 import { layoutFrom, modeFlag } from './layoutFlags.js'
@@ -95,17 +95,7 @@ export async function run(positionals: string[], flags: Flags) {
     await withStore(flags, async (store, config) => {
       if (!await store.teams.get(teamId)) throw new NotFoundError('team_not_found', `No team with id ${teamId}`)
       const secret = await openGatewaySecret(store, { dataDir: config.dataDir, secretHex: config.secret })
-      // Whether the keys open under this process's secret: the first thing to check when taps answer chip_keys_unavailable.
-      const broken = new Set((await unopenableProfiles(store, secret)).map((b) => b.profileId))
-      const chips = await store.chips.listByTeam(teamId)
-      printJson(
-        (await store.chipProfiles.listByTeam(teamId)).map((row) => ({
-          ...chipProfileView(row),
-          chips: chips.filter((c) => c.profileId === row.id).length,
-          keysOpen: !broken.has(row.id),
-          updatedAt: new Date(row.updatedAt).toISOString(),
-        })),
-      )
+      printJson(await listChipProfiles(store, secret, teamId))
     })
   } else throw new UsageError(`unknown action "profile ${action}" (create, list)`)
 }

@@ -31,12 +31,14 @@ export const SIGNIN_HTML = `${head('Sign in · tapgate console', 'signin.js')}
  * A labelled form control with its hint and its error slot (`<id>-error`), both named by its
  * aria-describedby: the console shows a 400's message for this body field there.
  */
-const field = (p: { id: string; label: string; name: string; attrs?: string; options?: string; hint?: string; describedBy?: string }) => {
+const field = (p: { id: string; label: string; name: string; attrs?: string; options?: string; textarea?: boolean; hint?: string; describedBy?: string }) => {
   const described = `aria-describedby="${p.hint ? `${p.id}-hint ` : ''}${p.id}-error${p.describedBy ? ` ${p.describedBy}` : ''}"`
   const control =
-    p.options === undefined
-      ? `<input id="${p.id}" name="${p.name}" ${p.attrs ?? ''} ${described}>`
-      : `<select id="${p.id}" name="${p.name}" ${described}>${p.options}</select>`
+    p.options !== undefined
+      ? `<select id="${p.id}" name="${p.name}" ${p.attrs ?? ''} ${described}>${p.options}</select>`
+      : p.textarea
+        ? `<textarea id="${p.id}" name="${p.name}" ${p.attrs ?? ''} ${described}></textarea>`
+        : `<input id="${p.id}" name="${p.name}" ${p.attrs ?? ''} ${described}>`
   return `<div class="field">
       <label for="${p.id}">${p.label}</label>
       ${control}
@@ -44,6 +46,18 @@ const field = (p: { id: string; label: string; name: string; attrs?: string; opt
       <p id="${p.id}-error" class="field-error" hidden></p>
     </div>`
 }
+
+/**
+ * A file upload (the file, Upload) and the block its answer goes to (`result`): a report, or a bad
+ * file's problems at their rows, which the file input names in its aria-describedby.
+ */
+const uploadForm = (p: { form: string; id: string; label: string; accept: string; hint: string; result: string }) => `<form id="${p.form}" novalidate>
+            <div class="row upload-row">
+              ${field({ id: p.id, label: p.label, name: 'file', attrs: `type="file" accept="${p.accept}"`, hint: p.hint, describedBy: p.result })}
+              <button type="submit" class="primary">Upload</button>
+            </div>
+          </form>
+          <div id="${p.result}" class="import-result" tabindex="-1" hidden></div>`
 
 export const CONSOLE_HTML = `${head('tapgate console', 'console.js')}
 <body class="console">
@@ -55,6 +69,7 @@ export const CONSOLE_HTML = `${head('tapgate console', 'console.js')}
   <button id="tab-overview" role="tab" type="button" data-tab="overview" aria-controls="panel-overview" aria-selected="true">Overview</button>
   <button id="tab-stations" role="tab" type="button" data-tab="stations" aria-controls="panel-stations" aria-selected="false" tabindex="-1">Stations</button>
   <button id="tab-events" role="tab" type="button" data-tab="events" aria-controls="panel-events" aria-selected="false" tabindex="-1">Events</button>
+  <button id="tab-products" role="tab" type="button" data-tab="products" aria-controls="panel-products" aria-selected="false" tabindex="-1">Products</button>
   <button id="tab-keys" role="tab" type="button" data-tab="keys" aria-controls="panel-keys" aria-selected="false" tabindex="-1">API keys</button>
   <button id="tab-taps" role="tab" type="button" data-tab="taps" aria-controls="panel-taps" aria-selected="false" tabindex="-1">Taps</button>
 </nav>
@@ -180,13 +195,7 @@ export const CONSOLE_HTML = `${head('tapgate console', 'console.js')}
         </form>
         <section class="guests" aria-labelledby="guests-title">
           <h3 id="guests-title">Guest list</h3>
-          <form id="guest-upload-form" novalidate>
-            <div class="row upload-row">
-              ${field({ id: 'guest-file', label: 'Guest list file (.csv or .xlsx)', name: 'file', attrs: 'type="file" accept=".csv,.xlsx,text/csv,application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"', hint: 'The export of pretix, Eventbrite, Luma, Hi.Events or Tito, as downloaded. Guests already on the list are updated by ticket code; nobody is removed. A file with a bad row imports nothing.', describedBy: 'guest-import' })}
-              <button type="submit" class="primary">Upload</button>
-            </div>
-          </form>
-          <div id="guest-import" class="import-result" tabindex="-1" hidden></div>
+          ${uploadForm({ form: 'guest-upload-form', id: 'guest-file', label: 'Guest list file (.csv or .xlsx)', accept: '.csv,.xlsx,text/csv,application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', hint: 'The export of pretix, Eventbrite, Luma, Hi.Events or Tito, as downloaded. Guests already on the list are updated by ticket code; nobody is removed. A file with a bad row imports nothing.', result: 'guest-import' })}
           <form id="guest-search-form" role="search" novalidate>
             <div class="row">
               ${field({ id: 'guest-q', label: 'Search the guests', name: 'q', attrs: 'type="search" autocomplete="off" maxlength="200" spellcheck="false" enterkeyhint="search"', hint: 'Name, email or ticket code; empty: everyone.' })}
@@ -206,6 +215,69 @@ export const CONSOLE_HTML = `${head('tapgate console', 'console.js')}
         </section>
       </section>
       ${numbersSection('Numbers')}
+    </div>
+  </div>
+</section>
+
+<section id="panel-products" class="panel" role="tabpanel" aria-labelledby="tab-products" hidden>
+  <div class="panel-head"><h1>Products</h1></div>
+  <div class="columns">
+    <div class="column">
+      <section class="product-section" aria-labelledby="product-list-title">
+        <h2 id="product-list-title">Your products</h2>
+        <p class="hint">Each is a token with the chips sewn or stuck into the thing it stands for. A chip’s UID opens its taps.</p>
+        <ul id="product-list" class="product-list"></ul>
+        <p id="product-list-empty" class="empty" hidden>No products yet: they come with <code>tapgate import</code> or the API (<code>POST /phygitals</code>).</p>
+      </section>
+    </div>
+    <div class="column">
+      <p id="product-none" class="card empty">Choose <b>Edit details</b> on a product to change its name, collection, description and image.</p>
+      <section id="product-detail" class="card detail" aria-labelledby="product-title" tabindex="-1" hidden>
+        <h2 id="product-title"></h2>
+        <p id="product-meta" class="muted"></p>
+        <form id="product-form" novalidate>
+          <h3>What wallets and the kiosk show</h3>
+          ${field({ id: 'product-name', label: 'Name', name: 'name', attrs: 'autocomplete="off" maxlength="200" data-field="metadata.name"' })}
+          ${field({ id: 'product-collection', label: 'Collection', name: 'collection', attrs: 'autocomplete="off" maxlength="200" data-field="metadata.collection"' })}
+          ${field({ id: 'product-description', label: 'Description', name: 'description', textarea: true, attrs: 'rows="4" maxlength="4000" data-field="metadata.description"' })}
+          ${field({ id: 'product-image', label: 'Image URL', name: 'image', attrs: 'type="url" inputmode="url" autocomplete="off" spellcheck="false" placeholder="https://… or ipfs://…" data-field="metadata.image"', hint: 'https://, ipfs:// or empty for none. The gateway serves a copy to the kiosk.' })}
+          <p class="hint">Every other field of the metadata (attributes, media) stays as it is.</p>
+          <div class="save-row">
+            <button type="submit" class="primary">Save</button>
+            <p id="product-saved" class="saved" role="status"></p>
+          </div>
+        </form>
+      </section>
+
+      <section class="card" aria-labelledby="chips-title">
+        <h2 id="chips-title">Register chips</h2>
+        ${uploadForm({ form: 'chip-upload-form', id: 'chip-file', label: 'Chip file (.csv or .json)', accept: '.csv,.json,text/csv,application/json', hint: 'CSV columns: <code>uid</code>, and optional <code>profile</code>, <code>group</code>, <code>product</code> (an ID from this page). Or the <code>tapgate import</code> JSON file of this team. A file with a bad row imports nothing.', result: 'chip-import' })}
+      </section>
+
+      <section id="provision" class="card" aria-labelledby="provision-title">
+        <h2 id="provision-title">Provision blank chips</h2>
+        <p class="hint">Writes this team’s keys and tap URL to factory-new NTAG 424 DNA chips, one after another, on this gateway’s own reader.</p>
+        <p id="provision-readers" class="readers"></p>
+        <p id="provision-problem" class="problem" role="alert" hidden></p>
+        <form id="provision-form" novalidate>
+          <div class="row">
+            ${field({ id: 'provision-profile', label: 'Chip profile', name: 'profile', options: '<option value="">Loading…</option>', hint: 'Its keys go on the chips. LRP profiles are provisioned with the CLI.' })}
+          </div>
+          ${field({ id: 'provision-url', label: 'Tap URL template', name: 'urlTemplate', attrs: 'autocomplete="off" spellcheck="false" inputmode="url"', hint: 'What a tap opens: the chip fills in <code>{picc}</code> and <code>{mac}</code>. The profile’s own, unless you change it for this run.' })}
+          <div class="check">
+            <input id="provision-unverified" name="allowUnverified" type="checkbox">
+            <label for="provision-unverified">Accept chips without NXP’s originality signature (software cards)</label>
+          </div>
+          <button type="submit" class="primary">Start</button>
+        </form>
+        <div id="provision-run" class="provision-run" tabindex="-1" hidden>
+          <p id="provision-place" class="place" aria-live="polite"></p>
+          <p id="provision-plan" class="muted plan"></p>
+          <dl id="provision-counts" class="import-counts"></dl>
+          <ol id="provision-cards" class="provision-cards" aria-label="Chips of this run, newest first"></ol>
+          <button id="provision-stop" type="button">Stop</button>
+        </div>
+      </section>
     </div>
   </div>
 </section>
@@ -239,7 +311,7 @@ export const CONSOLE_HTML = `${head('tapgate console', 'console.js')}
     ${field({ id: 'filter-verdict', label: 'Verdict', name: 'verdict', options: '<option value="">All</option><option value="accepted">Accepted</option><option value="refused">Refused</option>' })}
     <button type="submit" class="primary">Show</button>
   </form>
-  <section class="card" aria-labelledby="taps-title">
+  <section id="taps-results" class="card" aria-labelledby="taps-title" tabindex="-1">
     <h2 id="taps-title">Newest first</h2>
     <table id="taps-table" class="cards">
       <thead><tr><th>Time</th><th>Station</th><th>Chip UID</th><th>Verdict</th><th>Reason</th><th>Counter</th><th>Source</th></tr></thead>

@@ -1,5 +1,5 @@
 /*
- * The web console (GET /console, issue 28): a team's stations, events and guest lists, API keys and tap log, for an
+ * The web console (GET /console, issue 28): a team's stations, events and guest lists, products and chips, API keys and tap log, for an
  * operator signed in with a one-time console link (signin.ts). The session is an HttpOnly cookie
  * this code never sees; when the gateway stops taking it (12 h, "Sign out", a revoke) every panel
  * gives way to the signed-out screen, which says how to get a new link.
@@ -9,6 +9,8 @@ import { $, createStatusLine } from './consoleDom.js'
 import { createEvents } from './consoleEvents.js'
 import { createKeys } from './consoleKeys.js'
 import { createOverview } from './consoleOverview.js'
+import { createProducts } from './consoleProducts.js'
+import { createProvisioning, provisioningOn } from './consoleProvisioning.js'
 import { type ConsoleState, initialState, type Message, type Tab, tabFromHash, update } from './consoleState.js'
 import { createStations } from './consoleStations.js'
 import { createTabs } from './consoleTabs.js'
@@ -16,6 +18,8 @@ import { createTaps } from './consoleTaps.js'
 
 /** How often the overview (or a chosen event's numbers) asks again while on screen: a tap shows within this. */
 const OVERVIEW_EVERY_MS = 4000
+/** How often a provisioning run on screen is asked for: a placed chip shows within this. */
+const PROVISIONING_EVERY_MS = 1000
 
 let state: ConsoleState = initialState(tabFromHash(location.hash))
 
@@ -34,10 +38,20 @@ const stations = createStations({ api, dispatch, status, getState: () => state }
 const overview = createOverview({ api, dispatch, status, manage: (stationId) => stations.open(stationId) })
 const events = createEvents({ api, dispatch, status, getState: () => state })
 const keys = createKeys({ api, dispatch, status })
-const taps = createTaps({ api, dispatch, status })
+const taps = createTaps({ api, dispatch, status, getState: () => state })
+const products = createProducts({ api, dispatch, status, getState: () => state, showChipTaps: (uid) => taps.showChip(uid) })
+const provisioning = createProvisioning({ api, dispatch, status, getState: () => state })
 let overviewTimer: ReturnType<typeof setInterval> | undefined
+let provisioningTimer: ReturnType<typeof setInterval> | undefined
 
-const LOADERS: Record<Tab, () => Promise<void>> = { overview: overview.load, stations: stations.load, events: events.load, keys: keys.load, taps: taps.load }
+const LOADERS: Record<Tab, () => Promise<void>> = {
+  overview: overview.load,
+  stations: stations.load,
+  events: events.load,
+  products: () => Promise.all([products.load(), provisioning.load()]).then(() => undefined),
+  keys: keys.load,
+  taps: taps.load,
+}
 
 /** A tab just shown: its data is fetched fresh, and the address keeps it for a reload. */
 function tabShown(tab: Tab): void {
@@ -54,6 +68,8 @@ function render(before: ConsoleState): void {
   overview.render(state)
   stations.render(state)
   events.render(state)
+  products.render(state)
+  provisioning.render(state)
   keys.render(state)
   taps.render(state)
 }
@@ -61,6 +77,7 @@ function render(before: ConsoleState): void {
 function showSignedOut(before: ConsoleState): void {
   if (before.signedOut) return
   clearInterval(overviewTimer)
+  clearInterval(provisioningTimer)
   for (const id of ['tabs', 'main', 'status', 'sign-out']) $(id).hidden = true
   $('signed-out').hidden = false
   $('signed-out-why').textContent =
@@ -74,7 +91,7 @@ function showSignedOut(before: ConsoleState): void {
 /** The data on screen again after the page was in the background: it may be minutes old. */
 function refreshShown(): void {
   if (state.signedOut || document.visibilityState !== 'visible') return
-  if (state.tab === 'overview' || state.tab === 'taps') void LOADERS[state.tab]()
+  if (state.tab === 'overview' || state.tab === 'taps' || state.tab === 'products') void LOADERS[state.tab]()
   if (state.tab === 'events') void events.refreshNumbers()
 }
 
@@ -97,7 +114,12 @@ async function start(): Promise<void> {
     if (document.visibilityState !== 'visible') return
     if (state.tab === 'overview') void overview.load()
     if (state.tab === 'events') void events.refreshNumbers()
+    // The readers (a chip on one or not) while no run is on; a run has its own, faster pace.
+    if (state.tab === 'products' && !provisioningOn(state)) void provisioning.poll()
   }, OVERVIEW_EVERY_MS)
+  provisioningTimer = setInterval(() => {
+    if (document.visibilityState === 'visible' && state.tab === 'products' && provisioningOn(state)) void provisioning.poll()
+  }, PROVISIONING_EVERY_MS)
   document.addEventListener('visibilitychange', refreshShown)
   window.addEventListener('focus', refreshShown)
 }

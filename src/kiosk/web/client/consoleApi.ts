@@ -27,6 +27,8 @@ import type {
   ConsoleTapsResponse,
   ConsoleUpdateStationBody,
 } from '../../../schemas/console.js'
+import type { ConsoleChipProfile, ConsoleChipProfilesResponse, ConsoleImportChipsResponse, ConsoleProduct, ConsoleProductResponse, ConsoleProductsResponse } from '../../../schemas/consoleProducts.js'
+import type { ConsoleProvisioningResponse, ConsoleProvisioningRun, ConsoleProvisioningRunResponse, ConsoleStartProvisioningBody } from '../../../schemas/consoleProvisioning.js'
 
 // The answers' shapes, inferred from the zod schemas the routes serialize with (src/schemas/console.ts),
 // so the page and the routes cannot drift apart. Type-only imports: nothing of zod reaches the bundle.
@@ -51,6 +53,18 @@ export type EventStats = z.infer<typeof ConsoleEventNumbersResponse>['stats']
 /** What PATCH /console/api/events/:id takes: the door settings, each one left out stays. */
 export type EventPatch = z.input<typeof ConsoleEventDoorBody>
 export type GuestQuery = { q: string; offset: number }
+
+// ---- products, chips and provisioning (notes/console-contract-3.md) ----
+/** A phygital token of the team with its chips and its owner on chain (GET /console/api/products). */
+export type Product = z.infer<typeof ConsoleProduct>
+export type ChipProfile = z.infer<typeof ConsoleChipProfile>
+/** What a chip file that went in answers: the import's counts and the chips the file listed. */
+export type ChipImport = z.infer<typeof ConsoleImportChipsResponse>
+/** This gateway's readers (null: none it may use, `unavailable` says why) and the team's run. */
+export type Provisioning = z.infer<typeof ConsoleProvisioningResponse>
+export type ProvisioningRun = z.infer<typeof ConsoleProvisioningRun>
+export type ProvisioningCard = ProvisioningRun['cards'][number]
+export type ProvisioningStart = z.input<typeof ConsoleStartProvisioningBody>
 export type TapFilter = { uid?: string; stationId?: number; verdict?: 'accepted' | 'refused' }
 /** What PATCH /console/api/stations/:id takes (as sent: the schema's input). */
 export type StationPatch = z.input<typeof ConsoleUpdateStationBody>
@@ -74,6 +88,16 @@ const XLSX_TYPE = 'application/vnd.openxmlformats-officedocument.spreadsheetml.s
 export function guestListType(file: { name: string; type: string }): string {
   if (file.type === 'text/csv' || file.type === XLSX_TYPE) return file.type
   return /\.xlsx$/i.test(file.name) ? XLSX_TYPE : 'text/csv'
+}
+
+/**
+ * The content type a chip file is sent with: JSON (the `tapgate import` file) when the browser or the
+ * name says so, else CSV (a chip list), which is what a spreadsheet's export is whatever type it got.
+ *
+ * @example chipFileType(new File([''], 'chips.json', { type: '' })) // 'application/json'
+ */
+export function chipFileType(file: { name: string; type: string }): string {
+  return file.type === 'application/json' || /\.json$/i.test(file.name) ? 'application/json' : 'text/csv'
 }
 
 type Method = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE'
@@ -147,6 +171,15 @@ export function createConsoleApi({ onSignedOut }: { onSignedOut: () => void }) {
     apiKeys: () => call<z.infer<typeof ConsoleApiKeysResponse>>('GET', '/console/api/api-keys'),
     createApiKey: (label: string | undefined) => call<z.infer<typeof ConsoleCreateApiKeyResponse>>('POST', '/console/api/api-keys', label ? { label } : {}),
     revokeApiKey: (prefix: string) => call<void>('DELETE', `/console/api/api-keys/${encodeURIComponent(prefix)}`),
+    products: () => call<z.infer<typeof ConsoleProductsResponse>>('GET', '/console/api/products'),
+    /** The whole metadata object: the edited fields, and every other field as it was (the server keeps what it is sent). */
+    patchMetadata: (id: number, metadata: Record<string, unknown>) => call<z.infer<typeof ConsoleProductResponse>>('PATCH', `/console/api/products/${id}/metadata`, { metadata }),
+    chipProfiles: () => call<z.infer<typeof ConsoleChipProfilesResponse>>('GET', '/console/api/chip-profiles'),
+    /** The file as the request's body: text/csv (a chip list) or application/json (the import file), chipFileType. */
+    importChips: (file: Blob, type: string) => call<ChipImport>('POST', '/console/api/chips/import', undefined, { file, type }),
+    provisioning: () => call<Provisioning>('GET', '/console/api/provisioning'),
+    startProvisioning: (body: ProvisioningStart) => call<z.infer<typeof ConsoleProvisioningRunResponse>>('POST', '/console/api/provisioning', body),
+    stopProvisioning: () => call<z.infer<typeof ConsoleProvisioningRunResponse>>('DELETE', '/console/api/provisioning'),
     taps: (filter: TapFilter) => {
       const query = new URLSearchParams({ limit: '100' })
       if (filter.uid) query.set('uid', filter.uid)

@@ -4,10 +4,10 @@
  * nothing (each bad row and column in a table next to the upload), the search over the guests and
  * the CSV download, which is a plain link: the browser's own GET sends the session cookie.
  */
-import { type ApiFailure, type ConsoleApi, GUESTS_PER_PAGE, type Guest, type GuestQuery, guestListType, type ImportReport } from './consoleApi.js'
+import { type ConsoleApi, GUESTS_PER_PAGE, type Guest, type GuestQuery, guestListType, type ImportReport } from './consoleApi.js'
 import { $, h, headersOf, labelledRow, onSubmit, redraw, showFailure, type StatusLine } from './consoleDom.js'
-import type { ConsoleState, ImportOutcome, Message } from './consoleState.js'
-import { importProblems } from './consoleWords.js'
+import type { ConsoleState, Message } from './consoleState.js'
+import { FILE_REFUSALS, fileError, nothingImported, refusedImport, refusedView, resultTable, showOutcome } from './consoleUpload.js'
 
 export type GuestsSection = {
   /** Asks for a page of the event's guests (`q` empty: everyone). */
@@ -16,14 +16,6 @@ export type GuestsSection = {
 }
 
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`
-
-/**
- * An upload's refusals that say what is wrong with the file (bad rows, an unknown header, too large,
- * not a CSV or .xlsx): shown at the upload, not in the status line.
- */
-const FILE_REFUSALS = new Set([400, 413, 415])
-
-const refused = (failure: ApiFailure): ImportOutcome => ({ kind: 'refused', message: failure.message, problems: importProblems(failure.errors) })
 
 /**
  * @example
@@ -48,20 +40,11 @@ export function createGuests(p: {
     if (answer.status !== 401) showFailure(answer, status, searchForm)
   }
 
-  /** A field error on the file input: said next to it, and read out with it (aria-describedby). */
-  function fileError(text: string): void {
-    fileInput.setAttribute('aria-invalid', 'true')
-    const slot = $('guest-file-error')
-    slot.textContent = text
-    slot.hidden = false
-    fileInput.focus()
-  }
-
   onSubmit(uploadForm, async () => {
     const eventId = p.getState().selectedEventId
     if (eventId === null) return
     const file = fileInput.files?.[0]
-    if (!file) return fileError('Choose the guest list file first: a .csv or .xlsx export.')
+    if (!file) return fileError(fileInput, 'Choose the guest list file first: a .csv or .xlsx export.')
     const answer = await api.uploadGuests(eventId, file, guestListType(file))
     if (answer.ok) {
       dispatch({ type: 'guestImport', eventId, outcome: { kind: 'imported', report: answer.body.report } })
@@ -75,8 +58,8 @@ export function createGuests(p: {
     if (!FILE_REFUSALS.has(answer.status)) return showFailure(answer, status, uploadForm)
     // What the page says about this file is at the upload: an older "done" line would only distract.
     status.clear()
-    dispatch({ type: 'guestImport', eventId, outcome: refused(answer) })
-    fileError(/nothing was imported/i.test(answer.message) ? answer.message : `${answer.message.replace(/\.$/, '')}. Nothing was imported.`)
+    dispatch({ type: 'guestImport', eventId, outcome: refusedImport(answer) })
+    fileError(fileInput, nothingImported(answer.message))
   })
 
   onSubmit(searchForm, async () => {
@@ -93,10 +76,6 @@ export function createGuests(p: {
   $('guest-next').addEventListener('click', () => page(1))
 
   // ---- the views ----
-
-  /** A table of `rows` under `headers`, as cards on a phone. */
-  const table = (className: string, headers: string[], rows: HTMLTableRowElement[]) =>
-    h('table', { className: `cards ${className}` }, h('thead', {}, h('tr', {}, ...headers.map((text) => h('th', { text })))), h('tbody', {}, ...rows))
 
   function importedView(report: ImportReport): Node[] {
     const counts: [string, number][] = [
@@ -117,22 +96,8 @@ export function createGuests(p: {
       ...report.skipped.map((s) => labelledRow(headers, [String(s.line), s.ticketCode, `Skipped: ${s.reason}`])),
       ...report.warnings.map((w) => labelledRow(headers, [String(w.line), w.column, w.message])),
     ]
-    if (notes.length > 0) nodes.push(h('p', { className: 'hint', text: 'Left out or changed, the rest went in:' }), table('import-notes', headers, notes))
+    if (notes.length > 0) nodes.push(h('p', { className: 'hint', text: 'Left out or changed, the rest went in:' }), resultTable('import-notes', headers, notes))
     return nodes
-  }
-
-  function refusedView(outcome: Extract<ImportOutcome, { kind: 'refused' }>): Node[] {
-    const headers = ['Line', 'Column', 'Problem']
-    const rows = outcome.problems.map((problem) => {
-      const tr = labelledRow(headers, [problem.line === null ? '—' : String(problem.line), problem.column ?? '—', problem.message])
-      if (problem.line !== null) tr.dataset.line = String(problem.line)
-      return tr
-    })
-    return [
-      h('p', { className: 'import-refused', text: 'Nothing was imported: the guest list is as it was before this upload.' }),
-      h('p', { text: rows.length > 0 ? 'Fix these rows in the file, then upload it again:' : outcome.message }),
-      ...(rows.length > 0 ? [table('import-problems', headers, rows)] : []),
-    ]
   }
 
   const noteOf = (guest: Guest) =>
@@ -153,11 +118,9 @@ export function createGuests(p: {
         for (const slot of [$('guest-file-error'), $('guest-q-error')]) slot.hidden = true
       }
       if (drawn?.guestImport !== state.guestImport || chosenAnew) {
-        const box = $('guest-import')
         const outcome = state.guestImport?.outcome
-        box.hidden = !outcome
-        box.dataset.outcome = outcome?.kind ?? ''
-        box.replaceChildren(...(outcome ? (outcome.kind === 'imported' ? importedView(outcome.report) : refusedView(outcome)) : []))
+        const nodes = !outcome ? [] : outcome.kind === 'imported' ? importedView(outcome.report) : refusedView(outcome, 'the guest list is as it was before this upload')
+        showOutcome($('guest-import'), outcome?.kind ?? null, nodes)
       }
       if (drawn?.guests !== state.guests || chosenAnew) {
         const guests = state.guests

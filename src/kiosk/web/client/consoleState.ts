@@ -3,10 +3,28 @@
  * the API, the tab and the station being managed. Pure, so it is tested without a browser; the
  * fetches, timers and the DOM sit at the edges (console.ts and the section modules).
  */
-import type { ApiKey, ConsoleEvent, EventStats, GuestPage, GuestQuery, ImportReport, KioskToken, Overview, Station, Tap, TapFilter, Team } from './consoleApi.js'
+import type {
+  ApiKey,
+  ChipImport,
+  ChipProfile,
+  ConsoleEvent,
+  EventStats,
+  GuestPage,
+  GuestQuery,
+  ImportReport,
+  KioskToken,
+  Overview,
+  Product,
+  Provisioning,
+  ProvisioningRun,
+  Station,
+  Tap,
+  TapFilter,
+  Team,
+} from './consoleApi.js'
 import type { ImportProblem } from './consoleWords.js'
 
-export const TABS = ['overview', 'stations', 'events', 'keys', 'taps'] as const
+export const TABS = ['overview', 'stations', 'events', 'products', 'keys', 'taps'] as const
 export type Tab = (typeof TABS)[number]
 
 export type ConsoleState = {
@@ -32,10 +50,25 @@ export type ConsoleState = {
   eventStats: { eventId: number; stats: EventStats } | null
   /** The last guest list upload of the chosen event: its counts, or why nothing was imported. */
   guestImport: { eventId: number; outcome: ImportOutcome } | null
+  /** The team's products with their chips and owners (null: not loaded yet). */
+  products: Product[] | null
+  selectedProductId: number | null
+  /** The product whose metadata was just saved: "Saved" shows until the form is edited again or another is chosen. */
+  productSaved: number | null
+  /** The last chip file upload: its counts, or why nothing was imported. */
+  chipImport: ChipImportOutcome | null
+  /** The team's chip profiles, for provisioning (null: not loaded yet). */
+  chipProfiles: ChipProfile[] | null
+  /** This gateway's readers and the team's provisioning run (null: not loaded yet). */
+  provisioning: Provisioning | null
 }
 
+/** An upload that imported nothing (a guest list, a chip file): the message and each bad row and column. */
+export type RefusedImport = { kind: 'refused'; message: string; problems: ImportProblem[] }
 /** A guest list upload's end: in (the report's counts), or refused with each bad row and column. */
-export type ImportOutcome = { kind: 'imported'; report: ImportReport } | { kind: 'refused'; message: string; problems: ImportProblem[] }
+export type ImportOutcome = { kind: 'imported'; report: ImportReport } | RefusedImport
+/** A chip file upload's end: in (the import's counts), or refused. */
+export type ChipImportOutcome = { kind: 'imported'; result: ChipImport } | RefusedImport
 
 export type Message =
   | { type: 'session'; team: Team }
@@ -55,6 +88,17 @@ export type Message =
   | { type: 'guests'; eventId: number; query: GuestQuery; page: GuestPage }
   | { type: 'eventStats'; eventId: number; stats: EventStats }
   | { type: 'guestImport'; eventId: number; outcome: ImportOutcome }
+  | { type: 'products'; products: Product[] }
+  | { type: 'selectProduct'; productId: number | null }
+  /** A product's metadata saved: its new row, and "Saved" shown. */
+  | { type: 'productSaved'; product: Product }
+  /** The metadata form changed or was refused since it was saved: "Saved" goes. */
+  | { type: 'productEdited' }
+  | { type: 'chipImport'; outcome: ChipImportOutcome }
+  | { type: 'chipProfiles'; profiles: ChipProfile[] }
+  | { type: 'provisioning'; provisioning: Provisioning }
+  /** A run started or stopped here: the readers stay as last read. */
+  | { type: 'provisioningRun'; run: ProvisioningRun }
 
 export const initialState = (tab: Tab = 'overview'): ConsoleState => ({
   team: null,
@@ -73,6 +117,12 @@ export const initialState = (tab: Tab = 'overview'): ConsoleState => ({
   guests: null,
   eventStats: null,
   guestImport: null,
+  products: null,
+  selectedProductId: null,
+  productSaved: null,
+  chipImport: null,
+  chipProfiles: null,
+  provisioning: null,
 })
 
 /** What belongs to the chosen event only: forgotten when another is chosen. */
@@ -138,6 +188,27 @@ export function update(state: ConsoleState, message: Message): ConsoleState {
       return message.eventId === state.selectedEventId ? { ...state, eventStats: { eventId: message.eventId, stats: message.stats } } : state
     case 'guestImport':
       return message.eventId === state.selectedEventId ? { ...state, guestImport: { eventId: message.eventId, outcome: message.outcome } } : state
+    case 'products': {
+      const kept = message.products.some((p) => p.id === state.selectedProductId)
+      return { ...state, products: message.products, ...(kept ? {} : { selectedProductId: null, productSaved: null }) }
+    }
+    case 'selectProduct':
+      return message.productId === state.selectedProductId ? state : { ...state, selectedProductId: message.productId, productSaved: null }
+    case 'productSaved': {
+      const saved = message.product
+      const products = (state.products ?? []).map((p) => (p.id === saved.id ? saved : p))
+      return { ...state, products, productSaved: saved.id === state.selectedProductId ? saved.id : state.productSaved }
+    }
+    case 'productEdited':
+      return state.productSaved === null ? state : { ...state, productSaved: null }
+    case 'chipImport':
+      return { ...state, chipImport: message.outcome }
+    case 'chipProfiles':
+      return { ...state, chipProfiles: message.profiles }
+    case 'provisioning':
+      return { ...state, provisioning: message.provisioning }
+    case 'provisioningRun':
+      return { ...state, provisioning: { ...(state.provisioning ?? { success: true, readers: [], unavailable: null }), run: message.run } }
     case 'keys':
       return { ...state, keys: message.keys }
     case 'taps':

@@ -4,17 +4,22 @@
  * the operator's detail beside it for whoever has to dig further.
  */
 import type { ConsoleApi, Tap, TapFilter } from './consoleApi.js'
-import { $, h, headersOf, labelledRow, onSubmit, redraw, showFailure, type StatusLine, when } from './consoleDom.js'
+import { $, clearFieldErrors, h, headersOf, labelledRow, onSubmit, redraw, showFailure, type StatusLine, when } from './consoleDom.js'
 import type { ConsoleState, Message } from './consoleState.js'
 
-export type TapsSection = { load(): Promise<void>; render(state: ConsoleState): void }
+export type TapsSection = {
+  load(): Promise<void>
+  /** The Taps tab filtered by one chip (a product's chip in the Products tab): its history. */
+  showChip(uid: string): void
+  render(state: ConsoleState): void
+}
 
 /**
  * @example
- * const taps = createTaps({ api, dispatch, status })
+ * const taps = createTaps({ api, dispatch, status, getState: () => state })
  * await taps.load()
  */
-export function createTaps(p: { api: ConsoleApi; dispatch: (message: Message) => void; status: StatusLine }): TapsSection {
+export function createTaps(p: { api: ConsoleApi; dispatch: (message: Message) => void; status: StatusLine; getState: () => ConsoleState }): TapsSection {
   const { api, dispatch, status } = p
   const form = $<HTMLFormElement>('taps-filter')
 
@@ -50,6 +55,16 @@ export function createTaps(p: { api: ConsoleApi; dispatch: (message: Message) =>
   let drawnStations: ConsoleState['stations'] | null = null
   return {
     load,
+    showChip(uid) {
+      // The filter is the form's: set there, the tab's own load (console.ts, on showing it) asks with it.
+      $<HTMLInputElement>('filter-uid').value = uid
+      $<HTMLSelectElement>('filter-station').value = ''
+      $<HTMLSelectElement>('filter-verdict').value = ''
+      clearFieldErrors(form)
+      if (p.getState().tab === 'taps') void load()
+      else dispatch({ type: 'tab', tab: 'taps' })
+      $('taps-results').focus()
+    },
     render(state) {
       if (drawnStations !== state.stations) {
         // The station filter lists every station, revoked ones too: their taps stay in the log.

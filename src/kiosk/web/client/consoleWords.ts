@@ -1,10 +1,10 @@
 /*
- * How the console words what the API answers in codes: a station's mode, its reader's state, and a
- * guest list's problems.
+ * How the console words what the API answers in codes: a station's mode, its reader's state, a
+ * guest list's problems, a product's owner and a provisioned chip's outcome.
  * One place, so the overview and the stations tab say the same thing.
  */
 import type { StationMode } from '../../../wire/feedProtocol.js'
-import type { ReaderState } from './consoleApi.js'
+import type { Product, ProvisioningCard, ReaderState } from './consoleApi.js'
 
 const MODES: Record<StationMode, string> = {
   checkin: 'Check-in',
@@ -48,3 +48,22 @@ export function importProblems(errors: Record<string, string>): ImportProblem[] 
   const order = (p: ImportProblem) => p.line ?? Number.MAX_SAFE_INTEGER
   return problems.sort((a, b) => order(a) - order(b))
 }
+
+/**
+ * An address or hash cut to its ends, as wallets show them: enough to recognise, short enough for a phone.
+ *
+ * @example shortHex('0x5FbDB2315678afecb367f032d93F642f64180aa3') // '0x5FbD…0aa3'
+ */
+export const shortHex = (hex: string) => (hex.length > 13 ? `${hex.slice(0, 6)}…${hex.slice(-4)}` : hex)
+
+/** A product's owner on chain: its address shortened, not minted yet, or not known because the chain did not answer. */
+export function ownerWords(owner: Product['owner']): string {
+  if (owner.state === 'owned' && owner.address) return shortHex(owner.address)
+  if (owner.state === 'not_minted') return 'Not minted yet'
+  return 'Owner unknown (chain unreachable)'
+}
+
+const OUTCOMES: Record<ProvisioningCard['outcome'], string> = { provisioned: 'Provisioned', resumed: 'Resumed', refused: 'Refused' }
+
+/** A provisioned chip's outcome as a word. */
+export const outcomeLabel = (outcome: ProvisioningCard['outcome']) => OUTCOMES[outcome]
