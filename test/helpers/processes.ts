@@ -43,14 +43,19 @@ export function startServe({
       reject(new Error(`tapgate serve ${why}\nstdout: ${stdout}\nstderr: ${stderr}`))
     }
     const timer = setTimeout(() => fail(`did not start within ${startTimeoutMs} ms`), startTimeoutMs)
-    child.once('exit', (code, signal) => fail(`exited early (code ${code}, signal ${signal})`))
+    const early = (code: number | null, signal: NodeJS.Signals | null) => fail(`exited early (code ${code}, signal ${signal})`)
+    child.once('exit', early)
     child.once('error', (error) => fail(`could not be spawned: ${error.message}`))
+    let started = false
     child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
       stdout += chunk
-      const match = /tapgate listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(stdout)
+      const match = started ? null : /tapgate listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(stdout)
       if (match) {
+        started = true
         clearTimeout(timer)
-        child.removeAllListeners('exit')
+        // Only our own listener: removing every 'exit' listener at each later chunk took stopChild's
+        // too, so each stop waited its whole 5 s and then sent SIGKILL to a gateway already gone.
+        child.off('exit', early)
         resolve({ child, url: match[1]!, stdout: () => stdout, stderr: () => stderr })
       }
     })

@@ -10,6 +10,12 @@ export async function run(positionals: string[], flags: Flags) {
     { port: text(flags, 'port'), host: text(flags, 'host'), ...(flags['no-demo'] ? { demo: false } : {}) },
     { serving: true },
   )
+  // Taken before anything starts: a signal's default action during the start (a Ctrl-C, a test
+  // stopping the gateway the moment it printed its address) would leave the detached anvil running.
+  let stopAsked: string | null = null
+  let stop = async (signal: string) => void (stopAsked ??= signal)
+  process.once('SIGINT', () => void stop('SIGINT'))
+  process.once('SIGTERM', () => void stop('SIGTERM'))
   // anvil boots while the server's modules load.
   const early = startEarly(config)
   // startServer stops the chain when it fails; before it runs (its modules did not load), this does.
@@ -19,14 +25,13 @@ export async function run(positionals: string[], flags: Flags) {
   })
   const server = await startServer(config, console.log, { early })
   let closing = false
-  const stop = async (signal: string) => {
+  stop = async (signal: string) => {
     if (closing) return
     closing = true
     server.app.log.info({ signal }, 'shutting down')
     await server.close()
   }
-  process.once('SIGINT', () => void stop('SIGINT'))
-  process.once('SIGTERM', () => void stop('SIGTERM'))
+  if (stopAsked !== null) return stop(stopAsked)
   const readyFile = text(flags, 'ready-file')
   if (readyFile !== undefined) await writeReadyFile(readyFile, { url: server.url, ...(server.demoApiKey ? { apiKey: server.demoApiKey } : {}) })
 }

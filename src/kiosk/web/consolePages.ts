@@ -3,6 +3,7 @@
  * kiosk pages: everything the operator sees comes from /console/api with the session cookie, so the
  * HTML holds no data and no secret, and can be cached like any asset.
  */
+import { MAP_FIELDS } from '../../attendees/columnMap.js'
 import { KIOSK_CSP, numbersSection, pageHead } from './pages.js'
 
 /**
@@ -51,11 +52,12 @@ const field = (p: { id: string; label: string; name: string; attrs?: string; opt
  * A file upload (the file, Upload) and the block its answer goes to (`result`): a report, or a bad
  * file's problems at their rows, which the file input names in its aria-describedby.
  */
-const uploadForm = (p: { form: string; id: string; label: string; accept: string; hint: string; result: string }) => `<form id="${p.form}" novalidate>
+const uploadForm = (p: { form: string; id: string; label: string; accept: string; hint: string; result: string; more?: string }) => `<form id="${p.form}" novalidate>
             <div class="row upload-row">
               ${field({ id: p.id, label: p.label, name: 'file', attrs: `type="file" accept="${p.accept}"`, hint: p.hint, describedBy: p.result })}
               <button type="submit" class="primary">Upload</button>
             </div>
+            ${p.more ?? ''}
           </form>
           <div id="${p.result}" class="import-result" tabindex="-1" hidden></div>`
 
@@ -195,7 +197,7 @@ export const CONSOLE_HTML = `${head('tapgate console', 'console.js')}
         </form>
         <section class="guests" aria-labelledby="guests-title">
           <h3 id="guests-title">Guest list</h3>
-          ${uploadForm({ form: 'guest-upload-form', id: 'guest-file', label: 'Guest list file (.csv or .xlsx)', accept: '.csv,.xlsx,text/csv,application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', hint: 'The export of pretix, Eventbrite, Luma, Hi.Events or Tito, as downloaded. Guests already on the list are updated by ticket code; nobody is removed. A file with a bad row imports nothing.', result: 'guest-import' })}
+          ${uploadForm({ form: 'guest-upload-form', id: 'guest-file', label: 'Guest list file (.csv or .xlsx)', accept: '.csv,.xlsx,text/csv,application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', hint: 'The export of pretix, Eventbrite, Luma, Hi.Events or Tito, as downloaded. Guests already on the list are updated by ticket code; nobody is removed. A file with a bad row imports nothing.', result: 'guest-import', more: field({ id: 'guest-map', label: 'Columns, for a file from another tool (optional)', name: 'map', attrs: 'type="text" autocomplete="off" spellcheck="false" maxlength="1000"', hint: `Our field=its column, e.g. <code>name=Full name,email=E-mail,ticket=Barcode</code> (fields: ${MAP_FIELDS.join(', ')}). Empty: the tool is told by the header.` }) })}
           <form id="guest-search-form" role="search" novalidate>
             <div class="row">
               ${field({ id: 'guest-q', label: 'Search the guests', name: 'q', attrs: 'type="search" autocomplete="off" maxlength="200" spellcheck="false" enterkeyhint="search"', hint: 'Name, email or ticket code; empty: everyone.' })}

@@ -63,8 +63,11 @@ export function arrivalsChart(arrivals: Arrival[], time: (ms: number) => string)
   svg.dataset.bars = String(bars.length)
   svg.dataset.total = String(total)
   if (bars.length === 0) {
+    // One line of text, not an empty plot: scaled to a desk's column, the full height stood 250 px tall.
+    const line = 36
+    svg.setAttribute('viewBox', `0 0 ${width} ${line}`)
     svg.setAttribute('aria-label', 'No arrivals yet')
-    svg.append(el('text', { x: width / 2, y: height / 2, 'text-anchor': 'middle', class: 'empty' }, 'No arrivals yet'))
+    svg.append(el('text', { x: width / 2, y: line / 2 + 5, 'text-anchor': 'middle', class: 'empty' }, 'No arrivals yet'))
     return svg
   }
   const max = niceMax(Math.max(...bars.map((b) => b.count)))

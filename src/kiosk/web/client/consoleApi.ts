@@ -160,7 +160,9 @@ export function createConsoleApi({ onSignedOut }: { onSignedOut: () => void }) {
     createEvent: (name: string) => call<z.infer<typeof ConsoleEventResponse>>('POST', '/console/api/events', { name }),
     patchEvent: (id: number, patch: EventPatch) => call<z.infer<typeof ConsoleEventResponse>>('PATCH', event(id), patch),
     /** The file as the request's body: `type` is text/csv or the .xlsx type (guestListType). */
-    uploadGuests: (id: number, file: Blob, type: string) => call<z.infer<typeof ConsoleImportGuestsResponse>>('POST', `${event(id)}/guests`, undefined, { file, type }),
+    /** `map`: the columns of a file from a tool the import does not know (the API's ?map=); empty: detected. */
+    uploadGuests: (id: number, file: Blob, type: string, map: string) =>
+      call<z.infer<typeof ConsoleImportGuestsResponse>>('POST', `${event(id)}/guests${map === '' ? '' : `?${new URLSearchParams({ map })}`}`, undefined, { file, type }),
     guests: (id: number, query: GuestQuery) => {
       const search = new URLSearchParams({ q: query.q, limit: String(GUESTS_PER_PAGE), offset: String(query.offset) })
       return call<GuestPage>('GET', `${event(id)}/guests?${search}`)

@@ -45,7 +45,7 @@ export function createGuests(p: {
     if (eventId === null) return
     const file = fileInput.files?.[0]
     if (!file) return fileError(fileInput, 'Choose the guest list file first: a .csv or .xlsx export.')
-    const answer = await api.uploadGuests(eventId, file, guestListType(file))
+    const answer = await api.uploadGuests(eventId, file, guestListType(file), $<HTMLInputElement>('guest-map').value.trim())
     if (answer.ok) {
       dispatch({ type: 'guestImport', eventId, outcome: { kind: 'imported', report: answer.body.report } })
       status.show(`${file.name}: ${plural(answer.body.report.imported, 'guest')} on the list.`)
